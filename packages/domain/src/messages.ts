@@ -1,0 +1,26 @@
+/** Messages of the specification, typed once. Server and web import them from here. */
+export const MESSAGES = {
+  // auth (issue 2, doc 1 §7–8)
+  invalidLogin: 'Invalid username or password',
+  tooManyLogins: 'Too many login attempts. Try again later.',
+  pleaseLogIn: 'Please log in',
+  invalidCsrf: 'Invalid CSRF token',
+  crossSiteOrigin: 'Cross-site request refused',
+  unableToConnect: 'Unable to connect to server',
+  errorSwitchingRoles: 'Error switching roles',
+  noOtherRoles: 'You do not have any other roles associated with your account',
+  roleNotHeld: 'You do not hold this role',
+  accessDenied: 'You do not have permission to do this',
+  accountDeactivated: 'This account is deactivated',
+  welcome: 'Please see an administrator to finish registering your account.',
+  notFound: 'Not found',
+  internalError: 'Something went wrong on the server. The error has been logged.',
+  // studies (doc 1 §8)
+  studyNotFound: 'Study not found',
+  reasonForChangeRequired: 'Reason for change is required',
+} as const;
+
+/** 'Cannot decode ... from {value}' (doc 1 §8, doc 3 §5) for unknown enumeration values. */
+export function cannotDecode(what: string, value: unknown): string {
+  return `Cannot decode ${what} from ${typeof value === 'string' ? value : JSON.stringify(value)}`;
+}

@@ -1,0 +1,12 @@
+import { PGlite } from '@electric-sql/pglite';
+let t=Date.now();
+const db = await PGlite.create();
+console.log('create mem', Date.now()-t); t=Date.now();
+const r = await db.query("select 1::int8 as a, now() as n, sha256('x'::bytea) as h, '{1,2}'::int[] as arr, 'x'::text as t");
+console.log(r.rows, typeof r.rows[0].a);
+const dump = await db.dumpDataDir('none');
+console.log('dump', Date.now()-t, dump.size); t=Date.now();
+const db2 = await PGlite.create({ loadDataDir: dump });
+console.log('load', Date.now()-t);
+await db2.query('select 1');
+console.log('q', Date.now()-t);

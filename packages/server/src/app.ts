@@ -1,0 +1,94 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyStatic from '@fastify/static';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { installZodMessages, MESSAGES } from '@lamina/domain';
+import type { Config } from './platform/config.js';
+import type { Database } from './platform/db/database.js';
+import { SessionKeys } from './platform/auth/session.js';
+import { registerGuard } from './platform/http/guard.js';
+import { registerErrorHandler } from './platform/http/errorHandler.js';
+import { registerSecurityHeaders } from './platform/http/securityHeaders.js';
+import { policy } from './platform/rbac/policy.js';
+import { AuthService } from './modules/auth/authService.js';
+import { authRoutes } from './modules/auth/authRoutes.js';
+import { currentUserRoutes } from './modules/users/currentUserRoutes.js';
+import { configRoutes } from './modules/config/configRoutes.js';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  /** Log to stdout (the server) or not at all (tests). */
+  logger?: boolean;
+}
+
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  hasPolicy: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered, for the policy-coverage test. */
+    registeredRoutes: RegisteredRoute[];
+  }
+}
+
+export async function buildApp({ config, database, logger = false }: AppDeps): Promise<FastifyInstance> {
+  installZodMessages();
+  const app = Fastify({
+    logger: logger ? { level: config.logLevel } : false,
+    trustProxy: config.trustProxy,
+    genReqId: () => randomUUID(),
+    bodyLimit: 1024 * 1024,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const routes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', routes);
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) routes.push({ method, url: route.url, hasPolicy: route.config?.policy !== undefined });
+  });
+
+  await app.register(fastifyCookie);
+  registerErrorHandler(app);
+  registerSecurityHeaders(app, config);
+  const keys = new SessionKeys(config.sessionSecret);
+  registerGuard(app, database.db, keys);
+
+  if (config.roles.has('api')) {
+    await app.register(configRoutes(config));
+    await app.register(authRoutes(new AuthService(database.db, keys), config.embeddedCookies));
+    await app.register(currentUserRoutes(database.db));
+  }
+
+  await registerWebApp(app, config.webDist);
+  return app;
+}
+
+/** Serves the built single-page app; unknown non-API paths get index.html so client routes work on reload. */
+async function registerWebApp(app: FastifyInstance, webDist: string): Promise<void> {
+  const indexFile = path.join(webDist, 'index.html');
+  const indexHtml = existsSync(indexFile) ? readFileSync(indexFile) : null;
+  if (indexHtml) {
+    await app.register(async (scope) => {
+      scope.addHook('onRoute', (route) => {
+        route.config = { ...route.config, policy: policy.public() };
+      });
+      await scope.register(fastifyStatic, { root: webDist, wildcard: false, index: false, maxAge: '1h' });
+    });
+  }
+  app.setNotFoundHandler(async (request, reply) => {
+    const wantsPage = request.method === 'GET' && !request.url.startsWith('/api/') && !request.url.startsWith('/tiles/');
+    if (indexHtml && wantsPage) {
+      return reply.header('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(indexHtml);
+    }
+    return reply.status(404).send({ success: false, message: MESSAGES.notFound });
+  });
+}

@@ -1,0 +1,72 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { buildApp } from './app.js';
+import { loadConfig, type Config } from './platform/config.js';
+import { openDatabase } from './platform/db/database.js';
+import { migrate } from './platform/db/migrate.js';
+import { syncReferenceData } from './platform/rbac/referenceData.js';
+import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
+
+/** Embedded default: keep a generated SESSION_SECRET in DATA_DIR so sessions survive a restart. */
+async function persistentSessionSecret(config: Config): Promise<string> {
+  if (process.env.SESSION_SECRET) return config.sessionSecret;
+  const file = path.join(config.dataDir, 'session-secret');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const secret = randomBytes(32).toString('hex');
+  await mkdir(config.dataDir, { recursive: true });
+  await writeFile(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (!config.databaseUrl && process.env.SESSION_SECRET === undefined) {
+    config.sessionSecret = await persistentSessionSecret(config);
+  }
+  const started = Date.now();
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.databaseUrl ? undefined : path.join(config.dataDir, 'db'),
+  });
+  const applied = await migrate(database);
+  const reference = await syncReferenceData(database.db);
+  const seeded = config.demo ? await seedDemoData(database.db, config.demoPassword) : false;
+
+  const app = await buildApp({ config, database, logger: true });
+  const close = async (signal: string) => {
+    app.log.info(`${signal}: shutting down`);
+    await app.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void close('SIGINT'));
+  process.once('SIGTERM', () => void close('SIGTERM'));
+
+  await app.listen({ port: config.port, host: config.host });
+  const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
+  const lines = [
+    '',
+    `Lamina is running on ${url}  (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'}; roles ${[...config.roles].join(',')})`,
+    `  started in ${Date.now() - started} ms; migrations applied: ${applied.length > 0 ? applied.join(', ') : 'none'}; permissions granted ${reference.granted}, revoked ${reference.revoked}`,
+  ];
+  if (seeded) {
+    lines.push(`  demo data created: ${DEMO_USERS.map((u) => u.username).join(', ')}`);
+  }
+  if (config.demo) {
+    lines.push(
+      config.demoPasswordGenerated
+        ? seeded
+          ? `  demo password (generated; set DEMO_PASSWORD to choose one): ${config.demoPassword}`
+          : '  demo accounts keep the password printed when they were created (or set DEMO_PASSWORD before the first start)'
+        : '  demo password: the value of DEMO_PASSWORD',
+    );
+  }
+  console.log(lines.join('\n') + '\n');
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

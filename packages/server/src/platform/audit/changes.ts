@@ -1,0 +1,38 @@
+import { reasonForChangeError, valuesDiffer } from '@lamina/domain';
+import { BadRequestError } from '../errors.js';
+import type { AuditEvent } from './audit.js';
+
+/** One edited field: its value before and after, and the reason the client gave. */
+export interface FieldChange {
+  field: string;
+  before: unknown;
+  after: unknown;
+  reason?: string | null | undefined;
+}
+
+/**
+ * The reason-for-change rule, enforced on the server for every edit endpoint: a changed field whose
+ * previous value was not empty needs a non-empty reason, else 400 with the spec's message and
+ * nothing changes. Returns the changes that really change something.
+ */
+export function requireReasonsForChange(changes: readonly FieldChange[]): FieldChange[] {
+  for (const change of changes) {
+    const message = reasonForChangeError(change.before, change.after, change.reason);
+    if (message) throw new BadRequestError(message);
+  }
+  return changes.filter((c) => valuesDiffer(c.before, c.after));
+}
+
+/** Audit events for field changes: one row per field with old value, new value and reason. */
+export function changeEvents(
+  base: Pick<AuditEvent, 'action' | 'entityType' | 'entityId' | 'studyId'>,
+  changes: readonly FieldChange[],
+): AuditEvent[] {
+  return changes.map((c) => ({
+    ...base,
+    field: c.field,
+    oldValue: c.before,
+    newValue: c.after,
+    reason: c.reason?.trim() ? c.reason.trim() : null,
+  }));
+}

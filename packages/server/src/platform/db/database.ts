@@ -1,0 +1,115 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { Mutex } from './mutex.js';
+import { PGliteDialect } from './pgliteDialect.js';
+import type { DB } from './schema.js';
+
+export type Db = Kysely<DB>;
+
+/** Runs SQL outside Kysely (migrations, the job queue): multi-statement text, or one statement with parameters. */
+export interface RawSql {
+  exec(text: string): Promise<void>;
+  /** Runs multi-statement text in one transaction on one connection; rolls back on error. */
+  execInTransaction(text: string): Promise<void>;
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
+}
+
+export interface Database {
+  readonly kind: 'pglite' | 'postgres';
+  readonly db: Db;
+  readonly raw: RawSql;
+  close(): Promise<void>;
+  /** PGlite only: the data folder as a tar blob (tests build a migrated template once). */
+  dump?: () => Promise<Blob>;
+}
+
+// int8 (counts, bigint ids) as JS numbers on both drivers: every value we keep fits in 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
+
+export interface OpenOptions {
+  /** postgres:// URL; when absent the embedded PGlite is used. */
+  databaseUrl?: string | undefined;
+  /** PGlite data folder; absent means in memory. */
+  dataDir?: string | undefined;
+  /** A PGlite data-folder dump (tar) to start from, used by tests to skip initdb and migrations. */
+  loadDataDir?: Blob | undefined;
+  maxConnections?: number;
+}
+
+export async function openDatabase(options: OpenOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
+  return openPGlite(options.dataDir, options.loadDataDir);
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  await sql`select 1`.execute(db);
+  return {
+    kind: 'postgres',
+    db,
+    raw: {
+      async exec(text) {
+        await pool.query(text);
+      },
+      async execInTransaction(text) {
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          await client.query(text);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK');
+          throw error;
+        } finally {
+          client.release();
+        }
+      },
+      async query<R>(text: string, params?: unknown[]) {
+        const result = await pool.query(text, params);
+        return result.rows as R[];
+      },
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
+  if (dataDir) await mkdir(dataDir, { recursive: true });
+  const pglite = await PGlite.create({
+    ...(dataDir ? { dataDir } : {}),
+    ...(loadDataDir ? { loadDataDir } : {}),
+  });
+  const mutex = new Mutex();
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, mutex) });
+  return {
+    kind: 'pglite',
+    db,
+    raw: {
+      exec: (text) => mutex.run(async () => void (await pglite.exec(text))),
+      execInTransaction: (text) =>
+        mutex.run(async () => {
+          await pglite.exec('BEGIN');
+          try {
+            await pglite.exec(text);
+            await pglite.exec('COMMIT');
+          } catch (error) {
+            await pglite.exec('ROLLBACK');
+            throw error;
+          }
+        }),
+      query: <R>(text: string, params?: unknown[]) =>
+        mutex.run(async () => (await pglite.query<R>(text, params ?? [])).rows),
+    },
+    async close() {
+      await db.destroy();
+      await pglite.close();
+    },
+    dump: () => mutex.run(async () => (await pglite.dumpDataDir('none')) as Blob),
+  };
+}
+

@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CSRF_HEADER, MESSAGES, SESSION_COOKIE, hasAny } from '@lamina/domain';
+import type { Db } from '../db/database.js';
+import { loadPrincipal } from '../auth/principal.js';
+import { csrfMatches, loadSession, type SessionKeys } from '../auth/session.js';
+import { AppError, ForbiddenError, UnauthorizedError } from '../errors.js';
+import { assertStudyVisible } from '../rbac/studyScope.js';
+import './types.js';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export class MissingPolicyError extends AppError {
+  constructor(route: string) {
+    super(500, `Route ${route} declares no access policy`, 'MISSING_POLICY');
+  }
+}
+
+/** Requests that may skip the CSRF token: the login itself (it has no session yet). */
+const CSRF_EXEMPT = new Set(['POST /api/auth/login']);
+
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true; // not a browser cross-origin request (curl, server-to-server)
+  try {
+    return new URL(origin).host === request.host;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The one guard. onRequest: session, CSRF and Origin for mutations, login, registration and
+ * permission per the route's declared policy. preHandler (after the body is parsed and validated):
+ * the study the request touches must be visible to the user.
+ */
+export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): void {
+  app.decorateRequest('session', null);
+  app.decorateRequest('principal', null);
+
+  app.addHook('onRequest', async (request) => {
+    // Unmatched URLs reach the not-found handler: public (it answers 404 or the web app's page).
+    const policy = request.is404 ? ({ kind: 'public' } as const) : request.routeOptions.config.policy;
+    if (!policy) {
+      throw new MissingPolicyError(`${request.method} ${request.routeOptions.url ?? request.url}`);
+    }
+    const token = request.cookies[SESSION_COOKIE];
+    if (token) {
+      request.session = await loadSession(db, keys, token);
+      if (request.session) request.principal = await loadPrincipal(db, request.session.userId);
+    }
+    const mutating = !SAFE_METHODS.has(request.method);
+    if (mutating && !sameOrigin(request)) throw new ForbiddenError(MESSAGES.crossSiteOrigin);
+    if (policy.kind === 'public') {
+      if (mutating && request.session && !CSRF_EXEMPT.has(`${request.method} ${request.routeOptions.url ?? ''}`)) {
+        checkCsrf(request);
+      }
+      return;
+    }
+    const principal = request.principal;
+    if (!principal || !request.session) throw new UnauthorizedError();
+    if (mutating) checkCsrf(request);
+    switch (policy.kind) {
+      case 'authenticated':
+        return;
+      case 'systemAdmin':
+        if (!principal.isSystemAdmin || principal.workAsRole?.name !== 'SystemAdmin') throw new ForbiddenError();
+        return;
+      case 'permission':
+        if (!principal.registered) throw new ForbiddenError(MESSAGES.welcome);
+        if (!hasAny([...principal.actions], policy.anyOf)) throw new ForbiddenError();
+        return;
+    }
+  });
+
+  app.addHook('preHandler', async (request) => {
+    const policy = request.routeOptions.config.policy;
+    if (policy?.kind !== 'permission' || !policy.study || !request.principal) return;
+    const studyId = await policy.study(request);
+    if (studyId === null || studyId === undefined) return; // the route's study is optional and absent
+    await assertStudyVisible(db, request.principal, studyId);
+  });
+}
+
+function checkCsrf(request: FastifyRequest): void {
+  const header = request.headers[CSRF_HEADER];
+  const given = Array.isArray(header) ? header[0] : header;
+  if (!request.session || !csrfMatches(request.session.csrfToken, given)) throw new ForbiddenError(MESSAGES.invalidCsrf);
+}

@@ -1,0 +1,5 @@
+export const queryKeys = {
+  config: ['config'],
+  userInfo: ['users', 'info'],
+  availableRoles: ['users', 'availableRoles'],
+} as const;

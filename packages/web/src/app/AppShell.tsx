@@ -1,0 +1,30 @@
+import { Suspense } from 'react';
+import { Outlet } from 'react-router';
+import { errorMessage } from '../api/ApiError';
+import { useConfig } from '../api/config';
+import { useUserInfo } from '../api/users';
+import { PageSpinner } from '../components/PageSpinner';
+import { AppHeader } from './AppHeader';
+import { ConfigErrorScreen } from './ConfigErrorScreen';
+import { useEmbeddedMode } from './embedded';
+
+/** Layout of every page: header, then the route's page. Waits for the public config first. */
+export function AppShell() {
+  const config = useConfig();
+  const user = useUserInfo();
+  const embedded = useEmbeddedMode();
+
+  if (config.isPending) return <PageSpinner />;
+  if (config.isError) return <ConfigErrorScreen kind="config" message={errorMessage(config.error)} />;
+
+  return (
+    <div className="lamina-app">
+      <AppHeader config={config.data} user={user.data} embedded={embedded} />
+      <main className="lamina-main" id="main">
+        <Suspense fallback={<PageSpinner />}>
+          <Outlet />
+        </Suspense>
+      </main>
+    </div>
+  );
+}

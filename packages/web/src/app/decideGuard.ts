@@ -1,0 +1,37 @@
+import { hasAny, type Permission, type UserInfo } from '@lamina/domain';
+import { loginUrlFor } from './safeRedirect';
+
+export type GuardDecision = 'ok' | 'login' | 'welcome' | 'accessDenied' | 'loading';
+
+export interface GuardState {
+  /** `undefined` while users/info loads; `null` when not logged in (401). */
+  user: Pick<UserInfo, 'registered' | 'actions'> | null | undefined;
+  /** Any one of these is enough (doc 1 §6); empty means being logged in is enough. */
+  required: readonly Permission[];
+  /** Only /welcome itself is open to a logged-in user who is not registered yet. */
+  allowUnregistered?: boolean;
+}
+
+/** The route guard of doc 1 §2.2 as a pure decision. */
+export function decideGuard({ user, required, allowUnregistered = false }: GuardState): GuardDecision {
+  if (user === undefined) return 'loading';
+  if (user === null) return 'login';
+  if (!user.registered && !allowUnregistered) return 'welcome';
+  if (!hasAny(user.actions, required)) return 'accessDenied';
+  return 'ok';
+}
+
+/** Where a decision sends the browser; `null` when it stays. `path` is the current path plus query. */
+export function guardTarget(decision: GuardDecision, path: string): string | null {
+  switch (decision) {
+    case 'login':
+      return loginUrlFor(path);
+    case 'welcome':
+      return '/welcome';
+    case 'accessDenied':
+      return '/accessDenied';
+    case 'ok':
+    case 'loading':
+      return null;
+  }
+}

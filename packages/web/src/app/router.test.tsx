@@ -1,0 +1,196 @@
+import { MESSAGES } from '@lamina/domain';
+import { cleanup, screen, waitFor } from '@testing-library/react';
+import { matchRoutes } from 'react-router';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { makeConfig, makeUser } from '../test/fixtures';
+import { mockFetch } from '../test/mockFetch';
+import { renderRoutes } from '../test/render';
+import { fullPageReplace } from './browser';
+import { WEB_MESSAGES } from './needsDomain';
+import { appRoutes } from './router';
+
+vi.mock(import('./browser'), async (importOriginal) => ({
+  ...(await importOriginal()),
+  fullPageNavigate: vi.fn(),
+  fullPageReplace: vi.fn(),
+  reloadPage: vi.fn(),
+}));
+
+afterEach(() => {
+  cleanup();
+  vi.mocked(fullPageReplace).mockClear();
+});
+
+function matchedPath(pathname: string): string | undefined {
+  return matchRoutes(appRoutes, pathname)?.at(-1)?.route.path;
+}
+
+const everything = makeUser({
+  actions: [
+    'S_Main_ViewStudyPage',
+    'S_Main_EditStudy',
+    'UM_ViewUsersPage',
+    'R_ViewReportsTab',
+    'IM_ImageListTab_ViewImageslistTab',
+    'Q_ViewQueriesCases',
+    'AP_ImageViewer_ViewimageViewer',
+    'AP_CaseViewer_ViewCaseViewer',
+  ],
+});
+
+function serve(user: unknown, status = 200) {
+  return mockFetch({
+    'GET /api/config': { body: makeConfig() },
+    'GET /api/users/info': { status, body: user },
+  });
+}
+
+describe('route table (doc 1 §2.1)', () => {
+  it.each([
+    ['/login', '/login'],
+    ['/', '/'],
+    ['/welcome', '/welcome'],
+    ['/accessDenied', '/accessDenied'],
+    ['/successMessage', '/successMessage'],
+    ['/studies', '/studies'],
+    ['/studies/3', '/studies/:id/:tab?'],
+    ['/studies/3/cases', '/studies/:id/:tab?'],
+    ['/studies/3/images', '/studies/:id/:tab?'],
+    ['/studies/3/images/9', '/studies/:studyId/images/:id'],
+    ['/studies/3/cases/12', '/studies/:studyId/cases/:id'],
+    ['/studies/new/configure', '/studies/:id/configure/:tab?'],
+    ['/studies/new/configure/', '/studies/:id/configure/:tab?'],
+    ['/studies/3/configure/settings', '/studies/:id/configure/:tab?'],
+    ['/studies/3/configure/users', '/studies/:id/configure/:tab?'],
+    ['/studies/3/configure/associate-users', '/studies/:id/configure/associate-users'],
+    ['/users', '/users'],
+    ['/users/4', '/users/:id/:tab?'],
+    ['/users/4/studyAccess', '/users/:id/:tab?'],
+    ['/image-management', '/image-management/:tab?'],
+    ['/image-management/annotations', '/image-management/:tab?'],
+    ['/reports', '/reports'],
+    ['/queries', '/queries/:tab?'],
+    ['/queries/images', '/queries/:tab?'],
+    ['/no/such/page', '*'],
+    ['/studies/3/images/9/extra', '*'],
+  ])('%s → %s', (pathname, pattern) => {
+    expect(matchedPath(pathname)).toBe(pattern);
+  });
+});
+
+describe('guarded routes', () => {
+  it('sends a logged-out visitor to /login with the path and query', async () => {
+    serve({ success: false, message: MESSAGES.pleaseLogIn }, 401);
+    renderRoutes(appRoutes, { path: '/studies/3/cases?sort=name' });
+    await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/login?redirect=%2Fstudies%2F3%2Fcases%3Fsort%3Dname'));
+    expect(screen.getByRole('link', { name: 'Log in' })).toBeTruthy();
+  });
+
+  it('sends an unregistered user to /welcome', async () => {
+    serve(makeUser({ registered: false }));
+    renderRoutes(appRoutes, { path: '/studies' });
+    await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/welcome'));
+  });
+
+  it('shows the welcome text and a Logout button to an unregistered user', async () => {
+    serve(makeUser({ registered: false }));
+    renderRoutes(appRoutes, { path: '/welcome' });
+    expect(await screen.findByText(MESSAGES.welcome)).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Logout' })).toBeTruthy();
+    expect(fullPageReplace).not.toHaveBeenCalled();
+  });
+
+  it('sends a user without the permission to /accessDenied', async () => {
+    serve(makeUser({ actions: ['S_Main_ViewStudyPage'] }));
+    renderRoutes(appRoutes, { path: '/users' });
+    await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/accessDenied'));
+  });
+
+  it('guards the viewers with their own permission', async () => {
+    serve(makeUser({ actions: ['S_Main_ViewStudyPage'] }));
+    renderRoutes(appRoutes, { path: '/studies/3/images/9' });
+    await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/accessDenied'));
+  });
+
+  it('offers Work As on /accessDenied to a user with other roles', async () => {
+    serve(makeUser({ actions: [] }));
+    renderRoutes(appRoutes, { path: '/accessDenied' });
+    expect(await screen.findByText(WEB_MESSAGES.accessDeniedHelp)).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Work As...' })).toBeTruthy();
+  });
+
+  it('does not offer Work As on /accessDenied to a user with one role', async () => {
+    serve(makeUser({ actions: [], roles: [{ id: 2, name: 'ISC', displayName: 'ISC Reviewer' }] }));
+    renderRoutes(appRoutes, { path: '/accessDenied' });
+    await screen.findByText(WEB_MESSAGES.accessDeniedHelp);
+    expect(screen.queryByRole('button', { name: 'Work As...' })).toBeNull();
+  });
+
+  it('shows a permitted page with its title and the header', async () => {
+    serve(everything);
+    renderRoutes(appRoutes, { path: '/studies' });
+    expect(await screen.findByRole('heading', { level: 2, name: 'Studies' })).toBeTruthy();
+    expect(screen.getByRole('link', { name: 'Studies' }).getAttribute('aria-current')).toBe('page');
+    expect(screen.getByTestId('work-as-role').textContent).toBe('ISC Reviewer');
+    expect(fullPageReplace).not.toHaveBeenCalled();
+  });
+
+  it('redirects / to /studies', async () => {
+    serve(everything);
+    renderRoutes(appRoutes, { path: '/' });
+    expect(await screen.findByRole('heading', { level: 2, name: 'Studies' })).toBeTruthy();
+  });
+
+  it('opens the image viewer, not the study tab, for /studies/:id/images/:x', async () => {
+    serve(everything);
+    renderRoutes(appRoutes, { path: '/studies/3/images/9' });
+    expect(await screen.findByRole('heading', { level: 2, name: 'Image 9' })).toBeTruthy();
+  });
+
+  it('selects the default tab and rejects unknown tabs', async () => {
+    serve(everything);
+    renderRoutes(appRoutes, { path: '/image-management' });
+    expect((await screen.findByRole('tab', { name: 'Images' })).getAttribute('aria-selected')).toBe('true');
+    cleanup();
+    renderRoutes(appRoutes, { path: '/studies/3/bogus' });
+    expect(await screen.findByText(WEB_MESSAGES.pageNotFound)).toBeTruthy();
+  });
+
+  it('hides the users tab when creating a study', async () => {
+    serve(everything);
+    renderRoutes(appRoutes, { path: '/studies/new/configure' });
+    expect(await screen.findByRole('heading', { level: 2, name: 'Create Study' })).toBeTruthy();
+    expect(screen.queryByRole('tab', { name: 'Users' })).toBeNull();
+  });
+
+  it('shows the scored message on /successMessage', async () => {
+    serve(everything);
+    renderRoutes(appRoutes, { path: '/successMessage' });
+    expect(await screen.findByText(WEB_MESSAGES.imageMarkedScored)).toBeTruthy();
+    expect(screen.getByText(WEB_MESSAGES.returnToDashboard)).toBeTruthy();
+  });
+
+  it('shows Page not found with a link to /studies for an unknown path', async () => {
+    serve(everything);
+    renderRoutes(appRoutes, { path: '/no/such/page' });
+    expect(await screen.findByText(WEB_MESSAGES.pageNotFound)).toBeTruthy();
+    expect(screen.getByRole('link', { name: 'Go to Studies' }).getAttribute('href')).toBe('/studies');
+  });
+});
+
+describe('error screens', () => {
+  it('shows a danger callout when the configuration cannot be loaded', async () => {
+    mockFetch({ 'GET /api/config': { status: 500, body: { success: false, message: 'boom' } } });
+    renderRoutes(appRoutes, { path: '/studies' });
+    const text = await screen.findByText(MESSAGES.unableToConnect);
+    expect(text.closest('.bp6-callout')?.classList.contains('bp6-intent-danger')).toBe(true);
+  });
+
+  it('shows a warning callout with the message when the user cannot be loaded', async () => {
+    serve({ success: false, message: 'Session store unavailable' }, 500);
+    renderRoutes(appRoutes, { path: '/studies' });
+    const text = await screen.findByText('Session store unavailable');
+    expect(text.closest('.bp6-callout')?.classList.contains('bp6-intent-warning')).toBe(true);
+    expect(fullPageReplace).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,82 @@
+import { ROUTE_PERMISSIONS, type Permission } from '@lamina/domain';
+import type { ReactNode } from 'react';
+import { Navigate, createBrowserRouter, useLocation, type RouteObject } from 'react-router';
+import { LoginPage } from '../features/auth/LoginPage';
+import { AppShell } from './AppShell';
+import { lazyPage } from './lazyPage';
+import { NotFoundPage } from './NotFoundPage';
+import { RequireAuth } from './RequireAuth';
+import { RouteErrorScreen } from './RouteErrorScreen';
+
+const WelcomePage = lazyPage(() => import('../features/auth/WelcomePage'), 'WelcomePage');
+const AccessDeniedPage = lazyPage(() => import('../features/auth/AccessDeniedPage'), 'AccessDeniedPage');
+const SuccessMessagePage = lazyPage(() => import('../features/auth/SuccessMessagePage'), 'SuccessMessagePage');
+const StudiesPage = lazyPage(() => import('../features/studies/StudiesPage'), 'StudiesPage');
+const StudyPage = lazyPage(() => import('../features/studies/StudyPage'), 'StudyPage');
+const StudyConfigurePage = lazyPage(() => import('../features/studies/StudyConfigurePage'), 'StudyConfigurePage');
+const StudyAccessPage = lazyPage(() => import('../features/studies/StudyAccessPage'), 'StudyAccessPage');
+const ImageViewerPage = lazyPage(() => import('../features/viewer/ImageViewerPage'), 'ImageViewerPage');
+const CaseViewerPage = lazyPage(() => import('../features/viewer/CaseViewerPage'), 'CaseViewerPage');
+const UsersPage = lazyPage(() => import('../features/users/UsersPage'), 'UsersPage');
+const UserProfilePage = lazyPage(() => import('../features/users/UserProfilePage'), 'UserProfilePage');
+const ImageManagementPage = lazyPage(() => import('../features/imageManagement/ImageManagementPage'), 'ImageManagementPage');
+const ReportsPage = lazyPage(() => import('../features/reports/ReportsPage'), 'ReportsPage');
+const QueriesPage = lazyPage(() => import('../features/queries/QueriesPage'), 'QueriesPage');
+
+/** `/` → `/studies`, keeping the query string. */
+function RootRedirect() {
+  const { search } = useLocation();
+  return <Navigate to={{ pathname: '/studies', search }} replace />;
+}
+
+function guarded(anyOf: readonly Permission[], page: ReactNode): ReactNode {
+  return <RequireAuth anyOf={anyOf}>{page}</RequireAuth>;
+}
+
+/**
+ * The route table of doc 1 §2.1. React Router ranks routes by specificity, so the viewer routes
+ * (/studies/:studyId/images/:id) and the configure routes win over /studies/:id/:tab regardless of
+ * order; they are listed first anyway, to read as they match.
+ */
+export const appRoutes: RouteObject[] = [
+  {
+    element: <AppShell />,
+    errorElement: <RouteErrorScreen />,
+    children: [
+      { path: '/login', element: <LoginPage /> },
+      { path: '/', element: <RootRedirect /> },
+      {
+        path: '/welcome',
+        element: (
+          <RequireAuth allowUnregistered>
+            <WelcomePage />
+          </RequireAuth>
+        ),
+      },
+      { path: '/accessDenied', element: guarded([], <AccessDeniedPage />) },
+      { path: '/successMessage', element: guarded([], <SuccessMessagePage />) },
+
+      { path: '/studies/:studyId/images/:id', element: guarded(ROUTE_PERMISSIONS.imageViewer, <ImageViewerPage />) },
+      { path: '/studies/:studyId/cases/:id', element: guarded(ROUTE_PERMISSIONS.caseViewer, <CaseViewerPage />) },
+      {
+        path: '/studies/:id/configure/associate-users',
+        element: guarded(ROUTE_PERMISSIONS.studyConfigure, <StudyAccessPage />),
+      },
+      { path: '/studies/:id/configure/:tab?', element: guarded(ROUTE_PERMISSIONS.studyConfigure, <StudyConfigurePage />) },
+      { path: '/studies/:id/:tab?', element: guarded(ROUTE_PERMISSIONS.study, <StudyPage />) },
+      { path: '/studies', element: guarded(ROUTE_PERMISSIONS.studies, <StudiesPage />) },
+
+      { path: '/users', element: guarded(ROUTE_PERMISSIONS.users, <UsersPage />) },
+      { path: '/users/:id/:tab?', element: guarded(ROUTE_PERMISSIONS.users, <UserProfilePage />) },
+      { path: '/image-management/:tab?', element: guarded(ROUTE_PERMISSIONS.imageManagement, <ImageManagementPage />) },
+      { path: '/reports', element: guarded(ROUTE_PERMISSIONS.reports, <ReportsPage />) },
+      { path: '/queries/:tab?', element: guarded(ROUTE_PERMISSIONS.queries, <QueriesPage />) },
+
+      { path: '*', element: <NotFoundPage /> },
+    ],
+  },
+];
+
+export function createAppRouter() {
+  return createBrowserRouter(appRoutes);
+}

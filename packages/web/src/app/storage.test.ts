@@ -1,0 +1,49 @@
+import { PAGE_SIZES } from '@lamina/domain';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ROWS_PER_PAGE_KEYS } from './needsDomain';
+import { getRowsPerPage, isPageSize, setRowsPerPage } from './storage';
+
+afterEach(() => window.localStorage.clear());
+
+describe('rows per page storage', () => {
+  it.each(ROWS_PER_PAGE_KEYS)('defaults %s to 20', (key) => {
+    expect(getRowsPerPage(key)).toBe(20);
+  });
+
+  it.each(PAGE_SIZES)('stores and reads %i', (size) => {
+    setRowsPerPage('studyRowsPerPage', size);
+    expect(window.localStorage.getItem('studyRowsPerPage')).toBe(String(size));
+    expect(getRowsPerPage('studyRowsPerPage')).toBe(size);
+  });
+
+  it('keeps each list separate', () => {
+    setRowsPerPage('caseRowsPerPage', 50);
+    setRowsPerPage('userRowsPerPage', 100);
+    expect(getRowsPerPage('caseRowsPerPage')).toBe(50);
+    expect(getRowsPerPage('userRowsPerPage')).toBe(100);
+    expect(getRowsPerPage('imageRowsPerPage')).toBe(20);
+  });
+
+  it.each(['7', '25', 'abc', '', '50.0', '-10', '1e2'])('ignores the stored value %j', (raw) => {
+    window.localStorage.setItem('imageRowsPerPage', raw);
+    expect(getRowsPerPage('imageRowsPerPage')).toBe(20);
+  });
+
+  it('refuses to store a size that is not offered', () => {
+    setRowsPerPage('studyRowsPerPage', 33 as never);
+    expect(window.localStorage.getItem('studyRowsPerPage')).toBeNull();
+  });
+
+  it('falls back to 20 when storage throws', () => {
+    vi.spyOn(Storage.prototype, 'getItem').mockImplementation(() => {
+      throw new Error('denied');
+    });
+    expect(getRowsPerPage('studyRowsPerPage')).toBe(20);
+  });
+
+  it('isPageSize accepts only the offered sizes', () => {
+    expect(PAGE_SIZES.every(isPageSize)).toBe(true);
+    expect(isPageSize('20')).toBe(false);
+    expect(isPageSize(30)).toBe(false);
+  });
+});

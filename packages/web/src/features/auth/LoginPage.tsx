@@ -1,0 +1,86 @@
+import { Button, Callout, Card, Classes, FormGroup, H2, InputGroup } from '@blueprintjs/core';
+import { useEffect, useState, type SubmitEvent } from 'react';
+import { useSearchParams } from 'react-router';
+import { errorMessage } from '../../api/ApiError';
+import { useLogin } from '../../api/auth';
+import { useConfig } from '../../api/config';
+import { useUserInfo } from '../../api/users';
+import { fullPageNavigate, fullPageReplace } from '../../app/browser';
+import { DEFAULT_AFTER_LOGIN, safeRedirect } from '../../app/safeRedirect';
+import { usePageTitle } from '../../components/usePageTitle';
+
+/** /login (doc 1 §2.1): username and password; follows a safe `?redirect=` with a full page load. */
+export function LoginPage() {
+  usePageTitle('Log in');
+  const [params] = useSearchParams();
+  const redirect = safeRedirect(params.get('redirect'));
+  const user = useUserInfo();
+  const config = useConfig();
+  const login = useLogin();
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const alreadyLoggedIn = user.data != null;
+
+  useEffect(() => {
+    if (alreadyLoggedIn) fullPageReplace(DEFAULT_AFTER_LOGIN);
+  }, [alreadyLoggedIn]);
+
+  function handleSubmit(event: SubmitEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (login.isPending || username.trim() === '' || password === '') return;
+    login.mutate({ username: username.trim(), password }, { onSuccess: () => fullPageNavigate(redirect) });
+  }
+
+  const ssoLoginUrl = config.data?.ssoLoginUrl ?? null;
+  const submitting = login.isPending || login.isSuccess;
+
+  return (
+    <div className="lamina-login">
+      <Card className="lamina-login-card" elevation={2}>
+        <H2 className="lamina-login-title">Log in to Lamina</H2>
+        <form onSubmit={handleSubmit} aria-label="Log in" noValidate={false}>
+          <FormGroup label="Username" labelFor="login-username">
+            <InputGroup
+              id="login-username"
+              name="username"
+              autoComplete="username"
+              autoFocus
+              required
+              size="large"
+              value={username}
+              onValueChange={setUsername}
+              disabled={submitting}
+            />
+          </FormGroup>
+          <FormGroup label="Password" labelFor="login-password">
+            <InputGroup
+              id="login-password"
+              name="password"
+              type="password"
+              autoComplete="current-password"
+              required
+              size="large"
+              value={password}
+              onValueChange={setPassword}
+              disabled={submitting}
+            />
+          </FormGroup>
+          {login.isError && (
+            <Callout intent="danger" className="lamina-login-error" role="alert">
+              {errorMessage(login.error)}
+            </Callout>
+          )}
+          <Button type="submit" intent="primary" size="large" fill text="Log in" disabled={submitting} />
+        </form>
+        {ssoLoginUrl !== null && (
+          <div className="lamina-login-sso">
+            <span className={Classes.TEXT_MUTED}>or</span>
+            <a href={ssoLoginUrl} className={`${Classes.BUTTON} ${Classes.OUTLINED} ${Classes.FILL}`}>
+              Log in with single sign-on
+            </a>
+          </div>
+        )}
+      </Card>
+    </div>
+  );
+}

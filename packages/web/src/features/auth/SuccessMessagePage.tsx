@@ -1,0 +1,16 @@
+import { NonIdealState } from '@blueprintjs/core';
+import { WEB_MESSAGES } from '../../app/needsDomain';
+import { usePageTitle } from '../../components/usePageTitle';
+
+/** /successMessage: after an image is marked as scored, also when embedded (doc 1 §2.1). */
+export function SuccessMessagePage() {
+  usePageTitle('Scored');
+  return (
+    <NonIdealState
+      className="lamina-status-page"
+      icon="tick-circle"
+      title={WEB_MESSAGES.imageMarkedScored}
+      description={WEB_MESSAGES.returnToDashboard}
+    />
+  );
+}
