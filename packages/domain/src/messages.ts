@@ -15,6 +15,13 @@ export const MESSAGES = {
   welcome: 'Please see an administrator to finish registering your account.',
   notFound: 'Not found',
   internalError: 'Something went wrong on the server. The error has been logged.',
+  // shell pages (doc 1 §2.1)
+  imageMarkedScored: 'The image was successfully marked as scored.',
+  returnToDashboard: 'Please return to your dashboard.',
+  accessDeniedTitle: 'Access denied',
+  accessDeniedHelp: 'Contact an administrator to be given access, or switch to a role that has the right permissions.',
+  pageNotFound: 'Page not found',
+  unexpectedResponse: 'Unexpected response from the server',
   // studies (doc 1 §8)
   studyNotFound: 'Study not found',
   reasonForChangeRequired: 'Reason for change is required',
@@ -23,4 +30,9 @@ export const MESSAGES = {
 /** 'Cannot decode ... from {value}' (doc 1 §8, doc 3 §5) for unknown enumeration values. */
 export function cannotDecode(what: string, value: unknown): string {
   return `Cannot decode ${what} from ${typeof value === 'string' ? value : JSON.stringify(value)}`;
+}
+
+/** Fallback when an error response carries no message. */
+export function requestFailed(status: number): string {
+  return `Request failed with status ${status}`;
 }

@@ -17,6 +17,7 @@ import { AuthService } from './modules/auth/authService.js';
 import { authRoutes } from './modules/auth/authRoutes.js';
 import { currentUserRoutes } from './modules/users/currentUserRoutes.js';
 import { configRoutes } from './modules/config/configRoutes.js';
+import { studyRoutes } from './modules/studies/studyRoutes.js';
 
 export interface AppDeps {
   config: Config;
@@ -66,6 +67,7 @@ export async function buildApp({ config, database, logger = false }: AppDeps): P
     await app.register(configRoutes(config));
     await app.register(authRoutes(new AuthService(database.db, keys), config.embeddedCookies));
     await app.register(currentUserRoutes(database.db));
+    await app.register(studyRoutes(database.db));
   }
 
   await registerWebApp(app, config.webDist);

@@ -1,7 +1,6 @@
 import { MESSAGES, userInfoSchema } from '@lamina/domain';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fullPageNavigate } from '../app/browser';
-import { WEB_MESSAGES } from '../app/needsDomain';
 import { mockFetch, mockFetchDown } from '../test/mockFetch';
 import { ApiError } from './ApiError';
 import { apiFetch, getCsrfToken, setCsrfToken } from './client';
@@ -44,13 +43,16 @@ describe('apiFetch', () => {
     expect(getCsrfToken()).toBe('tok-1');
   });
 
-  it.each(['POST', 'PUT', 'PATCH', 'DELETE'] as const)('sends the kept token on %s without fetching it again', async (method) => {
-    setCsrfToken('kept');
-    const { calls } = mockFetch({ [`${method} /api/thing`]: { body: ok } });
-    await apiFetch('/api/thing', { method });
-    expect(calls).toHaveLength(1);
-    expect(calls[0]?.headers.get('X-CSRF-Token')).toBe('kept');
-  });
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE'] as const)(
+    'sends the kept token on %s without fetching it again',
+    async (method) => {
+      setCsrfToken('kept');
+      const { calls } = mockFetch({ [`${method} /api/thing`]: { body: ok } });
+      await apiFetch('/api/thing', { method });
+      expect(calls).toHaveLength(1);
+      expect(calls[0]?.headers.get('X-CSRF-Token')).toBe('kept');
+    },
+  );
 
   it('fetches the token once for concurrent mutations', async () => {
     const { calls } = mockFetch({
@@ -60,7 +62,10 @@ describe('apiFetch', () => {
     });
     await Promise.all([apiFetch('/api/a', { method: 'POST' }), apiFetch('/api/b', { method: 'POST' })]);
     expect(calls.filter((c) => c.path === '/api/auth/csrf')).toHaveLength(1);
-    expect(calls.filter((c) => c.method === 'POST').map((c) => c.headers.get('X-CSRF-Token'))).toEqual(['shared', 'shared']);
+    expect(calls.filter((c) => c.method === 'POST').map((c) => c.headers.get('X-CSRF-Token'))).toEqual([
+      'shared',
+      'shared',
+    ]);
   });
 
   it('refreshes the token once and retries on 403 Invalid CSRF token', async () => {
@@ -81,13 +86,18 @@ describe('apiFetch', () => {
     setCsrfToken('stale');
     const refused = { status: 403, body: { success: false, message: MESSAGES.invalidCsrf } };
     const { calls } = mockFetch({ 'GET /api/auth/csrf': { body: { csrfToken: 'fresh' } }, 'POST /api/x': refused });
-    await expect(apiFetch('/api/x', { method: 'POST' })).rejects.toMatchObject({ status: 403, message: MESSAGES.invalidCsrf });
+    await expect(apiFetch('/api/x', { method: 'POST' })).rejects.toMatchObject({
+      status: 403,
+      message: MESSAGES.invalidCsrf,
+    });
     expect(calls.filter((c) => c.path === '/api/x')).toHaveLength(2);
   });
 
   it('does not retry other 403s', async () => {
     setCsrfToken('t');
-    const { calls } = mockFetch({ 'PUT /api/users/workAs': { status: 403, body: { success: false, message: MESSAGES.roleNotHeld } } });
+    const { calls } = mockFetch({
+      'PUT /api/users/workAs': { status: 403, body: { success: false, message: MESSAGES.roleNotHeld } },
+    });
     await expect(apiFetch('/api/users/workAs', { method: 'PUT', body: { roleId: 9 } })).rejects.toMatchObject({
       status: 403,
       message: MESSAGES.roleNotHeld,
@@ -149,7 +159,7 @@ describe('apiFetch', () => {
     mockFetch({ 'GET /api/users/info': { body: { id: 'not a user' } } });
     await expect(apiFetch('/api/users/info', { schema: userInfoSchema })).rejects.toMatchObject({
       status: 200,
-      message: WEB_MESSAGES.unexpectedResponse,
+      message: MESSAGES.unexpectedResponse,
     });
   });
 });

@@ -1,6 +1,5 @@
-import { CSRF_HEADER, MESSAGES, csrfResponseSchema } from '@lamina/domain';
+import { CSRF_HEADER, csrfResponseSchema, MESSAGES, requestFailed } from '@lamina/domain';
 import { currentPath, currentPathname, fullPageNavigate } from '../app/browser';
-import { WEB_MESSAGES, requestFailed } from '../app/needsDomain';
 import { loginUrlFor } from '../app/safeRedirect';
 import { ApiError } from './ApiError';
 
@@ -75,7 +74,8 @@ function messageOf(body: unknown, status: number): string {
 async function send(path: string, method: HttpMethod, init: ApiRequest<unknown>): Promise<Response> {
   const headers = new Headers({ Accept: 'application/json' });
   if (init.body !== undefined) headers.set('Content-Type', 'application/json');
-  if (isMutation(method) && init.csrf !== false) headers.set(CSRF_HEADER, await ensureCsrfToken(init.redirectOn401 !== false));
+  if (isMutation(method) && init.csrf !== false)
+    headers.set(CSRF_HEADER, await ensureCsrfToken(init.redirectOn401 !== false));
   try {
     return await fetch(path, {
       method,
@@ -99,7 +99,12 @@ export async function apiFetch<T = unknown>(path: string, init: ApiRequest<T> = 
   let response = await send(path, method, init);
   let body = await readBody(response);
 
-  if (response.status === 403 && isMutation(method) && init.csrf !== false && messageOf(body, 403) === MESSAGES.invalidCsrf) {
+  if (
+    response.status === 403 &&
+    isMutation(method) &&
+    init.csrf !== false &&
+    messageOf(body, 403) === MESSAGES.invalidCsrf
+  ) {
     // The token went stale (new session, server restart): fetch a fresh one and try once more.
     csrfToken = null;
     response = await send(path, method, init);
@@ -116,6 +121,6 @@ export async function apiFetch<T = unknown>(path: string, init: ApiRequest<T> = 
 
   if (init.schema === undefined) return body as T;
   const parsed = init.schema.safeParse(body);
-  if (!parsed.success) throw new ApiError(response.status, WEB_MESSAGES.unexpectedResponse);
+  if (!parsed.success) throw new ApiError(response.status, MESSAGES.unexpectedResponse);
   return parsed.data;
 }

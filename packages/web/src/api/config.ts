@@ -7,7 +7,8 @@ import { queryKeys } from './queryKeys';
 export function useConfig() {
   return useQuery({
     queryKey: queryKeys.config,
-    queryFn: ({ signal }): Promise<AppConfig> => apiFetch('/api/config', { schema: configSchema, redirectOn401: false, signal }),
+    queryFn: ({ signal }): Promise<AppConfig> =>
+      apiFetch('/api/config', { schema: configSchema, redirectOn401: false, signal }),
     staleTime: Infinity,
   });
 }

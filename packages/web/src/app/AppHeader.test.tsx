@@ -52,7 +52,10 @@ describe('AppHeader', () => {
   });
 
   it('offers Work As..., the hub and Logout; logout goes to the configured logout URL', async () => {
-    const config = makeConfig({ ssoLoginUrl: 'https://hub.example.com/', ssoLogoutUrl: 'https://hub.example.com/logout' });
+    const config = makeConfig({
+      ssoLoginUrl: 'https://hub.example.com/',
+      ssoLogoutUrl: 'https://hub.example.com/logout',
+    });
     const { calls } = mockFetch({ 'POST /api/auth/logout': { body: { success: true, message: 'Logged out' } } });
     setCsrfToken('tok');
     renderWithProviders(<AppHeader config={config} user={makeUser()} embedded={false} />, { config });
@@ -67,7 +70,9 @@ describe('AppHeader', () => {
   it('has no hub link without SSO, and logs out to /login even when the call fails', async () => {
     mockFetch({ 'POST /api/auth/logout': { status: 500, body: { success: false, message: 'boom' } } });
     setCsrfToken('tok');
-    renderWithProviders(<AppHeader config={makeConfig()} user={makeUser()} embedded={false} />, { config: makeConfig() });
+    renderWithProviders(<AppHeader config={makeConfig()} user={makeUser()} embedded={false} />, {
+      config: makeConfig(),
+    });
     fireEvent.click(screen.getByTestId('user-menu'));
     await screen.findByRole('menuitem', { name: 'Logout' });
     expect(screen.queryByRole('menuitem', { name: 'Hub' })).toBeNull();
@@ -76,7 +81,14 @@ describe('AppHeader', () => {
   });
 
   it('opens the Work As dialog from the menu', async () => {
-    mockFetch({ 'GET /api/users/availableRoles': { body: [{ id: 2, displayName: 'ISC Reviewer' }, { id: 5, displayName: 'Data Manager' }] } });
+    mockFetch({
+      'GET /api/users/availableRoles': {
+        body: [
+          { id: 2, displayName: 'ISC Reviewer' },
+          { id: 5, displayName: 'Data Manager' },
+        ],
+      },
+    });
     renderWithProviders(<AppHeader config={makeConfig()} user={makeUser()} embedded={false} />);
     fireEvent.click(screen.getByTestId('user-menu'));
     fireEvent.click(await screen.findByRole('menuitem', { name: 'Work As...' }));

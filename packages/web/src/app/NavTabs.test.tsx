@@ -29,7 +29,10 @@ describe('NavTabs', () => {
     [['Q_ViewQueriesCases'], ['Queries']],
     [['Q_ViewQueriesImages'], ['Queries']],
     [['UM_ViewUsersPage'], ['Users']],
-    [['S_Main_ViewStudyPage', 'UM_ViewUsersPage'], ['Studies', 'Users']],
+    [
+      ['S_Main_ViewStudyPage', 'UM_ViewUsersPage'],
+      ['Studies', 'Users'],
+    ],
   ])('with %j shows %j', (actions, labels) => {
     renderWithProviders(<NavTabs actions={actions} />);
     expect(visibleLabels()).toEqual(labels);

@@ -24,7 +24,9 @@ const NONE: readonly Permission[] = [];
 export function RequireAuth({ anyOf = NONE, allowUnregistered = false, children }: RequireAuthProps) {
   const { data, error, isPending } = useUserInfo();
   const location = useLocation();
-  const decision = error ? 'loading' : decideGuard({ user: isPending ? undefined : data, required: anyOf, allowUnregistered });
+  const decision = error
+    ? 'loading'
+    : decideGuard({ user: isPending ? undefined : data, required: anyOf, allowUnregistered });
   const target = guardTarget(decision, `${location.pathname}${location.search}`);
 
   useEffect(() => {

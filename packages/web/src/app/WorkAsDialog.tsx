@@ -37,7 +37,13 @@ export function WorkAsDialog({ isOpen, onClose, currentRole }: WorkAsDialogProps
   }
 
   return (
-    <Dialog isOpen={isOpen} onClose={handleClose} title="Work As..." icon="swap-horizontal" className="lamina-work-as-dialog">
+    <Dialog
+      isOpen={isOpen}
+      onClose={handleClose}
+      title="Work As..."
+      icon="swap-horizontal"
+      className="lamina-work-as-dialog"
+    >
       <DialogBody>
         {roles.isPending ? (
           <Spinner size={30} aria-label="Loading roles" />

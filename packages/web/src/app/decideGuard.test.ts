@@ -19,7 +19,9 @@ describe('decideGuard', () => {
   });
 
   it('sends an unregistered user to /welcome, even when the permission is held', () => {
-    expect(decideGuard({ user: unregistered(['S_Main_ViewStudyPage']), required: ROUTE_PERMISSIONS.studies })).toBe('welcome');
+    expect(decideGuard({ user: unregistered(['S_Main_ViewStudyPage']), required: ROUTE_PERMISSIONS.studies })).toBe(
+      'welcome',
+    );
     expect(decideGuard({ user: unregistered([]), required: [] })).toBe('welcome');
   });
 
@@ -32,7 +34,9 @@ describe('decideGuard', () => {
   });
 
   it('denies a registered user who lacks every listed permission', () => {
-    expect(decideGuard({ user: registered(['S_Main_ViewStudyPage']), required: ROUTE_PERMISSIONS.users })).toBe('accessDenied');
+    expect(decideGuard({ user: registered(['S_Main_ViewStudyPage']), required: ROUTE_PERMISSIONS.users })).toBe(
+      'accessDenied',
+    );
     expect(decideGuard({ user: registered([]), required: ROUTE_PERMISSIONS.studies })).toBe('accessDenied');
   });
 
@@ -40,8 +44,12 @@ describe('decideGuard', () => {
     for (const permission of ROUTE_PERMISSIONS.queries) {
       expect(decideGuard({ user: registered([permission]), required: ROUTE_PERMISSIONS.queries })).toBe('ok');
     }
-    expect(decideGuard({ user: registered(['IM_CaseListTab_ViewPage']), required: ROUTE_PERMISSIONS.imageManagement })).toBe('ok');
-    expect(decideGuard({ user: registered(['S_Main_CreateStudy']), required: ROUTE_PERMISSIONS.studyConfigure })).toBe('ok');
+    expect(
+      decideGuard({ user: registered(['IM_CaseListTab_ViewPage']), required: ROUTE_PERMISSIONS.imageManagement }),
+    ).toBe('ok');
+    expect(decideGuard({ user: registered(['S_Main_CreateStudy']), required: ROUTE_PERMISSIONS.studyConfigure })).toBe(
+      'ok',
+    );
   });
 
   it('lets any logged-in registered user through a route with no permission', () => {

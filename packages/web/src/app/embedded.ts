@@ -1,5 +1,5 @@
+import { EMBEDDED_BY_NOTO, EMBEDDED_PARAM } from '@lamina/domain';
 import { createContext, useContext } from 'react';
-import { EMBEDDED_BY_NOTO, EMBEDDED_PARAM } from './needsDomain';
 
 const STORAGE_KEY = 'lamina.embeddedBy';
 

@@ -6,7 +6,6 @@ import { makeConfig, makeUser } from '../test/fixtures';
 import { mockFetch } from '../test/mockFetch';
 import { renderRoutes } from '../test/render';
 import { fullPageReplace } from './browser';
-import { WEB_MESSAGES } from './needsDomain';
 import { appRoutes } from './router';
 
 vi.mock(import('./browser'), async (importOriginal) => ({
@@ -82,7 +81,9 @@ describe('guarded routes', () => {
   it('sends a logged-out visitor to /login with the path and query', async () => {
     serve({ success: false, message: MESSAGES.pleaseLogIn }, 401);
     renderRoutes(appRoutes, { path: '/studies/3/cases?sort=name' });
-    await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/login?redirect=%2Fstudies%2F3%2Fcases%3Fsort%3Dname'));
+    await waitFor(() =>
+      expect(fullPageReplace).toHaveBeenCalledWith('/login?redirect=%2Fstudies%2F3%2Fcases%3Fsort%3Dname'),
+    );
     expect(screen.getByRole('link', { name: 'Log in' })).toBeTruthy();
   });
 
@@ -115,14 +116,14 @@ describe('guarded routes', () => {
   it('offers Work As on /accessDenied to a user with other roles', async () => {
     serve(makeUser({ actions: [] }));
     renderRoutes(appRoutes, { path: '/accessDenied' });
-    expect(await screen.findByText(WEB_MESSAGES.accessDeniedHelp)).toBeTruthy();
+    expect(await screen.findByText(MESSAGES.accessDeniedHelp)).toBeTruthy();
     expect(screen.getByRole('button', { name: 'Work As...' })).toBeTruthy();
   });
 
   it('does not offer Work As on /accessDenied to a user with one role', async () => {
     serve(makeUser({ actions: [], roles: [{ id: 2, name: 'ISC', displayName: 'ISC Reviewer' }] }));
     renderRoutes(appRoutes, { path: '/accessDenied' });
-    await screen.findByText(WEB_MESSAGES.accessDeniedHelp);
+    await screen.findByText(MESSAGES.accessDeniedHelp);
     expect(screen.queryByRole('button', { name: 'Work As...' })).toBeNull();
   });
 
@@ -153,7 +154,7 @@ describe('guarded routes', () => {
     expect((await screen.findByRole('tab', { name: 'Images' })).getAttribute('aria-selected')).toBe('true');
     cleanup();
     renderRoutes(appRoutes, { path: '/studies/3/bogus' });
-    expect(await screen.findByText(WEB_MESSAGES.pageNotFound)).toBeTruthy();
+    expect(await screen.findByText(MESSAGES.pageNotFound)).toBeTruthy();
   });
 
   it('hides the users tab when creating a study', async () => {
@@ -166,14 +167,14 @@ describe('guarded routes', () => {
   it('shows the scored message on /successMessage', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/successMessage' });
-    expect(await screen.findByText(WEB_MESSAGES.imageMarkedScored)).toBeTruthy();
-    expect(screen.getByText(WEB_MESSAGES.returnToDashboard)).toBeTruthy();
+    expect(await screen.findByText(MESSAGES.imageMarkedScored)).toBeTruthy();
+    expect(screen.getByText(MESSAGES.returnToDashboard)).toBeTruthy();
   });
 
   it('shows Page not found with a link to /studies for an unknown path', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/no/such/page' });
-    expect(await screen.findByText(WEB_MESSAGES.pageNotFound)).toBeTruthy();
+    expect(await screen.findByText(MESSAGES.pageNotFound)).toBeTruthy();
     expect(screen.getByRole('link', { name: 'Go to Studies' }).getAttribute('href')).toBe('/studies');
   });
 });

@@ -19,7 +19,10 @@ const ImageViewerPage = lazyPage(() => import('../features/viewer/ImageViewerPag
 const CaseViewerPage = lazyPage(() => import('../features/viewer/CaseViewerPage'), 'CaseViewerPage');
 const UsersPage = lazyPage(() => import('../features/users/UsersPage'), 'UsersPage');
 const UserProfilePage = lazyPage(() => import('../features/users/UserProfilePage'), 'UserProfilePage');
-const ImageManagementPage = lazyPage(() => import('../features/imageManagement/ImageManagementPage'), 'ImageManagementPage');
+const ImageManagementPage = lazyPage(
+  () => import('../features/imageManagement/ImageManagementPage'),
+  'ImageManagementPage',
+);
 const ReportsPage = lazyPage(() => import('../features/reports/ReportsPage'), 'ReportsPage');
 const QueriesPage = lazyPage(() => import('../features/queries/QueriesPage'), 'QueriesPage');
 
@@ -62,7 +65,10 @@ export const appRoutes: RouteObject[] = [
         path: '/studies/:id/configure/associate-users',
         element: guarded(ROUTE_PERMISSIONS.studyConfigure, <StudyAccessPage />),
       },
-      { path: '/studies/:id/configure/:tab?', element: guarded(ROUTE_PERMISSIONS.studyConfigure, <StudyConfigurePage />) },
+      {
+        path: '/studies/:id/configure/:tab?',
+        element: guarded(ROUTE_PERMISSIONS.studyConfigure, <StudyConfigurePage />),
+      },
       { path: '/studies/:id/:tab?', element: guarded(ROUTE_PERMISSIONS.study, <StudyPage />) },
       { path: '/studies', element: guarded(ROUTE_PERMISSIONS.studies, <StudiesPage />) },
 

@@ -1,6 +1,5 @@
-import { PAGE_SIZES } from '@lamina/domain';
+import { PAGE_SIZES, ROWS_PER_PAGE_KEYS } from '@lamina/domain';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ROWS_PER_PAGE_KEYS } from './needsDomain';
 import { getRowsPerPage, isPageSize, setRowsPerPage } from './storage';
 
 afterEach(() => window.localStorage.clear());

@@ -1,5 +1,5 @@
 import { DEFAULT_PAGE_SIZE, PAGE_SIZES } from '@lamina/domain';
-import type { ROWS_PER_PAGE_KEYS } from './needsDomain';
+import type { ROWS_PER_PAGE_KEYS } from '@lamina/domain';
 
 export type RowsPerPageKey = (typeof ROWS_PER_PAGE_KEYS)[number];
 export type PageSize = (typeof PAGE_SIZES)[number];

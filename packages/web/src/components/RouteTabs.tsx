@@ -34,7 +34,11 @@ export function RouteTabs<T extends string>({ id, tabs, selected, pathFor }: Rou
 }
 
 /** The tab named in the URL, the default when absent, or `null` when the URL names an unknown tab. */
-export function parseTab<T extends string>(raw: string | undefined, tabs: readonly RouteTab<T>[], fallback: T): T | null {
+export function parseTab<T extends string>(
+  raw: string | undefined,
+  tabs: readonly RouteTab<T>[],
+  fallback: T,
+): T | null {
   if (raw === undefined || raw === '') return fallback;
   return tabs.find((t) => t.id === raw)?.id ?? null;
 }

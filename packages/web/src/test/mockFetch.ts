@@ -18,7 +18,10 @@ export function mockFetch(replies: Record<string, Reply | Reply[]>) {
   const calls: RecordedCall[] = [];
   const used = new Map<string, number>();
   const fetchMock = vi.fn((input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, 'http://localhost');
+    const url = new URL(
+      typeof input === 'string' ? input : input instanceof URL ? input.href : input.url,
+      'http://localhost',
+    );
     const method = (init?.method ?? 'GET').toUpperCase();
     const call: RecordedCall = {
       method,
@@ -38,7 +41,10 @@ export function mockFetch(replies: Record<string, Reply | Reply[]>) {
     } else {
       reply = entry;
     }
-    const resolved = typeof reply === 'function' ? reply(call) : (reply ?? { status: 404, body: { success: false, message: 'Not found' } });
+    const resolved =
+      typeof reply === 'function'
+        ? reply(call)
+        : (reply ?? { status: 404, body: { success: false, message: 'Not found' } });
     const status = resolved.status ?? 200;
     return Promise.resolve(
       new Response(resolved.body === undefined ? null : JSON.stringify(resolved.body), {

@@ -27,12 +27,18 @@ interface Options {
 }
 
 /** Renders an element inside the app's providers and a memory router. */
-export function renderWithProviders(element: ReactNode, options: Options = {}): RenderResult & { queryClient: QueryClient } {
+export function renderWithProviders(
+  element: ReactNode,
+  options: Options = {},
+): RenderResult & { queryClient: QueryClient } {
   const routes: RouteObject[] = [{ path: options.routePath ?? '*', element }];
   return renderRoutes(routes, options);
 }
 
-export function renderRoutes(routes: RouteObject[], options: Options = {}): RenderResult & { queryClient: QueryClient } {
+export function renderRoutes(
+  routes: RouteObject[],
+  options: Options = {},
+): RenderResult & { queryClient: QueryClient } {
   const queryClient = options.queryClient ?? testQueryClient();
   if (options.config) queryClient.setQueryData(queryKeys.config, options.config);
   if (options.user !== undefined) queryClient.setQueryData(queryKeys.userInfo, options.user);

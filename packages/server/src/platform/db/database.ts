@@ -90,7 +90,10 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
     kind: 'pglite',
     db,
     raw: {
-      exec: (text) => mutex.run(async () => void (await pglite.exec(text))),
+      exec: (text) =>
+        mutex.run(async () => {
+          await pglite.exec(text);
+        }),
       execInTransaction: (text) =>
         mutex.run(async () => {
           await pglite.exec('BEGIN');
@@ -109,7 +112,7 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
       await db.destroy();
       await pglite.close();
     },
-    dump: () => mutex.run(async () => (await pglite.dumpDataDir('none')) as Blob),
+    dump: () => mutex.run(async () => await pglite.dumpDataDir('none')),
   };
 }
 

@@ -36,7 +36,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
       const first = error.validation[0];
       return reply.status(400).send({ success: false, message: first?.message ?? 'Invalid request' });
     }
-    const db = fromDatabase(error as PgError);
+    const db = fromDatabase(error);
     if (db) return reply.status(db.status).send({ success: false, message: db.message });
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -1,15 +1,14 @@
 import { Button, NonIdealState } from '@blueprintjs/core';
-import { visibleNavTabs } from '@lamina/domain';
+import { MESSAGES, visibleNavTabs } from '@lamina/domain';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useUserInfo } from '../../api/users';
-import { WEB_MESSAGES } from '../../app/needsDomain';
 import { WorkAsDialog } from '../../app/WorkAsDialog';
 import { usePageTitle } from '../../components/usePageTitle';
 
 /** /accessDenied (doc 1 §2.1): contact an administrator, or switch to a role with the right permissions. */
 export function AccessDeniedPage() {
-  usePageTitle(WEB_MESSAGES.accessDeniedTitle);
+  usePageTitle(MESSAGES.accessDeniedTitle);
   const user = useUserInfo().data;
   const [workAsOpen, setWorkAsOpen] = useState(false);
   const hasOtherRoles = (user?.roles.length ?? 0) > 1;
@@ -20,8 +19,8 @@ export function AccessDeniedPage() {
       <NonIdealState
         className="lamina-status-page"
         icon="lock"
-        title={WEB_MESSAGES.accessDeniedTitle}
-        description={WEB_MESSAGES.accessDeniedHelp}
+        title={MESSAGES.accessDeniedTitle}
+        description={MESSAGES.accessDeniedHelp}
         action={
           <div className="lamina-status-actions">
             {hasOtherRoles && (
@@ -31,9 +30,7 @@ export function AccessDeniedPage() {
           </div>
         }
       />
-      {user && (
-        <WorkAsDialog isOpen={workAsOpen} onClose={() => setWorkAsOpen(false)} currentRole={user.workAsRole} />
-      )}
+      {user && <WorkAsDialog isOpen={workAsOpen} onClose={() => setWorkAsOpen(false)} currentRole={user.workAsRole} />}
     </>
   );
 }

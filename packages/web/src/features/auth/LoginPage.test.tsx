@@ -112,7 +112,10 @@ describe('LoginPage', () => {
   });
 
   it('offers single sign-on when configured', async () => {
-    mockFetch({ 'GET /api/config': { body: makeConfig({ ssoLoginUrl: 'https://hub.example.com/login' }) }, 'GET /api/users/info': loggedOut });
+    mockFetch({
+      'GET /api/config': { body: makeConfig({ ssoLoginUrl: 'https://hub.example.com/login' }) },
+      'GET /api/users/info': loggedOut,
+    });
     renderWithProviders(<LoginPage />, { path: '/login' });
     const link = await screen.findByRole('link', { name: 'Log in with single sign-on' });
     expect(link.getAttribute('href')).toBe('https://hub.example.com/login');

@@ -1,5 +1,5 @@
+import { MESSAGES } from '@lamina/domain';
 import { NonIdealState } from '@blueprintjs/core';
-import { WEB_MESSAGES } from '../../app/needsDomain';
 import { usePageTitle } from '../../components/usePageTitle';
 
 /** /successMessage: after an image is marked as scored, also when embedded (doc 1 §2.1). */
@@ -9,8 +9,8 @@ export function SuccessMessagePage() {
     <NonIdealState
       className="lamina-status-page"
       icon="tick-circle"
-      title={WEB_MESSAGES.imageMarkedScored}
-      description={WEB_MESSAGES.returnToDashboard}
+      title={MESSAGES.imageMarkedScored}
+      description={MESSAGES.returnToDashboard}
     />
   );
 }

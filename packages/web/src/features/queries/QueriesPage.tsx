@@ -17,7 +17,11 @@ export function QueriesPage() {
     <PlaceholderPage
       title="Queries"
       icon="chat"
-      description={tab === 'cases' ? 'Queries raised about cases, and their answers.' : 'Queries raised about images, and their answers.'}
+      description={
+        tab === 'cases'
+          ? 'Queries raised about cases, and their answers.'
+          : 'Queries raised about images, and their answers.'
+      }
     >
       <RouteTabs id="queries-tabs" tabs={TABS} selected={tab} pathFor={(t) => `/queries/${t}`} />
     </PlaceholderPage>

@@ -19,7 +19,12 @@ export function StudyPage() {
           : 'The images of this study, with their status and case.'
       }
     >
-      <RouteTabs id="study-tabs" tabs={STUDY_TABS} selected={tab} pathFor={(t) => `/studies/${encodeURIComponent(id)}/${t}`} />
+      <RouteTabs
+        id="study-tabs"
+        tabs={STUDY_TABS}
+        selected={tab}
+        pathFor={(t) => `/studies/${encodeURIComponent(id)}/${t}`}
+      />
     </PlaceholderPage>
   );
 }

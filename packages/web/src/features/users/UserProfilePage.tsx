@@ -19,7 +19,12 @@ export function UserProfilePage() {
           : 'The studies this user can access, and in which role.'
       }
     >
-      <RouteTabs id="user-tabs" tabs={USER_TABS} selected={tab} pathFor={(t) => `/users/${encodeURIComponent(id)}/${t}`} />
+      <RouteTabs
+        id="user-tabs"
+        tabs={USER_TABS}
+        selected={tab}
+        pathFor={(t) => `/users/${encodeURIComponent(id)}/${t}`}
+      />
     </PlaceholderPage>
   );
 }
