@@ -7,3 +7,4 @@ export * from './reasonForChange.js';
 export * from './auth.js';
 export * from './navigation.js';
 export * from './zodMessages.js';
+export * from './permissionsDoc.js';

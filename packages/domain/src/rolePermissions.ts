@@ -359,7 +359,7 @@ export const ROLE_REASONING: Readonly<Record<RoleName, string>> = {
   LabTech:
     'Lab technician: uploads, creates and edits cases, assigns images to cases, passes lab QC, sees the lab columns of doc 2 §6 (Sponsor, Lab Visit ID, File Name, Organization, QA Comments, In Query; not Visit ID or Status). Sees labels to check slide identity. Answers queries sent to its role.',
   Site:
-    'Clinical site staff, granted globally: uploads images for its subjects and answers image queries sent to the site. Sees labels of its own slides. No cases, no Image Management.',
+    'Clinical site staff, held per study (not in the assignable set of spec doc 1 §6, so granted by a system admin): uploads images for its subjects and answers image queries sent to the site. Sees labels of its own slides. No cases, no Image Management.',
   NOTO:
     'Reader working inside NOTO through the embedded mode: the reader\'s viewer permissions only, no top-level pages (the embedding platform is its navigation).',
   LIS:

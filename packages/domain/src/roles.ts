@@ -98,8 +98,8 @@ export const ROLES: readonly RoleDefinition[] = [
     id: 10,
     name: 'Site',
     displayName: 'Site',
-    description: 'Clinical site staff: uploads images for its subjects and answers image queries.',
-    roleType: 'GLOBAL',
+    description: 'Clinical site staff: uploads images for its subjects and answers image queries. Held per study, granted by a system admin.',
+    roleType: 'STUDY',
   },
   {
     id: 11,

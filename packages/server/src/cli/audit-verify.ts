@@ -1,0 +1,25 @@
+// `npm run audit:verify`: walks the audit chain of the configured database (DATABASE_URL, or the
+// embedded database in DATA_DIR) and reports the first broken link. Exit 0 when it verifies, 1 when not.
+import path from 'node:path';
+import { loadConfig } from '../platform/config.js';
+import { openDatabase } from '../platform/db/database.js';
+import { verifyAuditChain } from '../platform/audit/verify.js';
+
+const config = loadConfig();
+const database = await openDatabase({
+  databaseUrl: config.databaseUrl,
+  dataDir: config.databaseUrl ? undefined : path.join(config.dataDir, 'db'),
+});
+try {
+  const result = await verifyAuditChain(database.db);
+  if (result.ok) {
+    console.log(`Audit trail verified: ${result.rowsChecked} events, chain intact.`);
+  } else {
+    console.error(
+      `Audit trail BROKEN at event ${result.brokenAt?.id ?? '?'}: ${result.brokenAt?.problem ?? ''} (${result.rowsChecked} events verified before it).`,
+    );
+    process.exitCode = 1;
+  }
+} finally {
+  await database.close();
+}
