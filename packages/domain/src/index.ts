@@ -8,3 +8,5 @@ export * from './auth.js';
 export * from './navigation.js';
 export * from './zodMessages.js';
 export * from './permissionsDoc.js';
+export * from './studies.js';
+export * from './users.js';

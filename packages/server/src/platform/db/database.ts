@@ -27,6 +27,9 @@ export interface Database {
 
 // int8 (counts, bigint ids) as JS numbers on both drivers: every value we keep fits in 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
+// Calendar dates stay 'YYYY-MM-DD' strings: a JS Date would shift them by the server's time zone.
+pg.types.setTypeParser(pg.types.builtins.DATE, (v: string) => v);
+const DATE_OID = 1082;
 
 export interface OpenOptions {
   /** postgres:// URL; when absent the embedded PGlite is used. */
@@ -81,6 +84,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
 async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const pglite = await PGlite.create({
+    parsers: { [DATE_OID]: (v: string) => v },
     ...(dataDir ? { dataDir } : {}),
     ...(loadDataDir ? { loadDataDir } : {}),
   });

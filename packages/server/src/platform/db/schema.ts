@@ -52,6 +52,8 @@ export interface UserRolesTable {
   role_id: number;
 }
 
+type TextArray = ColumnType<string[], string[] | undefined, string[]>;
+
 export interface StudiesTable {
   id: Generated<number>;
   name: string;
@@ -59,7 +61,151 @@ export interface StudiesTable {
   on_hold: Generated<boolean>;
   on_hold_reason: string | null;
   is_noto: Generated<boolean>;
+  protocol_ids: TextArray;
+  visit_ids: TextArray;
+  lab_visit_ids: TextArray;
+  indications: TextArray;
+  segments: Generated<number>;
+  anatomical_segments: TextArray;
+  modality: TextArray;
+  created_by: number | null;
   created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AnnotationClassesTable {
+  id: Generated<number>;
+  study_id: number;
+  type: 'HPF' | 'POINT' | 'FREEHAND' | 'MULTILINE';
+  name: string;
+  color: string;
+  sort_order: Generated<number>;
+  enabled: Generated<boolean>;
+  deleted: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CasesTable {
+  id: Generated<number>;
+  study_id: number;
+  proc_id: string | null;
+  histo_procedure_id: string | null;
+  subject_id: string | null;
+  site_id: string | null;
+  visit_id: string | null;
+  status: Generated<string>;
+  prev_workflow_statuses: TextArray;
+  images_expected: number | null;
+  specimen_collection_date: string | null;
+  qc1_by: number | null;
+  qc2_by: number | null;
+  read_by: number | null;
+  qc_completed_at: Date | null;
+  read_completed_at: Date | null;
+  created_by: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CaseReadersTable {
+  case_id: number;
+  user_id: number;
+  assigned_at: Timestamp;
+  read_at: Date | null;
+}
+
+export interface ImagesTable {
+  id: Generated<number>;
+  study_id: number | null;
+  case_id: number | null;
+  name: string;
+  s3_key: string;
+  cog_key: string | null;
+  uploader_id: number | null;
+  organization_id: number | null;
+  uploaded_at: Timestamp;
+  status: Generated<string>;
+  processing_status: Generated<string>;
+  status_message: string | null;
+  accession_number: string | null;
+  biopsy_location: string | null;
+  protocol_id: string | null;
+  site_id: string | null;
+  subject_id: string | null;
+  visit_id: string | null;
+  lab_visit_id: string | null;
+  specimen_collection_date: string | null;
+  lab_image_created_at: Date | null;
+  lab_image_id: string | null;
+  machine_readable_barcode: string | null;
+  stain_type: string | null;
+  qa_comments: string | null;
+  accept_ai_annotations: Generated<boolean>;
+  ignored: Generated<boolean>;
+  content_sha256: string | null;
+  size_bytes: number | null;
+  width: number | null;
+  height: number | null;
+  levels: number | null;
+  mpp: number | null;
+  objective_power: number | null;
+  z_stack_size: Generated<number>;
+  replaces_image_id: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AnnotationsTable {
+  id: Generated<number>;
+  image_id: number;
+  annotation_type: string;
+  annotation_class_id: number | null;
+  parent_id: number | null;
+  source: Generated<string>;
+  geometry: ColumnType<unknown, string, string>;
+  text: string | null;
+  color: string | null;
+  radius: number | null;
+  radius_x: number | null;
+  radius_y: number | null;
+  tilt: number | null;
+  weight: number | null;
+  length: number | null;
+  multiline_category: string | null;
+  user_id: number | null;
+  status: Generated<string>;
+  created_at: Timestamp;
+  deleted_at: Date | null;
+}
+
+export interface QueriesTable {
+  id: Generated<number>;
+  object_type: 'CASE' | 'IMAGE';
+  object_id: number;
+  study_id: number;
+  case_id: number | null;
+  organization_id: number | null;
+  assessment_type: string | null;
+  query_status: Generated<'OPEN' | 'CLOSED'>;
+  resolution: 'RESOLVED' | 'UNRESOLVABLE' | null;
+  category: Generated<string>;
+  category_other_text: string | null;
+  reason_text: string | null;
+  child_reason_text: string | null;
+  reason_option_id: number | null;
+  child_reason_option_id: number | null;
+  close_text: string | null;
+  resolution_text: string | null;
+  resolution_option: string | null;
+  latest_follow_up_on: Date | null;
+  opened_at: Timestamp;
+  opened_by: number | null;
+  opened_by_role_id: number | null;
+  with_role_id: number | null;
+  resolved_by: number | null;
+  closed_at: Date | null;
+  closed_by: number | null;
   updated_at: Timestamp;
 }
 
@@ -120,6 +266,12 @@ export interface DB {
   users: UsersTable;
   user_roles: UserRolesTable;
   studies: StudiesTable;
+  annotation_classes: AnnotationClassesTable;
+  cases: CasesTable;
+  case_readers: CaseReadersTable;
+  images: ImagesTable;
+  annotations: AnnotationsTable;
+  queries: QueriesTable;
   study_access: StudyAccessTable;
   sessions: SessionsTable;
   login_failures: LoginFailuresTable;

@@ -1,0 +1,304 @@
+import { z } from 'zod';
+
+/** Indications (wire values fixed by the studies issue; labels as spec doc 1 §1). */
+export const INDICATIONS = [
+  'CROHNS_DISEASE',
+  'ULCERATIVE_COLITIS',
+  'EOSINOPHILIC_ESOPHAGITIS',
+  'NASH',
+  'POUCHITIS',
+  'CELIAC_DISEASE',
+  'PRIMARY_SCLEROSING_CHOLANGITIS',
+  'EOSINOPHILIC_DUODENITIS',
+  'EOSINOPHILIC_GASTROENTERITIS',
+] as const;
+export type Indication = (typeof INDICATIONS)[number];
+
+export const INDICATION_LABELS: Readonly<Record<Indication, string>> = {
+  CROHNS_DISEASE: "Crohn's Disease",
+  ULCERATIVE_COLITIS: 'Ulcerative Colitis',
+  EOSINOPHILIC_ESOPHAGITIS: 'Eosinophilic Esophagitis',
+  NASH: 'Nonalcoholic Steatohepatitis (NASH)',
+  POUCHITIS: 'Pouchitis',
+  CELIAC_DISEASE: 'Celiac Disease',
+  PRIMARY_SCLEROSING_CHOLANGITIS: 'Primary Sclerosing Cholangitis',
+  EOSINOPHILIC_DUODENITIS: 'Eosinophilic Duodenitis',
+  EOSINOPHILIC_GASTROENTERITIS: 'Eosinophilic Gastroenteritis',
+};
+
+export const MODALITIES = ['HISTOPATHOLOGY', 'IMMUNOHISTOCHEMISTRY', 'ENDOSCOPY'] as const;
+export type Modality = (typeof MODALITIES)[number];
+export const MODALITY_LABELS: Readonly<Record<Modality, string>> = {
+  HISTOPATHOLOGY: 'Histopathology',
+  IMMUNOHISTOCHEMISTRY: 'Immunohistochemistry',
+  ENDOSCOPY: 'Endoscopy',
+};
+
+/** The four annotation-class lists of a study and their class types (spec doc 1 §3). */
+export const ANNOTATION_CLASS_LISTS = {
+  hpfClasses: 'HPF',
+  pointClasses: 'POINT',
+  freehandClasses: 'FREEHAND',
+  multilineClasses: 'MULTILINE',
+} as const;
+export type AnnotationClassList = keyof typeof ANNOTATION_CLASS_LISTS;
+export type AnnotationClassType = (typeof ANNOTATION_CLASS_LISTS)[AnnotationClassList];
+export const ANNOTATION_CLASS_LIST_NAMES = Object.keys(ANNOTATION_CLASS_LISTS) as AnnotationClassList[];
+
+/** Default colour swatches (spec doc 1 §9). */
+export const CLASS_COLOR_SWATCHES = ['#87FF01', '#FF001E', '#FF9F00', '#FDEB03', '#013BFA', '#8601FC', '#4A90E2', '#00FFFF', '#09FF98'] as const;
+
+export const CELIAC_DEFAULT_POINT_CLASSES = [
+  { name: 'Enterocyte', color: '#FF9F00' },
+  { name: 'IEL', color: '#87FF01' },
+] as const;
+export const CELIAC_DEFAULT_LINE_CLASSES = [
+  { name: 'Unit 1', color: '#87FF01' },
+  { name: 'Unit 2', color: '#FF001E' },
+  { name: 'Unit 3', color: '#FF9F00' },
+  { name: 'Unit 4', color: '#FDEB03' },
+  { name: 'Unit 5', color: '#013BFA' },
+] as const;
+
+export const ON_HOLD_REASON_MAX = 178;
+
+/** Study configuration messages (spec doc 1 §5, §8), typed once. */
+export const STUDY_MESSAGES = {
+  nameRequired: 'Name is required',
+  indicationRequired: 'Indication is required',
+  segmentsRequired: 'Number of Anatomical Segments is required',
+  modalityRequired: 'Modality is required',
+  classNameInvalid: 'name is blank or not unique',
+  onHoldReasonRequired: 'On Hold Reason is required',
+  onHoldReasonTooLong: `On Hold Reason must be at most ${ON_HOLD_REASON_MAX} characters`,
+  visitPairNotUnique: 'The Visit ID / Lab Visit ID pair must be unique',
+  visitIdRequired: 'Visit ID is required',
+  oneIndicationOnly: 'Studies only support one indication.',
+  reasonForChangeRequired: 'Reason for change is required',
+  studyNotFound: 'Study not found',
+  unableToFetchStudies: 'Unable to fetch studies',
+  unableToFetchStudiesForUser: 'Unable to fetch studies for user',
+  unableToCreateStudy: 'Unable to create study',
+  unableToUpdateStudy: 'Unable to update study',
+  classHasAnnotations: 'This class has annotations and cannot be deleted',
+} as const;
+
+export const unableToFetchStudy = (id: number | string): string => `Unable to fetch study ${id}`;
+
+const colorSchema = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'color must be a hex colour such as #87FF01');
+
+export const annotationClassInputSchema = z.object({
+  id: z.number().int().positive().optional(),
+  name: z.string().max(100),
+  color: colorSchema,
+  sortOrder: z.number().int().min(0),
+  enabled: z.boolean(),
+  deleted: z.boolean().optional(),
+});
+export type AnnotationClassInput = z.infer<typeof annotationClassInputSchema>;
+
+/** The editable study configuration (create payload; the update sends changed fields of it). */
+export const studyConfigSchema = z.object({
+  name: z.string().max(200),
+  sponsor: z.string().max(200).nullable().default(null),
+  protocolIds: z.array(z.string().trim().min(1).max(100)).default([]),
+  visitIds: z.array(z.string().max(100)).default([]),
+  labVisitIds: z.array(z.string().max(100)).default([]),
+  indications: z.array(z.enum(INDICATIONS)).default([]),
+  segments: z.number().int().nullable(),
+  anatomicalSegments: z.array(z.string().max(100)).default([]),
+  modality: z.array(z.enum(MODALITIES)).default([]),
+  onHold: z.boolean().default(false),
+  onHoldReason: z.string().nullable().default(null),
+  hpfClasses: z.array(annotationClassInputSchema).default([]),
+  pointClasses: z.array(annotationClassInputSchema).default([]),
+  freehandClasses: z.array(annotationClassInputSchema).default([]),
+  multilineClasses: z.array(annotationClassInputSchema).default([]),
+});
+export type StudyConfig = z.infer<typeof studyConfigSchema>;
+
+export interface StudyConfigIssue {
+  /** The field (or list) the message belongs to, e.g. 'name', 'pointClasses', 'visitIds'. */
+  field: keyof StudyConfig;
+  /** Index within a list, when the issue is about one entry. */
+  index?: number;
+  message: string;
+}
+
+/** Every study configuration rule of spec doc 1 §5, as data: the form shows these, the server refuses with the first. */
+export function validateStudyConfig(config: StudyConfig): StudyConfigIssue[] {
+  const issues: StudyConfigIssue[] = [];
+  if (config.name.trim() === '') issues.push({ field: 'name', message: STUDY_MESSAGES.nameRequired });
+  if (config.indications.length === 0) issues.push({ field: 'indications', message: STUDY_MESSAGES.indicationRequired });
+  const exclusive = config.indications.filter((i) => i === 'NASH' || i === 'CELIAC_DISEASE');
+  if (exclusive.length > 0 && config.indications.length > 1) {
+    issues.push({ field: 'indications', message: STUDY_MESSAGES.oneIndicationOnly });
+  }
+  if (config.segments === null || !Number.isInteger(config.segments) || config.segments < 1) {
+    issues.push({ field: 'segments', message: STUDY_MESSAGES.segmentsRequired });
+  } else if (config.anatomicalSegments.length !== config.segments) {
+    issues.push({ field: 'anatomicalSegments', message: `Enter one name per segment (${config.segments})` });
+  }
+  if (config.modality.length === 0) issues.push({ field: 'modality', message: STUDY_MESSAGES.modalityRequired });
+  if (config.onHold && (config.onHoldReason ?? '').trim() === '') {
+    issues.push({ field: 'onHoldReason', message: STUDY_MESSAGES.onHoldReasonRequired });
+  }
+  if ((config.onHoldReason ?? '').length > ON_HOLD_REASON_MAX) {
+    issues.push({ field: 'onHoldReason', message: STUDY_MESSAGES.onHoldReasonTooLong });
+  }
+  if (new Set(config.protocolIds.map((p) => p.trim())).size !== config.protocolIds.length) {
+    issues.push({ field: 'protocolIds', message: 'Protocol IDs must be unique' });
+  }
+  issues.push(...visitPairIssues(config.visitIds, config.labVisitIds));
+  for (const list of ANNOTATION_CLASS_LIST_NAMES) {
+    const seen = new Set<string>();
+    config[list].forEach((c, index) => {
+      if (c.deleted) return;
+      const key = c.name.trim().toLowerCase();
+      if (key === '' || seen.has(key)) issues.push({ field: list, index, message: STUDY_MESSAGES.classNameInvalid });
+      seen.add(key);
+    });
+  }
+  return issues;
+}
+
+/**
+ * Visit / lab-visit pairs: equal lengths, a visit ID in every pair, each pair unique, and a lab
+ * visit ID used at most once.
+ */
+export function visitPairIssues(visitIds: readonly string[], labVisitIds: readonly string[]): StudyConfigIssue[] {
+  const issues: StudyConfigIssue[] = [];
+  if (visitIds.length !== labVisitIds.length) {
+    return [{ field: 'labVisitIds', message: 'Visit IDs and Lab Visit IDs must be paired' }];
+  }
+  const pairs = new Set<string>();
+  const labs = new Set<string>();
+  visitIds.forEach((visit, index) => {
+    const lab = (labVisitIds[index] ?? '').trim();
+    if (visit.trim() === '') issues.push({ field: 'visitIds', index, message: STUDY_MESSAGES.visitIdRequired });
+    const pair = `${visit.trim()}\u0000${lab}`;
+    if (pairs.has(pair) || (lab !== '' && labs.has(lab))) {
+      issues.push({ field: 'visitIds', index, message: STUDY_MESSAGES.visitPairNotUnique });
+    }
+    pairs.add(pair);
+    if (lab !== '') labs.add(lab);
+  });
+  return issues;
+}
+
+/** Can this visit / lab-visit pair be added to the existing ones? Returns the message when not. */
+export function canAddVisitPair(visitIds: readonly string[], labVisitIds: readonly string[], visit: string, lab: string): string | null {
+  if (visit.trim() === '') return STUDY_MESSAGES.visitIdRequired;
+  const issues = visitPairIssues([...visitIds, visit.trim()], [...labVisitIds, lab.trim()]);
+  return issues.find((i) => i.index === visitIds.length)?.message ?? null;
+}
+
+/** Indication selection (spec doc 1 §5): choosing NASH leaves only NASH. */
+export function selectIndications(previous: readonly Indication[], next: readonly Indication[]): Indication[] {
+  const added = next.filter((i) => !previous.includes(i));
+  if (added.includes('NASH')) return ['NASH'];
+  if (added.includes('CELIAC_DISEASE')) return ['CELIAC_DISEASE'];
+  return [...next];
+}
+
+/** Which indications are disabled in the picker (spec doc 1 §5). */
+export function isIndicationDisabled(selected: readonly Indication[], indication: Indication): boolean {
+  if (selected.length === 0 || selected.includes(indication)) return false;
+  if (indication === 'NASH' || indication === 'CELIAC_DISEASE') return true;
+  return selected.includes('NASH') || selected.includes('CELIAC_DISEASE');
+}
+
+/** Adds the celiac default point and line classes, skipping names that exist (spec doc 1 §5). */
+export function withCeliacDefaults(config: Pick<StudyConfig, 'pointClasses' | 'multilineClasses'>): Pick<StudyConfig, 'pointClasses' | 'multilineClasses'> {
+  const add = (list: AnnotationClassInput[], defaults: readonly { name: string; color: string }[]) => {
+    const out = [...list];
+    for (const d of defaults) {
+      if (out.some((c) => !c.deleted && c.name.trim().toLowerCase() === d.name.toLowerCase())) continue;
+      out.push({ name: d.name, color: d.color, sortOrder: out.length, enabled: true });
+    }
+    return out;
+  };
+  return {
+    pointClasses: add(config.pointClasses, CELIAC_DEFAULT_POINT_CLASSES),
+    multilineClasses: add(config.multilineClasses, CELIAC_DEFAULT_LINE_CLASSES),
+  };
+}
+
+/** A changed field of an existing study: the new value and the reason (spec doc 1 §7). */
+export const changeValueSchema = <T extends z.ZodType>(value: T) =>
+  z.object({ value, reasonForChange: z.string().max(1000).nullable().optional() });
+
+export const studyUpdateSchema = z
+  .object({
+    name: changeValueSchema(studyConfigSchema.shape.name),
+    sponsor: changeValueSchema(z.string().max(200).nullable()),
+    protocolIds: changeValueSchema(z.array(z.string().trim().min(1).max(100))),
+    visitIds: changeValueSchema(z.array(z.string().max(100))),
+    labVisitIds: changeValueSchema(z.array(z.string().max(100))),
+    indications: changeValueSchema(z.array(z.enum(INDICATIONS))),
+    segments: changeValueSchema(z.number().int().nullable()),
+    anatomicalSegments: changeValueSchema(z.array(z.string().max(100))),
+    modality: changeValueSchema(z.array(z.enum(MODALITIES))),
+    onHold: changeValueSchema(z.boolean()),
+    onHoldReason: changeValueSchema(z.string().nullable()),
+    hpfClasses: changeValueSchema(z.array(annotationClassInputSchema)),
+    pointClasses: changeValueSchema(z.array(annotationClassInputSchema)),
+    freehandClasses: changeValueSchema(z.array(annotationClassInputSchema)),
+    multilineClasses: changeValueSchema(z.array(annotationClassInputSchema)),
+  })
+  .partial();
+export type StudyUpdate = z.infer<typeof studyUpdateSchema>;
+
+/** An annotation class as the server sends it (spec doc 1 §3). */
+export interface AnnotationClassView {
+  id: number;
+  name: string;
+  color: string;
+  sortOrder: number;
+  type: AnnotationClassType;
+  enabled: boolean;
+  deleted: boolean;
+  count: number;
+}
+
+/** The study view (GET /api/studies/{id}, rows of GET /api/studies/list). */
+export interface StudyView {
+  id: number;
+  name: string;
+  sponsor: string | null;
+  protocolIds: string[];
+  visitIds: string[];
+  labVisitIds: string[];
+  indications: Indication[];
+  segments: number;
+  anatomicalSegments: string[];
+  modality: Modality[];
+  onHold: boolean;
+  onHoldReason: string | null;
+  createdAt: string;
+  isNoto: boolean;
+  mostRecentUploadAt: string | null;
+  uploaders: StudyUserRef[];
+  readers: StudyUserRef[];
+  readonlyUsers: StudyUserRef[];
+  hpfClasses: AnnotationClassView[];
+  pointClasses: AnnotationClassView[];
+  freehandClasses: AnnotationClassView[];
+  multilineClasses: AnnotationClassView[];
+  numberOfUnassignedImages: number;
+  numberOfCasesNeedingQC: number;
+  numberOfQueriesOpen: number;
+  numberOfQueriesAnswered: number;
+  numberOfAssignedReadCases: number;
+  numberOfAssignedUnreadCases: number;
+}
+
+export interface StudyUserRef {
+  id: number;
+  username: string;
+  firstName: string | null;
+  lastName: string | null;
+  roleId: number;
+  roleName: string;
+  organizationName: string | null;
+}

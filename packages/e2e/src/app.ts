@@ -1,0 +1,131 @@
+import { CSRF_HEADER, ROLE_PERMISSIONS, roleByName, visibleNavTabs, type RoleName } from '@lamina/domain';
+import type { APIResponse, Locator, Page } from 'playwright-core';
+import { appUrl, demoPassword } from './env.js';
+
+/** The demo account of each role and the role it works as right after login. */
+export interface RoleAccount {
+  username: string;
+  role: RoleName;
+  /** Where login (to the default /studies) ends: /accessDenied without S_Main_ViewStudyPage. */
+  landsOn: '/studies' | '/accessDenied';
+}
+
+export const ROLE_ACCOUNTS: readonly RoleAccount[] = [
+  { username: 'sysadmin', role: 'SystemAdmin', landsOn: '/studies' },
+  { username: 'studyadmin', role: 'StudyAdmin', landsOn: '/studies' },
+  { username: 'isc', role: 'ISC', landsOn: '/studies' },
+  { username: 'dm', role: 'DM', landsOn: '/studies' },
+  { username: 'pm', role: 'PM', landsOn: '/studies' },
+  { username: 'sponsor', role: 'SPONSOR', landsOn: '/studies' },
+  { username: 'uploader', role: 'UPLOADER', landsOn: '/studies' },
+  { username: 'labtech', role: 'LabTech', landsOn: '/studies' },
+  { username: 'reader1', role: 'CR', landsOn: '/studies' },
+  { username: 'site', role: 'Site', landsOn: '/studies' },
+  { username: 'lis', role: 'LIS', landsOn: '/accessDenied' },
+  { username: 'noto', role: 'NOTO', landsOn: '/accessDenied' },
+];
+
+/** Tab labels the domain's permission map gives a role. */
+export function expectedTabLabels(role: RoleName): string[] {
+  return visibleNavTabs(ROLE_PERMISSIONS[role]).map((tab) => tab.label);
+}
+
+export function displayNameOf(role: RoleName): string {
+  return roleByName(role).displayName;
+}
+
+/** Opens /login (with `?redirect=` when given) and submits the form; does not wait for the outcome. */
+export async function submitLogin(
+  page: Page,
+  username: string,
+  options: { password?: string; redirect?: string; open?: boolean } = {},
+): Promise<void> {
+  if (options.open !== false) {
+    const query = options.redirect === undefined ? '' : `?redirect=${encodeURIComponent(options.redirect)}`;
+    await page.goto(appUrl(`/login${query}`));
+  }
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(options.password ?? demoPassword());
+  await page.getByRole('button', { name: 'Log in', exact: true }).click();
+}
+
+/**
+ * Logs in through the login page and waits until the browser has left /login. Guard redirects
+ * after that (to /welcome, /accessDenied) are the caller's to wait for.
+ */
+export async function loginViaUi(
+  page: Page,
+  username: string,
+  options: { password?: string; redirect?: string; open?: boolean } = {},
+): Promise<void> {
+  await submitLogin(page, username, options);
+  await page.waitForURL((url) => url.pathname !== '/login');
+}
+
+/** Waits until the browser is on `pathname` (any query string). */
+export async function waitForPath(page: Page, pathname: string): Promise<void> {
+  await page.waitForURL((url) => url.pathname === pathname);
+}
+
+export function pathnameOf(page: Page): string {
+  return new URL(page.url()).pathname;
+}
+
+/** The header's top navigation tabs (links in the "Main" navigation). */
+export function navTabs(page: Page): Locator {
+  return page.getByRole('navigation', { name: 'Main' }).getByRole('link');
+}
+
+/** Labels of the visible top navigation tabs, in display order. */
+export async function visibleTabLabels(page: Page): Promise<string[]> {
+  const labels = await navTabs(page).filter({ visible: true }).allInnerTexts();
+  return labels.map((label) => label.trim());
+}
+
+export function workAsTag(page: Page): Locator {
+  return page.getByTestId('work-as-role');
+}
+
+/** The main content's page heading (the h2 of a page, e.g. "Studies"). */
+export function pageHeading(page: Page, name: string): Locator {
+  return page.getByRole('main').getByRole('heading', { level: 2, name, exact: true });
+}
+
+/** GET /api/users/info from inside the page's context (same cookies as the page). */
+export async function fetchUserInfo(page: Page): Promise<APIResponse> {
+  return page.request.get(appUrl('/api/users/info'), { headers: { Accept: 'application/json' } });
+}
+
+export interface UserInfoBody {
+  username: string;
+  registered: boolean;
+  actions: string[];
+  workAsRole: { id: number; name: RoleName; displayName: string } | null;
+  roles: { id: number; name: RoleName; displayName: string }[];
+}
+
+export async function userInfo(page: Page): Promise<UserInfoBody> {
+  const response = await fetchUserInfo(page);
+  if (response.status() !== 200) throw new Error(`GET /api/users/info answered ${response.status()}: ${await response.text()}`);
+  return (await response.json()) as UserInfoBody;
+}
+
+/** Opens the header's user menu and clicks one of its items. */
+export async function chooseUserMenuItem(page: Page, item: 'Work As...' | 'Logout'): Promise<void> {
+  await page.getByTestId('user-menu').click();
+  await page.getByRole('menuitem', { name: item, exact: true }).click();
+}
+
+/**
+ * Switches the work-as role through the API (PUT /api/users/workAs with the CSRF token), for
+ * restoring state after a test; the tests themselves switch through the UI.
+ */
+export async function workAsViaApi(page: Page, role: RoleName): Promise<void> {
+  const csrf = await page.request.get(appUrl('/api/auth/csrf'));
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const response = await page.request.put(appUrl('/api/users/workAs'), {
+    headers: { [CSRF_HEADER]: csrfToken, Origin: new URL(appUrl('/')).origin },
+    data: { roleId: roleByName(role).id },
+  });
+  if (!response.ok()) throw new Error(`PUT /api/users/workAs answered ${response.status()}: ${await response.text()}`);
+}

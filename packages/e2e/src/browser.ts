@@ -1,0 +1,94 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { test } from 'vitest';
+
+/** packages/e2e/test-results (gitignored at the repository root). */
+export const RESULTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../test-results');
+
+export const VIEWPORT = { width: 1280, height: 800 } as const;
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export async function newTestContext(browser: Browser): Promise<BrowserContext> {
+  return browser.newContext({ viewport: VIEWPORT });
+}
+
+/** A file name from a test name: `logout › lands on /login` → `logout-lands-on-login`. */
+export function slug(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 120);
+}
+
+/** Saves a PNG into test-results/; the viewport only, unless `fullPage`. */
+export async function saveScreenshot(page: Page, fileName: string, options: { fullPage?: boolean } = {}): Promise<string> {
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, fileName);
+  await page.screenshot({ path: file, fullPage: options.fullPage ?? false });
+  return file;
+}
+
+interface BrowserFixtures {
+  /** One Chromium per test file. */
+  browser: Browser;
+  /** A fresh context (cookies, storage) per test, 1280×800. */
+  context: BrowserContext;
+  page: Page;
+}
+
+/**
+ * `test` with a Playwright page. The page's context is new for every test; when the test fails,
+ * a screenshot goes to test-results/FAILED-<test name>.png and the browser console is printed.
+ */
+export const e2eTest = test.extend<BrowserFixtures>({
+  browser: [
+    // eslint-disable-next-line no-empty-pattern -- vitest fixtures must destructure their first argument
+    async ({}, use) => {
+      const browser = await launchBrowser();
+      await use(browser);
+      await browser.close();
+    },
+    { scope: 'file' },
+  ],
+  context: async ({ browser }, use) => {
+    const context = await newTestContext(browser);
+    context.setDefaultTimeout(15_000);
+    context.setDefaultNavigationTimeout(30_000);
+    await use(context);
+    await context.close();
+  },
+  page: async ({ context, task }, use) => {
+    const page = await context.newPage();
+    const consoleLines: string[] = [];
+    page.on('console', (message) => consoleLines.push(`[${message.type()}] ${message.text()}`));
+    page.on('pageerror', (error) => consoleLines.push(`[pageerror] ${error.message}`));
+    await use(page);
+    if (task.result?.state === 'fail') {
+      try {
+        const file = await saveScreenshot(page, `FAILED-${slug(task.fullName)}.png`, { fullPage: true });
+        console.error(`Screenshot of the failed test "${task.fullName}" at ${page.url()}: ${file}`);
+      } catch (error) {
+        console.error(`No screenshot for "${task.fullName}": ${String(error)}`);
+      }
+      if (consoleLines.length > 0) console.error(`Browser console:\n${consoleLines.join('\n')}`);
+    }
+  },
+});
