@@ -25,7 +25,10 @@ async function switchRoleViaDialog(page: Page, roleDisplayName: string): Promise
   await dialog.waitFor();
   // Click the radio's label, as a user does (Blueprint draws its own indicator over the input).
   const radio = dialog.getByRole('radio', { name: roleDisplayName, exact: true });
-  await dialog.locator('label').filter({ has: radio }).click();
+  await dialog
+    .locator('label')
+    .filter({ has: page.getByRole('radio', { name: roleDisplayName, exact: true }) })
+    .click();
   expect(await radio.isChecked()).toBe(true);
   // A marker on window survives only as long as the document does: gone after a real reload.
   await page.evaluate(() => {
