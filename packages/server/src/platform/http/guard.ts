@@ -43,6 +43,9 @@ export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): 
     if (!policy) {
       throw new MissingPolicyError(`${request.method} ${request.routeOptions.url ?? request.url}`);
     }
+    // Signed-URL routes (tiles, local storage) verify their own token: no session, no CSRF (the
+    // signature is the authorisation and these requests carry no cookie-borne authority).
+    if (policy.kind === 'signedUrl') return;
     const token = request.cookies[SESSION_COOKIE];
     if (token) {
       request.session = await loadSession(db, keys, token);

@@ -15,7 +15,12 @@ export type Policy =
   /** A registered user holding any one of the permissions; optionally scoped to a study. */
   | { readonly kind: 'permission'; readonly anyOf: readonly Permission[]; readonly study?: StudyResolver }
   /** A system admin working as SystemAdmin. */
-  | { readonly kind: 'systemAdmin' };
+  | { readonly kind: 'systemAdmin' }
+  /**
+   * Authorised by a signed token in the URL that the handler verifies (tiles, local storage URLs):
+   * no session is loaded, so the hot path makes no database round trip.
+   */
+  | { readonly kind: 'signedUrl' };
 
 export const policy = {
   public: (): Policy => ({ kind: 'public' }),
@@ -26,6 +31,7 @@ export const policy = {
     ...options,
   }),
   systemAdmin: (): Policy => ({ kind: 'systemAdmin' }),
+  signedUrl: (): Policy => ({ kind: 'signedUrl' }),
 };
 
 function positiveInt(value: unknown): number | null {
