@@ -1,5 +1,6 @@
 import { CSRF_HEADER, ROLE_PERMISSIONS, roleByName, visibleNavTabs, type RoleName } from '@lamina/domain';
 import type { APIResponse, Locator, Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { appUrl, demoPassword } from './env.js';
 
 /** The demo account of each role and the role it works as right after login. */
@@ -62,7 +63,7 @@ export async function loginViaUi(
   await page.waitForURL((url) => url.pathname !== '/login');
 }
 
-/** Waits until the browser is on `pathname` (any query string). */
+/** Waits until the browser is on `pathname` (any query string); times out otherwise. */
 export async function waitForPath(page: Page, pathname: string): Promise<void> {
   await page.waitForURL((url) => url.pathname === pathname);
 }
@@ -86,6 +87,21 @@ export function workAsTag(page: Page): Locator {
   return page.getByTestId('work-as-role');
 }
 
+/** The header's work-as role text, or null while there is none. */
+export async function workAsText(page: Page): Promise<string | null> {
+  const tag = workAsTag(page);
+  if ((await tag.count()) === 0) return null;
+  return (await tag.first().innerText()).trim();
+}
+
+/**
+ * `expect.poll` with the patience of a page that loads and may redirect once more: the value is
+ * read again until it matches or 15 s have passed, then the assertion fails with the last value.
+ */
+export function eventually<T>(read: () => Promise<T> | T) {
+  return expect.poll(read, { timeout: 15_000, interval: 100 });
+}
+
 /** The main content's page heading (the h2 of a page, e.g. "Studies"). */
 export function pageHeading(page: Page, name: string): Locator {
   return page.getByRole('main').getByRole('heading', { level: 2, name, exact: true });
@@ -106,7 +122,8 @@ export interface UserInfoBody {
 
 export async function userInfo(page: Page): Promise<UserInfoBody> {
   const response = await fetchUserInfo(page);
-  if (response.status() !== 200) throw new Error(`GET /api/users/info answered ${response.status()}: ${await response.text()}`);
+  if (response.status() !== 200)
+    throw new Error(`GET /api/users/info answered ${response.status()}: ${await response.text()}`);
   return (await response.json()) as UserInfoBody;
 }
 

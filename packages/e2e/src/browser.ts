@@ -1,11 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { test } from 'vitest';
+import { RESULTS_DIR } from './paths.js';
 
-/** packages/e2e/test-results (gitignored at the repository root). */
-export const RESULTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../test-results');
+export { RESULTS_DIR };
 
 export const VIEWPORT = { width: 1280, height: 800 } as const;
 
@@ -39,7 +38,11 @@ export function slug(name: string): string {
 }
 
 /** Saves a PNG into test-results/; the viewport only, unless `fullPage`. */
-export async function saveScreenshot(page: Page, fileName: string, options: { fullPage?: boolean } = {}): Promise<string> {
+export async function saveScreenshot(
+  page: Page,
+  fileName: string,
+  options: { fullPage?: boolean } = {},
+): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, fileName);
   await page.screenshot({ path: file, fullPage: options.fullPage ?? false });

@@ -4,10 +4,8 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from './paths.js';
 
-/** /work/main, wherever the repository is checked out. */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const WEB_DIR = path.join(REPO_ROOT, 'packages/web');
 export const WEB_DIST = path.join(WEB_DIR, 'dist');
 const SERVER_MAIN = 'packages/server/src/main.ts';
@@ -24,7 +22,9 @@ export function ensureWebBuilt(): void {
   if (existsSync(path.join(WEB_DIST, 'index.html'))) return;
   const result = spawnSync('npx', ['vite', 'build'], { cwd: WEB_DIR, stdio: 'pipe', encoding: 'utf8' });
   if (result.status !== 0 || !existsSync(path.join(WEB_DIST, 'index.html'))) {
-    throw new Error(`vite build of packages/web failed (exit ${String(result.status)}):\n${result.stdout}\n${result.stderr}`);
+    throw new Error(
+      `vite build of packages/web failed (exit ${String(result.status)}):\n${result.stdout}\n${result.stderr}`,
+    );
   }
 }
 
@@ -93,7 +93,8 @@ async function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
 async function waitForHealth(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (exited(child)) throw new Error(`server exited early (code ${String(child.exitCode)}, signal ${String(child.signalCode)})`);
+    if (exited(child))
+      throw new Error(`server exited early (code ${String(child.exitCode)}, signal ${String(child.signalCode)})`);
     try {
       const response = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
       if (response.status === 200) return;
@@ -103,6 +104,24 @@ async function waitForHealth(baseUrl: string, child: ChildProcess, timeoutMs: nu
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`server did not answer GET /api/health with 200 within ${timeoutMs} ms`);
+}
+
+/** Server settings of the caller's shell that would change what the tests see (or touch a real database). */
+const SERVER_SETTINGS = [
+  'DATABASE_URL',
+  'ROLES',
+  'DEMO',
+  'SESSION_SECRET',
+  'SSO_LOGIN_URL',
+  'SSO_LOGOUT_URL',
+  'TILE_SERVER_LOCATION',
+  'FRAME_ANCESTORS',
+  'EMBEDDED_COOKIES',
+  'TRUST_PROXY',
+];
+
+function inheritedEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !SERVER_SETTINGS.includes(name)));
 }
 
 /**
@@ -122,7 +141,7 @@ export async function startServer(password: string): Promise<RunningServer> {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
-      ...process.env,
+      ...inheritedEnv(),
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
@@ -150,9 +169,12 @@ export async function startServer(password: string): Promise<RunningServer> {
   } catch (error) {
     await stop();
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`Lamina server failed to start: ${reason}\n--- server stderr ---\n${stderr}\n--- server stdout ---\n${stdout}`, {
-      cause: error,
-    });
+    throw new Error(
+      `Lamina server failed to start: ${reason}\n--- server stderr ---\n${stderr}\n--- server stdout ---\n${stdout}`,
+      {
+        cause: error,
+      },
+    );
   }
   return { baseUrl, password, dataDir, stop };
 }

@@ -1,6 +1,14 @@
 import { stat } from 'node:fs/promises';
 import { describe, expect } from 'vitest';
-import { expectedTabLabels, loginViaUi, pageHeading, visibleTabLabels, waitForPath, workAsTag } from '../src/app.js';
+import {
+  eventually,
+  expectedTabLabels,
+  loginViaUi,
+  pageHeading,
+  visibleTabLabels,
+  waitForPath,
+  workAsTag,
+} from '../src/app.js';
 import { e2eTest as test, saveScreenshot, VIEWPORT } from '../src/browser.js';
 
 describe('layout', () => {
@@ -9,7 +17,7 @@ describe('layout', () => {
     await waitForPath(page, '/studies');
     await pageHeading(page, 'Studies').waitFor();
     await workAsTag(page).waitFor();
-    await expect.poll(() => visibleTabLabels(page)).toEqual(expectedTabLabels('StudyAdmin'));
+    await eventually(() => visibleTabLabels(page)).toEqual(expectedTabLabels('StudyAdmin'));
     await page.getByText('Coming soon').waitFor();
     await page.evaluate(() => document.fonts.ready.then(() => undefined));
 

@@ -1,15 +1,16 @@
-import { MESSAGES } from '@lamina/domain';
+import { MESSAGES, ROLE_PERMISSIONS, visibleNavTabs } from '@lamina/domain';
 import type { Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import {
   chooseUserMenuItem,
   displayNameOf,
+  eventually,
   expectedTabLabels,
   loginViaUi,
   userInfo,
   visibleTabLabels,
   waitForPath,
-  workAsTag,
+  workAsText,
   workAsViaApi,
 } from '../src/app.js';
 import { e2eTest as test } from '../src/browser.js';
@@ -37,7 +38,9 @@ async function switchRoleViaDialog(page: Page, roleDisplayName: string): Promise
   const reloaded = page.waitForEvent('load');
   await dialog.getByRole('button', { name: 'Save', exact: true }).click();
   await reloaded;
-  expect(await page.evaluate(() => (window as unknown as { __e2eBeforeSave?: boolean }).__e2eBeforeSave)).toBeUndefined();
+  expect(
+    await page.evaluate(() => (window as unknown as { __e2eBeforeSave?: boolean }).__e2eBeforeSave),
+  ).toBeUndefined();
 }
 
 describe('Work As', () => {
@@ -46,8 +49,7 @@ describe('Work As', () => {
     await waitForPath(page, '/studies');
     const dataManager = displayNameOf('DM');
     const projectManager = displayNameOf('PM');
-    await workAsTag(page).filter({ hasText: dataManager }).waitFor();
-    expect((await workAsTag(page).innerText()).trim()).toBe('Data Manager');
+    await eventually(() => workAsText(page)).toBe('Data Manager');
 
     let switched = false;
     try {
@@ -62,19 +64,21 @@ describe('Work As', () => {
 
       await switchRoleViaDialog(page, projectManager);
       switched = true;
-      await workAsTag(page).filter({ hasText: projectManager }).waitFor();
-      expect((await workAsTag(page).innerText()).trim()).toBe('Project Manager');
-      await expect.poll(() => visibleTabLabels(page)).toEqual(expectedTabLabels('PM'));
+      await eventually(() => workAsText(page)).toBe('Project Manager');
+      await eventually(() => visibleTabLabels(page)).toEqual(expectedTabLabels('PM'));
       const asPm = await userInfo(page);
       expect(asPm.workAsRole?.name).toBe('PM');
+      // DM and PM happen to share their tabs; the permissions are what tell them apart.
+      expect([...asPm.actions].sort()).toEqual([...ROLE_PERMISSIONS.PM].sort());
+      expect(visibleNavTabs(asPm.actions).map((tab) => tab.label)).toEqual(expectedTabLabels('PM'));
 
       // Back to Data Manager through the same dialog.
       await switchRoleViaDialog(page, dataManager);
-      await workAsTag(page).filter({ hasText: dataManager }).waitFor();
-      expect((await workAsTag(page).innerText()).trim()).toBe(dataManager);
-      await expect.poll(() => visibleTabLabels(page)).toEqual(expectedTabLabels('DM'));
+      await eventually(() => workAsText(page)).toBe(dataManager);
+      await eventually(() => visibleTabLabels(page)).toEqual(expectedTabLabels('DM'));
       const asDm = await userInfo(page);
       expect(asDm.workAsRole?.name).toBe('DM');
+      expect([...asDm.actions].sort()).toEqual([...ROLE_PERMISSIONS.DM].sort());
       switched = false;
     } finally {
       // Leave dm working as DM for the other tests even when an assertion above failed.
@@ -85,7 +89,7 @@ describe('Work As', () => {
   test('pm, with a single role, is told there are no other roles and cannot save', async ({ page }) => {
     await loginViaUi(page, 'pm');
     await waitForPath(page, '/studies');
-    await workAsTag(page).filter({ hasText: displayNameOf('PM') }).waitFor();
+    await eventually(() => workAsText(page)).toBe(displayNameOf('PM'));
 
     await chooseUserMenuItem(page, 'Work As...');
     const dialog = workAsDialog(page);

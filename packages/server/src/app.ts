@@ -54,7 +54,8 @@ export async function buildApp({ config, database, logger = false }: AppDeps): P
   app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) routes.push({ method, url: route.url, hasPolicy: route.config?.policy !== undefined });
+    for (const method of methods)
+      routes.push({ method, url: route.url, hasPolicy: route.config?.policy !== undefined });
   });
 
   await app.register(fastifyCookie);
@@ -87,7 +88,10 @@ async function registerWebApp(app: FastifyInstance, webDist: string): Promise<vo
     });
   }
   app.setNotFoundHandler(async (request, reply) => {
-    const wantsPage = request.method === 'GET' && !request.url.startsWith('/api/') && !request.url.startsWith('/tiles/');
+    const wantsPage =
+      (request.method === 'GET' || request.method === 'HEAD') &&
+      !request.url.startsWith('/api/') &&
+      !request.url.startsWith('/tiles/');
     if (indexHtml && wantsPage) {
       return reply.header('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(indexHtml);
     }
