@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { PAGE_SIZES } from './constants.js';
+import { valuesDiffer } from './reasonForChange.js';
 
 /** Indications (wire values fixed by the studies issue; labels as spec doc 1 §1). */
 export const INDICATIONS = [
@@ -81,6 +83,13 @@ export const STUDY_MESSAGES = {
   unableToCreateStudy: 'Unable to create study',
   unableToUpdateStudy: 'Unable to update study',
   classHasAnnotations: 'This class has annotations and cannot be deleted',
+  nameTaken: 'A study with this name already exists',
+  classNotInList: 'Annotation class does not belong to this list',
+  classListedTwice: 'Annotation class is listed more than once',
+  classesOutdated: 'The annotation classes were changed by someone else; reload the study and try again',
+  studyCreated: 'Study created',
+  studyUpdated: 'Study updated',
+  noChanges: 'No changes',
 } as const;
 
 export const unableToFetchStudy = (id: number | string): string => `Unable to fetch study ${id}`;
@@ -302,3 +311,148 @@ export interface StudyUserRef {
   roleName: string;
   organizationName: string | null;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The studies API as built (docs/STUDIES.md): create payload, reason rule, list query, responses.
+
+/**
+ * POST /api/studies: the configuration, where a missing or non-integer segment count reads as
+ * empty so that the spec's message answers ('Number of Anatomical Segments is required').
+ */
+export const studyCreateSchema = studyConfigSchema.extend({
+  segments: z.number().nullable().default(null),
+});
+export type StudyCreate = z.input<typeof studyCreateSchema>;
+
+/**
+ * Reason for change on an existing study (spec doc 1 §5): every changed field needs a reason, even
+ * when its previous value was empty, because the form asks for a reason beside each changed field.
+ * (Stricter than reasonForChangeError, which lets a first value through without one.)
+ */
+export function studyReasonForChangeError(before: unknown, after: unknown, reason: string | null | undefined): string | null {
+  if (!valuesDiffer(before, after)) return null;
+  return reason !== null && reason !== undefined && reason.trim() !== '' ? null : STUDY_MESSAGES.reasonForChangeRequired;
+}
+
+/** The kind of user of the studies list (spec doc 1 §2.4), by the role worked as. */
+export type StudyListKind = 'admin' | 'reader' | 'uploader';
+export function studyListKind(workAsRoleName: string | null | undefined): StudyListKind {
+  if (workAsRoleName === 'CR' || workAsRoleName === 'NOTO') return 'reader';
+  if (workAsRoleName === 'UPLOADER' || workAsRoleName === 'Site') return 'uploader';
+  return 'admin';
+}
+
+/** Which list of the study view (uploaders, readers, read-only users) a study-access role falls in. */
+export type StudyUserGroup = 'uploaders' | 'readers' | 'readonlyUsers';
+export function studyUserGroup(roleName: string): StudyUserGroup {
+  if (roleName === 'UPLOADER' || roleName === 'LabTech' || roleName === 'Site') return 'uploaders';
+  if (roleName === 'CR' || roleName === 'NOTO') return 'readers';
+  return 'readonlyUsers';
+}
+
+/** Page sizes of every list (spec doc 1 §9). */
+export const pageSizeSchema = z.coerce
+  .number()
+  .int()
+  .refine((n) => (PAGE_SIZES as readonly number[]).includes(n), { message: `pageSize must be one of ${PAGE_SIZES.join(', ')}` });
+export const pageSchema = z.coerce.number().int().min(1).max(1_000_000);
+
+/** Sort values: a key for ascending, '-' + key for descending. */
+export function sortValues<const K extends string>(keys: readonly K[]): [K | `-${K}`, ...(K | `-${K}`)[]] {
+  const values: (K | `-${K}`)[] = [];
+  for (const key of keys) values.push(key, `-${key}`);
+  return values as [K | `-${K}`, ...(K | `-${K}`)[]];
+}
+
+export const STUDY_SORT_KEYS = [
+  'name',
+  'sponsor',
+  'createdAt',
+  'mostRecentUploadAt',
+  'status',
+  'numberOfUnassignedImages',
+  'numberOfCasesNeedingQC',
+  'numberOfQueriesOpen',
+  'numberOfQueriesAnswered',
+  'numberOfAssignedReadCases',
+  'numberOfAssignedUnreadCases',
+] as const;
+export type StudySortKey = (typeof STUDY_SORT_KEYS)[number];
+
+/** GET /api/studies/list: name search (trimmed), optional paging, sort (default newest first). */
+export const studyListQuerySchema = z.object({
+  name: z.string().max(200).optional(),
+  page: pageSchema.optional(),
+  pageSize: pageSizeSchema.optional(),
+  sort: z.enum(sortValues(STUDY_SORT_KEYS)).default('-createdAt'),
+});
+export type StudyListQuery = z.input<typeof studyListQuerySchema>;
+
+/** A row of the studies list: the study view without the class and user lists. */
+export type StudyListRow = Omit<StudyView, 'uploaders' | 'readers' | 'readonlyUsers' | AnnotationClassList>;
+
+export const annotationClassViewSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  color: z.string(),
+  sortOrder: z.number().int(),
+  type: z.enum(['HPF', 'POINT', 'FREEHAND', 'MULTILINE']),
+  enabled: z.boolean(),
+  deleted: z.boolean(),
+  count: z.number().int(),
+}) satisfies z.ZodType<AnnotationClassView>;
+
+export const studyUserRefSchema = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  roleId: z.number().int(),
+  roleName: z.string(),
+  organizationName: z.string().nullable(),
+}) satisfies z.ZodType<StudyUserRef>;
+
+export const studyListRowSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  sponsor: z.string().nullable(),
+  protocolIds: z.array(z.string()),
+  visitIds: z.array(z.string()),
+  labVisitIds: z.array(z.string()),
+  indications: z.array(z.enum(INDICATIONS)),
+  segments: z.number().int(),
+  anatomicalSegments: z.array(z.string()),
+  modality: z.array(z.enum(MODALITIES)),
+  onHold: z.boolean(),
+  onHoldReason: z.string().nullable(),
+  createdAt: z.string(),
+  isNoto: z.boolean(),
+  mostRecentUploadAt: z.string().nullable(),
+  numberOfUnassignedImages: z.number().int(),
+  numberOfCasesNeedingQC: z.number().int(),
+  numberOfQueriesOpen: z.number().int(),
+  numberOfQueriesAnswered: z.number().int(),
+  numberOfAssignedReadCases: z.number().int(),
+  numberOfAssignedUnreadCases: z.number().int(),
+}) satisfies z.ZodType<StudyListRow>;
+
+export const studyViewSchema = studyListRowSchema.extend({
+  uploaders: z.array(studyUserRefSchema),
+  readers: z.array(studyUserRefSchema),
+  readonlyUsers: z.array(studyUserRefSchema),
+  hpfClasses: z.array(annotationClassViewSchema),
+  pointClasses: z.array(annotationClassViewSchema),
+  freehandClasses: z.array(annotationClassViewSchema),
+  multilineClasses: z.array(annotationClassViewSchema),
+}) satisfies z.ZodType<StudyView>;
+
+export const studyListResponseSchema = z.object({
+  success: z.literal(true),
+  studies: z.array(studyListRowSchema),
+  total: z.number().int(),
+});
+export type StudyListResponse = z.infer<typeof studyListResponseSchema>;
+
+/** POST /api/studies and PUT /api/studies/{id}. */
+export const studySaveResponseSchema = z.object({ success: z.literal(true), message: z.string(), study: studyViewSchema });
+export type StudySaveResponse = z.infer<typeof studySaveResponseSchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
 
 /** User and study-access messages (spec doc 1 §5, §8). */
 export const USER_MESSAGES = {
@@ -20,7 +21,30 @@ export const USER_MESSAGES = {
   roleNotAssignable: 'This role cannot be granted as study access',
   userNotFound: 'User not found',
   usernameTaken: 'A user with this email address already exists',
+  organizationNotFound: 'Organization not found',
+  studyAccessExists: 'The user already has this role in this study',
+  studyAccessNotFound: 'Study access not found',
+  ownStudyAccess: 'You cannot change your own study access',
+  ownAccountStatus: 'You cannot deactivate your own account',
+  accountDeactivated: 'This account is deactivated',
+  alreadyActive: 'The account is already active',
+  alreadyDeactivated: 'The account is already deactivated',
+  userCreated: 'User created',
+  userUpdated: 'User updated',
+  userActivated: 'User activated',
+  userDeactivated: 'User deactivated',
+  studyAccessAdded: 'Study access added',
+  studyAccessRemoved: 'Study access removed',
+  // Create user and account status (screens the spec does not show).
+  initialPasswordWarning:
+    'This password is shown only once. Copy it now and give it to the user through a secure channel; it cannot be shown again.',
+  unableToCreateUser: 'Unable to create user',
+  deactivateQuestion: 'Deactivate this account?',
+  unableToChangeAccountStatus: 'Unable to change the account status',
 } as const;
+
+export const deactivateAccountText = (username: string): string =>
+  `${username} will no longer be able to log in, and any session of theirs ends now. The account is kept and can be activated again.`;
 
 export const confirmStudyAccessText = (role: string, study: string): string =>
   `The user will be assigned as ${role} to ${study}.`;
@@ -87,3 +111,105 @@ export interface UserListRow {
   active: boolean;
   isSystemAdmin: boolean;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The users API as built (docs/STUDIES.md, "Users and study access"): queries and responses.
+
+export const USER_SORT_KEYS = ['username', 'firstName', 'lastName', 'lastLoginDt', 'organizationName', 'studyCount', 'registered'] as const;
+export type UserSortKey = (typeof USER_SORT_KEYS)[number];
+
+/** GET /api/users: role (id or name), name (first, last or username), registered, exclude (ids, comma list). */
+export const userListQuerySchema = z.object({
+  role: z.string().trim().max(50).optional(),
+  name: z.string().max(200).optional(),
+  registered: z.enum(['true', 'false']).optional(),
+  exclude: z
+    .string()
+    .max(4000)
+    .regex(/^\s*(\d{1,10}(\s*,\s*\d{1,10})*)?\s*$/, 'exclude must be a comma-separated list of user ids')
+    .optional(),
+  page: pageSchema.optional(),
+  pageSize: pageSizeSchema.optional(),
+  sort: z.enum(sortValues(USER_SORT_KEYS)).default('username'),
+});
+export type UserListQuery = z.input<typeof userListQuerySchema>;
+
+/** POST /api/users/list: name search, optionally only the users with access to one study. */
+export const userSearchSchema = z.object({
+  name: z.string().max(200).nullish(),
+  filterByStudyId: z.number().int().positive().max(2_147_483_647).nullish(),
+});
+export type UserSearch = z.infer<typeof userSearchSchema>;
+
+/** POST /api/users/inStudy/{studyId}: optionally only some roles (one id or a list). */
+export const usersInStudySchema = z.object({
+  roleIdFilter: z.union([z.number().int().positive(), z.array(z.number().int().positive())]).nullish(),
+});
+export type UsersInStudy = z.infer<typeof usersInStudySchema>;
+
+/** PATCH /api/users/{id}/deactivate and /activate: an optional reason for the audit trail. */
+export const userStatusChangeSchema = z.object({ reason: z.string().trim().max(1000).optional() });
+
+export const userListRowSchema = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  lastLoginDt: z.string().nullable(),
+  organizationId: z.number().int().nullable(),
+  organizationName: z.string().nullable(),
+  studyCount: z.number().int(),
+  registered: z.boolean(),
+  active: z.boolean(),
+  isSystemAdmin: z.boolean(),
+}) satisfies z.ZodType<UserListRow>;
+
+export const userListResponseSchema = z.object({ success: z.literal(true), users: z.array(userListRowSchema), total: z.number().int() });
+export type UserListResponse = z.infer<typeof userListResponseSchema>;
+
+/** A user holding study access (POST /api/users/inStudy/{studyId}; the study view's user lists). */
+export const studyUserRowSchema = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  roleId: z.number().int(),
+  roleName: z.string(),
+  organizationName: z.string().nullable(),
+});
+export const usersInStudyResponseSchema = z.object({ success: z.literal(true), users: z.array(studyUserRowSchema) });
+
+export const userSaveResponseSchema = z.object({ success: z.literal(true), message: z.string(), user: userListRowSchema });
+export type UserSaveResponse = z.infer<typeof userSaveResponseSchema>;
+
+/** POST /api/users: the one-time initial password is in this response only. */
+export const userCreateResponseSchema = userSaveResponseSchema.extend({ initialPassword: z.string() });
+export type UserCreateResponse = z.infer<typeof userCreateResponseSchema>;
+
+export const studyAccessRowSchema = z.object({
+  studyId: z.number().int(),
+  studyName: z.string(),
+  roleId: z.number().int(),
+  roleName: z.string(),
+}) satisfies z.ZodType<StudyAccessRow>;
+export const studyAccessChangeResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  studyAccess: z.array(studyAccessRowSchema),
+});
+
+export const organizationViewSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  groupEmail: z.string().nullable(),
+}) satisfies z.ZodType<OrganizationView>;
+
+export const roleViewSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  displayName: z.string(),
+  description: z.string(),
+  roleType: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+}) satisfies z.ZodType<RoleView>;

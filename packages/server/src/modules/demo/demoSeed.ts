@@ -62,10 +62,37 @@ export async function seedDemoData(db: Db, password: string): Promise<boolean> {
     }
     const study = await tx
       .insertInto('studies')
-      .values({ name: DEMO_STUDY_NAME, sponsor: SPONSOR })
+      .values({
+        name: DEMO_STUDY_NAME,
+        sponsor: SPONSOR,
+        protocol_ids: ['ACME-UC-301'],
+        visit_ids: ['SCREENING', 'WEEK 12', 'WEEK 52'],
+        lab_visit_ids: ['V1', 'V4', 'V9'],
+        indications: ['ULCERATIVE_COLITIS'],
+        segments: 3,
+        anatomical_segments: ['Rectum', 'Sigmoid colon', 'Descending colon'],
+        modality: ['HISTOPATHOLOGY'],
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     events.push({ action: 'STUDY_CREATED', entityType: 'study', entityId: study.id, studyId: study.id, newValue: DEMO_STUDY_NAME });
+    const hpf = [
+      { name: 'Neutrophils', color: '#FF001E' },
+      { name: 'Eosinophils', color: '#FF9F00' },
+    ];
+    const points = [
+      { name: 'Neutrophil', color: '#87FF01' },
+      { name: 'Eosinophil', color: '#013BFA' },
+    ];
+    const classes = [
+      ...hpf.map((c, i) => ({ ...c, type: 'HPF' as const, sort_order: i })),
+      ...points.map((c, i) => ({ ...c, type: 'POINT' as const, sort_order: i })),
+      { name: 'Erosion', color: '#8601FC', type: 'FREEHAND' as const, sort_order: 0 },
+    ];
+    await tx
+      .insertInto('annotation_classes')
+      .values(classes.map((c) => ({ ...c, study_id: study.id })))
+      .execute();
 
     for (const u of DEMO_USERS) {
       const user = await tx

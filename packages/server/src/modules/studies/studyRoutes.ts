@@ -1,66 +1,97 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { MESSAGES } from '@lamina/domain';
+import {
+  STUDY_MESSAGES,
+  studyCreateSchema,
+  studyListQuerySchema,
+  studyListResponseSchema,
+  studySaveResponseSchema,
+  studyUpdateSchema,
+  studyViewSchema,
+  type Permission,
+  type StudySortKey,
+} from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { policy, studyFromParam } from '../../platform/rbac/policy.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
-import { principalOf } from '../../platform/http/requestContext.js';
-import { NotFoundError } from '../../platform/errors.js';
+import { actorOf, principalOf } from '../../platform/http/requestContext.js';
+import { listStudies } from './studyQueries.js';
+import { pageWindow, parseSort } from './paging.js';
+import { presentStudyRow } from './studyPresenter.js';
+import { StudyService } from './studyService.js';
 
-const listQuery = z.object({ name: z.string().max(200).optional() });
-const idParams = z.object({ id: z.coerce.number().int().positive() });
+/** Who may list and open studies: the study page, or either study-scope permission. */
+export const VIEW_STUDIES: readonly Permission[] = ['S_Main_ViewStudyPage', 'S_Main_ViewAllStudies', 'S_Main_ViewAssignedStudies'];
+
+export const idParams = z.object({ id: z.coerce.number().int().positive().max(2_147_483_647) });
 
 /**
- * The studies a user may see. The foundation serves the minimal study fields; the full study view
- * and configuration arrive with the studies issue.
+ * Studies (spec doc 1 §2.4–2.6, §7): the list with its counts, the study view, create and edit.
+ * A study that is missing or not visible answers 404 'Study not found' (the guard's study scope).
  */
 export function studyRoutes(db: Db) {
-  const columns = ['studies.id', 'studies.name', 'studies.sponsor', 'studies.on_hold', 'studies.on_hold_reason', 'studies.is_noto', 'studies.created_at'] as const;
-  const present = (row: {
-    id: number;
-    name: string;
-    sponsor: string | null;
-    on_hold: boolean;
-    on_hold_reason: string | null;
-    is_noto: boolean;
-    created_at: Date;
-  }) => ({
-    id: row.id,
-    name: row.name,
-    sponsor: row.sponsor,
-    onHold: row.on_hold,
-    onHoldReason: row.on_hold_reason,
-    isNoto: row.is_noto,
-    createdAt: row.created_at.toISOString(),
-  });
+  const studies = new StudyService(db);
 
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
 
     r.get(
       '/api/studies/list',
-      { config: { policy: policy.anyOf(['S_Main_ViewStudyPage', 'S_Main_ViewAllStudies', 'S_Main_ViewAssignedStudies']) }, schema: { querystring: listQuery } },
+      {
+        config: { policy: policy.anyOf(VIEW_STUDIES) },
+        schema: { querystring: studyListQuerySchema, response: { 200: studyListResponseSchema } },
+      },
       async (request) => {
         const principal = principalOf(request);
-        const name = request.query.name?.trim();
-        let query = db.selectFrom('studies').select(columns).where(visibleStudies(principal));
-        if (name) query = query.where('studies.name', 'ilike', `%${name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-        const rows = await query.orderBy('studies.created_at', 'desc').orderBy('studies.id', 'desc').execute();
-        return { success: true, studies: rows.map(present), total: rows.length };
+        const { name, page, pageSize, sort } = request.query;
+        const { key, descending } = parseSort<StudySortKey>(sort);
+        const { rows, total } = await listStudies(db, {
+          userId: principal.id,
+          visible: visibleStudies(principal),
+          name: name?.trim() || undefined,
+          sort: key,
+          descending,
+          ...pageWindow(page, pageSize),
+        });
+        return { success: true as const, studies: rows.map((row) => presentStudyRow(row, principal)), total };
       },
     );
 
     r.get(
       '/api/studies/:id',
       {
-        config: { policy: policy.anyOf(['S_Main_ViewStudyPage', 'S_Main_ViewAllStudies', 'S_Main_ViewAssignedStudies'], { study: studyFromParam('id') }) },
-        schema: { params: idParams },
+        config: { policy: policy.anyOf(VIEW_STUDIES, { study: studyFromParam('id') }) },
+        schema: { params: idParams, response: { 200: studyViewSchema } },
+      },
+      async (request) => studies.view(request.params.id, principalOf(request)),
+    );
+
+    r.post(
+      '/api/studies',
+      {
+        config: { policy: policy.anyOf(['S_Main_CreateStudy']) },
+        schema: { body: studyCreateSchema, response: { 201: studySaveResponseSchema } },
+      },
+      async (request, reply) => {
+        const principal = principalOf(request);
+        const id = await studies.create(request.body, actorOf(request), principal.id);
+        const study = await studies.view(id, principal);
+        return reply.code(201).send({ success: true as const, message: STUDY_MESSAGES.studyCreated, study });
+      },
+    );
+
+    r.put(
+      '/api/studies/:id',
+      {
+        config: { policy: policy.anyOf(['S_Main_EditStudy'], { study: studyFromParam('id') }) },
+        schema: { params: idParams, body: studyUpdateSchema, response: { 200: studySaveResponseSchema } },
       },
       async (request) => {
-        const row = await db.selectFrom('studies').select(columns).where('studies.id', '=', request.params.id).executeTakeFirst();
-        if (!row) throw new NotFoundError(MESSAGES.studyNotFound);
-        return present(row);
+        const principal = principalOf(request);
+        const changed = await studies.update(request.params.id, request.body, actorOf(request));
+        const study = await studies.view(request.params.id, principal);
+        return { success: true as const, message: changed ? STUDY_MESSAGES.studyUpdated : STUDY_MESSAGES.noChanges, study };
       },
     );
   };

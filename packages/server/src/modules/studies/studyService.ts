@@ -1,0 +1,180 @@
+import {
+  ANNOTATION_CLASS_LISTS,
+  ANNOTATION_CLASS_LIST_NAMES,
+  STUDY_MESSAGES,
+  studyReasonForChangeError,
+  valuesDiffer,
+  withCeliacDefaults,
+  type AnnotationClassList,
+  type StudyConfig,
+  type StudyUpdate,
+  type StudyView,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
+import { changeEvents, type FieldChange } from '../../platform/audit/changes.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../platform/errors.js';
+import { applyClassPlan, classSnapshot, planClassList, type ClassListPlan, type PlannedClass } from './studyClasses.js';
+import {
+  SCALAR_FIELDS,
+  assertValidConfig,
+  emptyLists,
+  loadStoredClasses,
+  normalizeScalars,
+  scalarColumns,
+  scalarsFromRow,
+  type ClassLists,
+  type Scalars,
+} from './studyConfig.js';
+import { classesWithAnnotations, findStudySummary, listStudyClasses, listStudyUsers, studyNameTaken } from './studyQueries.js';
+import { presentStudyView } from './studyPresenter.js';
+
+const CELIAC = 'CELIAC_DISEASE';
+
+/** Adds the celiac default point and line classes (spec doc 1 §5), keeping names that exist. */
+function addCeliacDefaults(lists: ClassLists<PlannedClass>): void {
+  const withDefaults = withCeliacDefaults({ pointClasses: lists.pointClasses, multilineClasses: lists.multilineClasses });
+  const plain = (c: PlannedClass): PlannedClass => ({
+    ...(c.id !== undefined && { id: c.id }),
+    name: c.name,
+    color: c.color,
+    sortOrder: c.sortOrder,
+    enabled: c.enabled,
+  });
+  lists.pointClasses = withDefaults.pointClasses.map(plain);
+  lists.multilineClasses = withDefaults.multilineClasses.map(plain);
+}
+
+/** The first reason that is not blank. */
+function firstReason(...reasons: (string | null | undefined)[]): string | undefined {
+  return reasons.find((r): r is string => typeof r === 'string' && r.trim() !== '');
+}
+
+/** Study configuration: create and edit with every rule of spec doc 1 §5, audited field by field. */
+export class StudyService {
+  constructor(private readonly db: Db) {}
+
+  /** The study view (GET /api/studies/{id}); the caller has checked that the study is visible. */
+  async view(studyId: number, principal: Principal, db: Db = this.db): Promise<StudyView> {
+    const row = await findStudySummary(db, studyId, principal.id);
+    if (!row) throw new NotFoundError(STUDY_MESSAGES.studyNotFound);
+    const [classes, users] = await Promise.all([listStudyClasses(db, studyId), listStudyUsers(db, studyId)]);
+    return presentStudyView(row, classes, users, principal);
+  }
+
+  /** Creates a study (POST /api/studies); celiac defaults are added when celiac is chosen. */
+  async create(config: StudyConfig, actor: Actor, createdBy: number): Promise<number> {
+    const scalars = normalizeScalars(config);
+    const lists = emptyLists<PlannedClass>();
+    for (const list of ANNOTATION_CLASS_LIST_NAMES) lists[list] = planClassList([], config[list]).classes;
+    if (scalars.indications.includes(CELIAC)) addCeliacDefaults(lists);
+    assertValidConfig(scalars, lists);
+
+    return this.db.transaction().execute(async (tx) => {
+      if (await studyNameTaken(tx, scalars.name)) throw new ConflictError(STUDY_MESSAGES.nameTaken);
+      const study = await tx
+        .insertInto('studies')
+        .values({ ...scalarColumns(scalars), name: scalars.name, created_by: createdBy })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      for (const list of ANNOTATION_CLASS_LIST_NAMES) {
+        await applyClassPlan(tx, study.id, ANNOTATION_CLASS_LISTS[list], [], { classes: lists[list], deletions: [] });
+      }
+      const saved = await loadStoredClasses(tx, study.id);
+      const base = { action: 'STUDY_CREATED', entityType: 'study', entityId: study.id, studyId: study.id } as const;
+      const events: AuditEvent[] = [{ ...base, newValue: scalars.name }];
+      for (const field of SCALAR_FIELDS) events.push({ ...base, field, newValue: scalars[field] });
+      for (const list of ANNOTATION_CLASS_LIST_NAMES) events.push({ ...base, field: list, newValue: saved[list].map(classSnapshot) });
+      await recordAudit(tx, actor, events);
+      return study.id;
+    });
+  }
+
+  /**
+   * Edits a study (PUT /api/studies/{id}): the changed fields are merged into the stored
+   * configuration, the merged configuration must pass every rule, each changed field needs a
+   * reason (lab visit IDs may use the visit IDs' reason; classes added because celiac was chosen
+   * use the indications' reason). Returns false when nothing changed.
+   */
+  async update(studyId: number, update: StudyUpdate, actor: Actor): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx.selectFrom('studies').selectAll().where('id', '=', studyId).forUpdate().executeTakeFirst();
+      if (!row) throw new NotFoundError(STUDY_MESSAGES.studyNotFound);
+      const before = scalarsFromRow(row);
+      const after = normalizeScalars(mergeScalars(before, update));
+
+      const stored = await loadStoredClasses(tx, studyId);
+      const plans: Partial<Record<AnnotationClassList, ClassListPlan>> = {};
+      const lists = emptyLists<PlannedClass>();
+      for (const list of ANNOTATION_CLASS_LIST_NAMES) {
+        const sent = update[list];
+        if (sent) plans[list] = planClassList(stored[list], sent.value);
+        lists[list] = plans[list]?.classes ?? stored[list];
+      }
+      const celiacAdded = after.indications.includes(CELIAC) && !before.indications.includes(CELIAC);
+      if (celiacAdded) addCeliacDefaults(lists);
+
+      const deletions = Object.values(plans).flatMap((p) => p.deletions);
+      if ((await classesWithAnnotations(tx, deletions)).length > 0) throw new ConflictError(STUDY_MESSAGES.classHasAnnotations);
+      assertValidConfig(after, lists);
+
+      const reasonOf = (field: keyof StudyConfig): string | undefined =>
+        firstReason(
+          update[field]?.reasonForChange,
+          field === 'labVisitIds' ? update.visitIds?.reasonForChange : undefined,
+          celiacAdded && (field === 'pointClasses' || field === 'multilineClasses') ? update.indications?.reasonForChange : undefined,
+        );
+      const changes: FieldChange[] = [];
+      for (const field of SCALAR_FIELDS) {
+        if (valuesDiffer(before[field], after[field])) changes.push({ field, before: before[field], after: after[field], reason: reasonOf(field) });
+      }
+      const changedLists = ANNOTATION_CLASS_LIST_NAMES.filter((list) =>
+        valuesDiffer(stored[list].map(classSnapshot), lists[list].map(classSnapshot)),
+      );
+      for (const list of changedLists) {
+        changes.push({ field: list, before: stored[list].map(classSnapshot), after: lists[list].map(classSnapshot), reason: reasonOf(list) });
+      }
+      for (const change of changes) {
+        const message = studyReasonForChangeError(change.before, change.after, change.reason);
+        if (message) throw new BadRequestError(message);
+      }
+      if (changes.length === 0) return false;
+      if (after.name !== before.name && (await studyNameTaken(tx, after.name, studyId))) throw new ConflictError(STUDY_MESSAGES.nameTaken);
+
+      const changedScalars = Object.fromEntries(changes.filter((c) => c.field in after).map((c) => [c.field, c.after])) as Partial<Scalars>;
+      if (Object.keys(changedScalars).length > 0) {
+        await tx.updateTable('studies').set({ ...scalarColumns(changedScalars), updated_at: new Date() }).where('id', '=', studyId).execute();
+      }
+      for (const list of changedLists) {
+        const plan = { classes: lists[list], deletions: plans[list]?.deletions ?? [] };
+        await applyClassPlan(tx, studyId, ANNOTATION_CLASS_LISTS[list], stored[list], plan);
+      }
+      if (changedLists.length > 0) {
+        const saved = await loadStoredClasses(tx, studyId);
+        for (const change of changes) {
+          if (changedLists.includes(change.field as AnnotationClassList)) change.after = saved[change.field as AnnotationClassList].map(classSnapshot);
+        }
+      }
+      await recordAudit(tx, actor, changeEvents({ action: 'STUDY_UPDATED', entityType: 'study', entityId: studyId, studyId }, changes));
+      return true;
+    });
+  }
+}
+
+/** The stored configuration with the sent fields replaced. */
+function mergeScalars(before: Scalars, u: StudyUpdate): Scalars {
+  return {
+    name: u.name ? u.name.value : before.name,
+    sponsor: u.sponsor ? u.sponsor.value : before.sponsor,
+    protocolIds: u.protocolIds ? u.protocolIds.value : before.protocolIds,
+    visitIds: u.visitIds ? u.visitIds.value : before.visitIds,
+    labVisitIds: u.labVisitIds ? u.labVisitIds.value : before.labVisitIds,
+    indications: u.indications ? u.indications.value : before.indications,
+    segments: u.segments ? u.segments.value : before.segments,
+    anatomicalSegments: u.anatomicalSegments ? u.anatomicalSegments.value : before.anatomicalSegments,
+    modality: u.modality ? u.modality.value : before.modality,
+    onHold: u.onHold ? u.onHold.value : before.onHold,
+    onHoldReason: u.onHoldReason ? u.onHoldReason.value : before.onHoldReason,
+  };
+}
