@@ -48,7 +48,17 @@ export type AnnotationClassType = (typeof ANNOTATION_CLASS_LISTS)[AnnotationClas
 export const ANNOTATION_CLASS_LIST_NAMES = Object.keys(ANNOTATION_CLASS_LISTS) as AnnotationClassList[];
 
 /** Default colour swatches (spec doc 1 §9). */
-export const CLASS_COLOR_SWATCHES = ['#87FF01', '#FF001E', '#FF9F00', '#FDEB03', '#013BFA', '#8601FC', '#4A90E2', '#00FFFF', '#09FF98'] as const;
+export const CLASS_COLOR_SWATCHES = [
+  '#87FF01',
+  '#FF001E',
+  '#FF9F00',
+  '#FDEB03',
+  '#013BFA',
+  '#8601FC',
+  '#4A90E2',
+  '#00FFFF',
+  '#09FF98',
+] as const;
 
 export const CELIAC_DEFAULT_POINT_CLASSES = [
   { name: 'Enterocyte', color: '#FF9F00' },
@@ -63,6 +73,8 @@ export const CELIAC_DEFAULT_LINE_CLASSES = [
 ] as const;
 
 export const ON_HOLD_REASON_MAX = 178;
+/** Upper bound of Number of Anatomical Segments (the spec gives only the minimum, 1). */
+export const MAX_ANATOMICAL_SEGMENTS = 50;
 
 /** Study configuration messages (spec doc 1 §5, §8), typed once. */
 export const STUDY_MESSAGES = {
@@ -138,13 +150,19 @@ export interface StudyConfigIssue {
 export function validateStudyConfig(config: StudyConfig): StudyConfigIssue[] {
   const issues: StudyConfigIssue[] = [];
   if (config.name.trim() === '') issues.push({ field: 'name', message: STUDY_MESSAGES.nameRequired });
-  if (config.indications.length === 0) issues.push({ field: 'indications', message: STUDY_MESSAGES.indicationRequired });
+  if (config.indications.length === 0)
+    issues.push({ field: 'indications', message: STUDY_MESSAGES.indicationRequired });
   const exclusive = config.indications.filter((i) => i === 'NASH' || i === 'CELIAC_DISEASE');
   if (exclusive.length > 0 && config.indications.length > 1) {
     issues.push({ field: 'indications', message: STUDY_MESSAGES.oneIndicationOnly });
   }
   if (config.segments === null || !Number.isInteger(config.segments) || config.segments < 1) {
     issues.push({ field: 'segments', message: STUDY_MESSAGES.segmentsRequired });
+  } else if (config.segments > MAX_ANATOMICAL_SEGMENTS) {
+    issues.push({
+      field: 'segments',
+      message: `Number of Anatomical Segments must be at most ${MAX_ANATOMICAL_SEGMENTS}`,
+    });
   } else if (config.anatomicalSegments.length !== config.segments) {
     issues.push({ field: 'anatomicalSegments', message: `Enter one name per segment (${config.segments})` });
   }
@@ -196,7 +214,12 @@ export function visitPairIssues(visitIds: readonly string[], labVisitIds: readon
 }
 
 /** Can this visit / lab-visit pair be added to the existing ones? Returns the message when not. */
-export function canAddVisitPair(visitIds: readonly string[], labVisitIds: readonly string[], visit: string, lab: string): string | null {
+export function canAddVisitPair(
+  visitIds: readonly string[],
+  labVisitIds: readonly string[],
+  visit: string,
+  lab: string,
+): string | null {
   if (visit.trim() === '') return STUDY_MESSAGES.visitIdRequired;
   const issues = visitPairIssues([...visitIds, visit.trim()], [...labVisitIds, lab.trim()]);
   return issues.find((i) => i.index === visitIds.length)?.message ?? null;
@@ -218,7 +241,9 @@ export function isIndicationDisabled(selected: readonly Indication[], indication
 }
 
 /** Adds the celiac default point and line classes, skipping names that exist (spec doc 1 §5). */
-export function withCeliacDefaults(config: Pick<StudyConfig, 'pointClasses' | 'multilineClasses'>): Pick<StudyConfig, 'pointClasses' | 'multilineClasses'> {
+export function withCeliacDefaults(
+  config: Pick<StudyConfig, 'pointClasses' | 'multilineClasses'>,
+): Pick<StudyConfig, 'pointClasses' | 'multilineClasses'> {
   const add = (list: AnnotationClassInput[], defaults: readonly { name: string; color: string }[]) => {
     const out = [...list];
     for (const d of defaults) {
@@ -329,9 +354,15 @@ export type StudyCreate = z.input<typeof studyCreateSchema>;
  * when its previous value was empty, because the form asks for a reason beside each changed field.
  * (Stricter than reasonForChangeError, which lets a first value through without one.)
  */
-export function studyReasonForChangeError(before: unknown, after: unknown, reason: string | null | undefined): string | null {
+export function studyReasonForChangeError(
+  before: unknown,
+  after: unknown,
+  reason: string | null | undefined,
+): string | null {
   if (!valuesDiffer(before, after)) return null;
-  return reason !== null && reason !== undefined && reason.trim() !== '' ? null : STUDY_MESSAGES.reasonForChangeRequired;
+  return reason !== null && reason !== undefined && reason.trim() !== ''
+    ? null
+    : STUDY_MESSAGES.reasonForChangeRequired;
 }
 
 /** The kind of user of the studies list (spec doc 1 §2.4), by the role worked as. */
@@ -354,7 +385,9 @@ export function studyUserGroup(roleName: string): StudyUserGroup {
 export const pageSizeSchema = z.coerce
   .number()
   .int()
-  .refine((n) => (PAGE_SIZES as readonly number[]).includes(n), { message: `pageSize must be one of ${PAGE_SIZES.join(', ')}` });
+  .refine((n) => (PAGE_SIZES as readonly number[]).includes(n), {
+    message: `pageSize must be one of ${PAGE_SIZES.join(', ')}`,
+  });
 export const pageSchema = z.coerce.number().int().min(1).max(1_000_000);
 
 /** Sort values: a key for ascending, '-' + key for descending. */
@@ -454,5 +487,9 @@ export const studyListResponseSchema = z.object({
 export type StudyListResponse = z.infer<typeof studyListResponseSchema>;
 
 /** POST /api/studies and PUT /api/studies/{id}. */
-export const studySaveResponseSchema = z.object({ success: z.literal(true), message: z.string(), study: studyViewSchema });
+export const studySaveResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  study: studyViewSchema,
+});
 export type StudySaveResponse = z.infer<typeof studySaveResponseSchema>;

@@ -2,7 +2,7 @@ import { MESSAGES, userInfoSchema } from '@lamina/domain';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fullPageNavigate } from '../app/browser';
 import { mockFetch, mockFetchDown } from '../test/mockFetch';
-import { ApiError } from './ApiError';
+import { ApiError, withFallbackMessage } from './ApiError';
 import { apiFetch, getCsrfToken, setCsrfToken } from './client';
 
 vi.mock(import('../app/browser'), async (importOriginal) => ({
@@ -160,6 +160,23 @@ describe('apiFetch', () => {
     await expect(apiFetch('/api/users/info', { schema: userInfoSchema })).rejects.toMatchObject({
       status: 200,
       message: MESSAGES.unexpectedResponse,
+    });
+  });
+});
+
+describe('withFallbackMessage', () => {
+  it("replaces a failure without the server's own message", async () => {
+    mockFetch({ 'GET /api/x': { status: 502 } });
+    await expect(withFallbackMessage(apiFetch('/api/x'), 'Unable to fetch x')).rejects.toMatchObject({
+      status: 502,
+      message: 'Unable to fetch x',
+    });
+  });
+
+  it("keeps the server's message", async () => {
+    mockFetch({ 'GET /api/x': { status: 400, body: { success: false, message: 'Name is required' } } });
+    await expect(withFallbackMessage(apiFetch('/api/x'), 'Unable to fetch x')).rejects.toMatchObject({
+      message: 'Name is required',
     });
   });
 });

@@ -1,8 +1,11 @@
 import { PAGE_SIZES, ROWS_PER_PAGE_KEYS } from '@lamina/domain';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { getRowsPerPage, isPageSize, setRowsPerPage } from './storage';
+import { clearSavedFilters, getRowsPerPage, isPageSize, savedFiltersKey, setRowsPerPage } from './storage';
 
-afterEach(() => window.localStorage.clear());
+afterEach(() => {
+  window.localStorage.clear();
+  window.sessionStorage.clear();
+});
 
 describe('rows per page storage', () => {
   it.each(ROWS_PER_PAGE_KEYS)('defaults %s to 20', (key) => {
@@ -44,5 +47,27 @@ describe('rows per page storage', () => {
     expect(PAGE_SIZES.every(isPageSize)).toBe(true);
     expect(isPageSize('20')).toBe(false);
     expect(isPageSize(30)).toBe(false);
+  });
+});
+
+describe('saved study-page filters', () => {
+  it('clears every saved filter and nothing else', () => {
+    window.sessionStorage.setItem(savedFiltersKey('cases'), '{"status":"PENDING_QC"}');
+    window.sessionStorage.setItem(savedFiltersKey('images'), '{}');
+    window.sessionStorage.setItem('other', 'kept');
+    window.localStorage.setItem('studyRowsPerPage', '50');
+    clearSavedFilters();
+    expect(window.sessionStorage.getItem(savedFiltersKey('cases'))).toBeNull();
+    expect(window.sessionStorage.getItem(savedFiltersKey('images'))).toBeNull();
+    expect(window.sessionStorage.getItem('other')).toBe('kept');
+    expect(getRowsPerPage('studyRowsPerPage')).toBe(50);
+  });
+
+  it('does not throw when storage is unavailable', () => {
+    vi.spyOn(Storage.prototype, 'key').mockImplementation(() => {
+      throw new Error('denied');
+    });
+    window.sessionStorage.setItem(savedFiltersKey('cases'), 'x');
+    expect(() => clearSavedFilters()).not.toThrow();
   });
 });

@@ -33,3 +33,29 @@ export function setRowsPerPage(key: RowsPerPageKey, size: PageSize): void {
     // Storage can be unavailable (private mode, quota); the list then keeps its size for this page only.
   }
 }
+
+/**
+ * Filters a study page remembers for the browser tab (sessionStorage), e.g. the status filter of the
+ * cases tab. Each list stores its filters under `savedFiltersKey(list)`; opening a study from the
+ * studies list starts over with `clearSavedFilters()` (doc 1 §2.4).
+ */
+export const SAVED_FILTERS_PREFIX = 'lamina.filters.';
+
+export function savedFiltersKey(list: string): string {
+  return `${SAVED_FILTERS_PREFIX}${list}`;
+}
+
+/** Removes every saved study-page filter of this browser tab. */
+export function clearSavedFilters(): void {
+  try {
+    const storage = window.sessionStorage;
+    const keys: string[] = [];
+    for (let i = 0; i < storage.length; i += 1) {
+      const key = storage.key(i);
+      if (key?.startsWith(SAVED_FILTERS_PREFIX)) keys.push(key);
+    }
+    for (const key of keys) storage.removeItem(key);
+  } catch {
+    // Storage unavailable: nothing was saved either.
+  }
+}

@@ -1,4 +1,13 @@
-import type { AppConfig, UserInfo } from '@lamina/domain';
+import {
+  ROLES,
+  type AnnotationClassView,
+  type AppConfig,
+  type RoleView,
+  type StudyListRow,
+  type StudyView,
+  type UserInfo,
+  type UserListRow,
+} from '@lamina/domain';
 
 export function makeUser(overrides: Partial<UserInfo> = {}): UserInfo {
   return {
@@ -24,4 +33,95 @@ export function makeUser(overrides: Partial<UserInfo> = {}): UserInfo {
 
 export function makeConfig(overrides: Partial<AppConfig> = {}): AppConfig {
   return { ssoLoginUrl: null, ssoLogoutUrl: null, tileServerLocation: '/tiles', ...overrides };
+}
+
+export function makeStudyRow(overrides: Partial<StudyListRow> = {}): StudyListRow {
+  return {
+    id: 3,
+    name: 'GUT-301',
+    sponsor: 'Acme Pharma',
+    protocolIds: ['P-1'],
+    visitIds: ['V1'],
+    labVisitIds: ['L1'],
+    indications: ['CROHNS_DISEASE'],
+    segments: 2,
+    anatomicalSegments: ['Ileum', 'Colon'],
+    modality: ['HISTOPATHOLOGY'],
+    onHold: false,
+    onHoldReason: null,
+    createdAt: '2024-03-09T10:00:00.000Z',
+    isNoto: false,
+    mostRecentUploadAt: null,
+    numberOfUnassignedImages: 4,
+    numberOfCasesNeedingQC: 5,
+    numberOfQueriesOpen: 6,
+    numberOfQueriesAnswered: 7,
+    numberOfAssignedReadCases: 8,
+    numberOfAssignedUnreadCases: 9,
+    ...overrides,
+  };
+}
+
+export function makeClass(overrides: Partial<AnnotationClassView> = {}): AnnotationClassView {
+  return {
+    id: 1,
+    name: 'Goblet',
+    color: '#87FF01',
+    sortOrder: 0,
+    type: 'POINT',
+    enabled: true,
+    deleted: false,
+    count: 0,
+    ...overrides,
+  };
+}
+
+export function makeStudy(overrides: Partial<StudyView> = {}): StudyView {
+  return {
+    ...makeStudyRow(),
+    uploaders: [],
+    readers: [],
+    readonlyUsers: [],
+    hpfClasses: [],
+    pointClasses: [],
+    freehandClasses: [],
+    multilineClasses: [],
+    ...overrides,
+  };
+}
+
+export function makeUserRow(overrides: Partial<UserListRow> = {}): UserListRow {
+  return {
+    id: 11,
+    username: 'reader2@example.org',
+    firstName: 'Rita',
+    lastName: 'Reader',
+    lastLoginDt: null,
+    organizationId: 1,
+    organizationName: 'Lamina Labs',
+    studyCount: 2,
+    registered: true,
+    active: true,
+    isSystemAdmin: false,
+    ...overrides,
+  };
+}
+
+/** Every role as GET /api/permissions/roles answers. */
+export function makeRoleViews(): RoleView[] {
+  return ROLES.map((r) => ({
+    id: r.id,
+    name: r.name,
+    displayName: r.displayName,
+    description: r.description,
+    roleType: r.roleType,
+    createdAt: '2024-01-01T00:00:00.000Z',
+    updatedAt: '2024-01-01T00:00:00.000Z',
+  }));
+}
+
+/** A user working as `role` with these permissions. */
+export function makeUserAs(roleName: string, actions: string[], overrides: Partial<UserInfo> = {}): UserInfo {
+  const role = { id: 1, name: roleName, displayName: roleName };
+  return makeUser({ workAsRole: role, roles: [role], actions, ...overrides });
 }

@@ -3,7 +3,7 @@ import type { AppConfig, UserInfo } from '@lamina/domain';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { render, type RenderResult } from '@testing-library/react';
 import type { ReactNode } from 'react';
-import { RouterProvider, createMemoryRouter, type RouteObject } from 'react-router';
+import { RouterProvider, createMemoryRouter, useLocation, type RouteObject } from 'react-router';
 import { queryKeys } from '../api/queryKeys';
 import { EmbeddedModeContext } from '../app/embedded';
 
@@ -53,4 +53,10 @@ export function renderRoutes(
     </BlueprintProvider>,
   );
   return { ...result, queryClient };
+}
+
+/** Shows where the router is, for tests that follow a navigation. */
+export function LocationProbe() {
+  const location = useLocation();
+  return <div data-testid="location">{`${location.pathname}${location.search}`}</div>;
 }

@@ -1,26 +1,59 @@
+import { Callout, H2 } from '@blueprintjs/core';
+import { STUDY_MESSAGES } from '@lamina/domain';
 import { useParams } from 'react-router';
+import { errorMessage, isApiError } from '../../api/ApiError';
 import { NotFoundPage } from '../../app/NotFoundPage';
-import { PlaceholderPage } from '../../components/PlaceholderPage';
+import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
-import { NEW_STUDY_ID, STUDY_CONFIGURE_TABS } from './studyTabs';
+import { usePageTitle } from '../../components/usePageTitle';
+import { useStudy } from './api';
+import { StudySettingsForm } from './config/StudySettingsForm';
+import { StudyUsersTab } from './config/StudyUsersTab';
+import { NEW_STUDY_ID, parseStudyId, STUDY_CONFIGURE_TABS } from './studyTabs';
 
-/** /studies/:id/configure/:tab? (settings | users); id 'new' creates a study and has no users tab. */
+/** /studies/:id/configure/:tab? (settings | users); id 'new' creates a study and has no users tab (doc 1 §2.6). */
 export function StudyConfigurePage() {
   const { id = '', tab: rawTab } = useParams();
   const isNew = id === NEW_STUDY_ID;
   const tabs = isNew ? STUDY_CONFIGURE_TABS.filter((t) => t.id !== 'users') : STUDY_CONFIGURE_TABS;
   const tab = parseTab(rawTab, tabs, 'settings');
+  const studyId = isNew ? null : parseStudyId(id);
+  const study = useStudy(tab === null ? null : studyId);
+  const title = isNew ? 'Create Study' : `Edit Study${study.data ? `: ${study.data.name}` : ''}`;
+  usePageTitle(title);
+
   if (tab === null) return <NotFoundPage />;
+
+  let content;
+  if (isNew) {
+    content = <StudySettingsForm />;
+  } else if (studyId === null || isApiError(study.error, 404)) {
+    content = <Callout intent="warning" title={STUDY_MESSAGES.studyNotFound} />;
+  } else if (study.isError) {
+    content = (
+      <Callout intent="danger" title="Error" role="alert">
+        {errorMessage(study.error)}
+      </Callout>
+    );
+  } else if (study.isPending) {
+    content = <PageSpinner />;
+  } else {
+    // The form stays mounted on the Users tab, so unsaved edits survive a look at the users.
+    content = (
+      <>
+        <div hidden={tab !== 'settings'}>
+          <StudySettingsForm key={study.data.id} study={study.data} />
+        </div>
+        {tab === 'users' && <StudyUsersTab study={study.data} />}
+      </>
+    );
+  }
+
   return (
-    <PlaceholderPage
-      title={isNew ? 'Create Study' : `Configure Study ${id}`}
-      icon={tab === 'settings' ? 'cog' : 'people'}
-      description={
-        tab === 'settings'
-          ? 'Study settings: name, sponsor, protocol and visit IDs, indications, segments, modality, hold status and annotation classes, each change with its reason.'
-          : 'The uploaders, readers and read-only users of this study.'
-      }
-    >
+    <section className="lamina-page lamina-config-page" aria-labelledby="page-title">
+      <header className="lamina-page-header">
+        <H2 id="page-title">{title}</H2>
+      </header>
       {!isNew && (
         <RouteTabs
           id="study-configure-tabs"
@@ -29,6 +62,7 @@ export function StudyConfigurePage() {
           pathFor={(t) => `/studies/${encodeURIComponent(id)}/configure/${t}`}
         />
       )}
-    </PlaceholderPage>
+      {content}
+    </section>
   );
 }

@@ -1,30 +1,93 @@
-import { useParams } from 'react-router';
+import { Button, Callout, H2, NonIdealState } from '@blueprintjs/core';
+import { hasAny, STUDY_MESSAGES } from '@lamina/domain';
+import { useEffect } from 'react';
+import { Navigate, useNavigate, useParams } from 'react-router';
+import { errorMessage, isApiError } from '../../api/ApiError';
+import { useUserInfo } from '../../api/users';
+import { fullPageReplace } from '../../app/browser';
 import { NotFoundPage } from '../../app/NotFoundPage';
-import { PlaceholderPage } from '../../components/PlaceholderPage';
+import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
-import { STUDY_TABS } from './studyTabs';
+import { usePageTitle } from '../../components/usePageTitle';
+import { useStudy } from './api';
+import { allowedStudyTabs, parseStudyId, resolveStudyTab, STUDY_TABS, type StudyTab } from './studyTabs';
 
-/** /studies/:id and /studies/:id/:tab (cases | images). */
+const TAB_CONTENT: Record<StudyTab, { icon: 'folder-open' | 'media'; description: string }> = {
+  cases: { icon: 'folder-open', description: 'The cases of this study, with their status, subject, visit and images.' },
+  images: { icon: 'media', description: 'The images of this study, with their status and case.' },
+};
+
+/** /studies/:id and /studies/:id/:tab (doc 1 §2.5): name, hold banner, Edit Study, Cases and Images tabs. */
 export function StudyPage() {
-  const { id = '', tab: rawTab } = useParams();
-  const tab = parseTab(rawTab, STUDY_TABS, 'cases');
-  if (tab === null) return <NotFoundPage />;
+  const { id: rawId, tab: rawTab } = useParams();
+  const navigate = useNavigate();
+  const requested = parseTab(rawTab, STUDY_TABS, 'cases');
+  const studyId = parseStudyId(rawId);
+  const actions = useUserInfo().data?.actions ?? [];
+  const tab = requested === null ? null : resolveStudyTab(requested, actions);
+  const study = useStudy(requested !== null && tab !== null ? studyId : null);
+  usePageTitle(study.data?.name ?? 'Study');
+
+  const noTabAllowed = requested !== null && tab === null;
+  useEffect(() => {
+    if (noTabAllowed) fullPageReplace('/accessDenied');
+  }, [noTabAllowed]);
+
+  if (requested === null) return <NotFoundPage />;
+  if (tab === null) return <PageSpinner />;
+  if (tab !== requested) return <Navigate to={`/studies/${rawId ?? ''}/${tab}`} replace />;
+
+  if (studyId === null || isApiError(study.error, 404)) {
+    return (
+      <section className="lamina-page">
+        <Callout intent="warning" title={STUDY_MESSAGES.studyNotFound} />
+      </section>
+    );
+  }
+  if (study.isError) {
+    return (
+      <section className="lamina-page">
+        <Callout intent="danger" title="Error" role="alert">
+          {errorMessage(study.error)}
+        </Callout>
+      </section>
+    );
+  }
+  if (study.isPending) return <PageSpinner />;
+
+  const data = study.data;
+  const content = TAB_CONTENT[tab];
   return (
-    <PlaceholderPage
-      title={`Study ${id}`}
-      icon={tab === 'cases' ? 'folder-open' : 'media'}
-      description={
-        tab === 'cases'
-          ? 'The cases of this study, with their status, subject, visit and images.'
-          : 'The images of this study, with their status and case.'
-      }
-    >
+    <section className="lamina-page" aria-labelledby="page-title">
+      <header className="lamina-page-header">
+        <H2 id="page-title">{data.name}</H2>
+        {hasAny(actions, ['S_Main_EditStudy']) && (
+          <Button
+            icon="edit"
+            text="Edit Study"
+            onClick={() => void navigate(`/studies/${data.id}/configure/settings`)}
+          />
+        )}
+      </header>
+      {data.onHold && (
+        <Callout intent="warning" icon="pause" className="lamina-hold-banner" role="status">
+          On hold {data.onHoldReason ?? ''}
+        </Callout>
+      )}
       <RouteTabs
         id="study-tabs"
-        tabs={STUDY_TABS}
+        tabs={allowedStudyTabs(actions)}
         selected={tab}
-        pathFor={(t) => `/studies/${encodeURIComponent(id)}/${t}`}
+        pathFor={(t) => `/studies/${data.id}/${t}`}
       />
-    </PlaceholderPage>
+      <div role="tabpanel" aria-label={STUDY_TABS.find((t) => t.id === tab)?.label}>
+        <NonIdealState
+          className="lamina-placeholder"
+          icon={content.icon}
+          title="Coming soon"
+          description={content.description}
+        />
+      </div>
+    </section>
   );
 }

@@ -1,0 +1,62 @@
+import { useState } from 'react';
+import { getRowsPerPage, setRowsPerPage, type PageSize, type RowsPerPageKey } from '../app/storage';
+
+export interface TableSort {
+  /** The column id, which is also the server's sort field. */
+  id: string;
+  desc: boolean;
+}
+
+export interface TableState {
+  pageIndex: number;
+  pageSize: PageSize;
+  sort: TableSort;
+  setPageIndex: (pageIndex: number) => void;
+  setPageSize: (pageSize: PageSize) => void;
+  setSort: (sort: TableSort) => void;
+  /** Back to the first page, e.g. when the search changes. */
+  resetPage: () => void;
+}
+
+/**
+ * Paging and sorting of a server-side list: the page size is remembered under the list's key
+ * (doc 1 §9); changing size or sort goes back to the first page.
+ */
+export function useTableState(storageKey: RowsPerPageKey, defaultSort: TableSort): TableState {
+  const [pageIndex, setPageIndex] = useState(0);
+  const [pageSize, setPageSizeState] = useState<PageSize>(() => getRowsPerPage(storageKey));
+  const [sort, setSortState] = useState<TableSort>(defaultSort);
+
+  return {
+    pageIndex,
+    pageSize,
+    sort,
+    setPageIndex,
+    setPageSize: (size) => {
+      setRowsPerPage(storageKey, size);
+      setPageSizeState(size);
+      setPageIndex(0);
+    },
+    setSort: (next) => {
+      setSortState(next);
+      setPageIndex(0);
+    },
+    resetPage: () => setPageIndex(0),
+  };
+}
+
+/** The `sort` query parameter of the list calls: the field for ascending, `-field` for descending. */
+export function sortParam(sort: TableSort): string {
+  return `${sort.desc ? '-' : ''}${sort.id}`;
+}
+
+/** Query string of a paged list call; `page` counts from 1. Empty values are left out. */
+export function listQuery(params: Record<string, string | number | boolean | null | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === null || value === undefined || value === '') continue;
+    search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}

@@ -1,0 +1,207 @@
+import {
+  ANNOTATION_CLASS_LIST_NAMES,
+  studyConfigSchema,
+  studyReasonForChangeError,
+  validateStudyConfig,
+  valuesDiffer,
+  type AnnotationClassInput,
+  type AnnotationClassView,
+  type StudyConfig,
+  type StudyConfigIssue,
+  type StudyUpdate,
+  type StudyView,
+} from '@lamina/domain';
+import { zodResolver } from '@hookform/resolvers/zod';
+import type { FieldErrors, Resolver } from 'react-hook-form';
+
+export type StudyField = keyof StudyConfig;
+
+/** A blank study: every list empty, no segments chosen yet. */
+export function emptyStudyConfig(): StudyConfig {
+  return {
+    name: '',
+    sponsor: null,
+    protocolIds: [],
+    visitIds: [],
+    labVisitIds: [],
+    indications: [],
+    segments: null,
+    anatomicalSegments: [],
+    modality: [],
+    onHold: false,
+    onHoldReason: null,
+    hpfClasses: [],
+    pointClasses: [],
+    freehandClasses: [],
+    multilineClasses: [],
+  };
+}
+
+function classInputs(classes: readonly AnnotationClassView[]): AnnotationClassInput[] {
+  // The view lists live classes only; a deleted class must not be sent back (the server refuses it).
+  return classes
+    .filter((c) => !c.deleted)
+    .sort((a, b) => a.sortOrder - b.sortOrder)
+    .map((c) => ({
+      id: c.id,
+      name: c.name,
+      color: c.color,
+      sortOrder: c.sortOrder,
+      enabled: c.enabled,
+      deleted: c.deleted,
+    }));
+}
+
+/** The editable configuration of an existing study. */
+export function configFromStudy(study: StudyView): StudyConfig {
+  return {
+    name: study.name,
+    sponsor: study.sponsor,
+    protocolIds: [...study.protocolIds],
+    visitIds: [...study.visitIds],
+    labVisitIds: [...study.labVisitIds],
+    indications: [...study.indications],
+    segments: study.segments,
+    anatomicalSegments: [...study.anatomicalSegments],
+    modality: [...study.modality],
+    onHold: study.onHold,
+    onHoldReason: study.onHoldReason,
+    hpfClasses: classInputs(study.hpfClasses),
+    pointClasses: classInputs(study.pointClasses),
+    freehandClasses: classInputs(study.freehandClasses),
+    multilineClasses: classInputs(study.multilineClasses),
+  };
+}
+
+/** Annotation counts by class id, for the delete rule (doc 1 §4: only when count is 0 or missing). */
+export function classCounts(study: StudyView | undefined): ReadonlyMap<number, number> {
+  const counts = new Map<number, number>();
+  if (!study) return counts;
+  for (const list of ANNOTATION_CLASS_LIST_NAMES) for (const c of study[list]) counts.set(c.id, c.count);
+  return counts;
+}
+
+/**
+ * Every problem with the configuration as the server would see it: the domain schema's issues
+ * (lengths, colours, decoding) and then the study rules of `validateStudyConfig`, each with the
+ * field (and list index) it belongs to.
+ */
+export function studyConfigIssues(values: StudyConfig): StudyConfigIssue[] {
+  const parsed = studyConfigSchema.safeParse(values);
+  if (!parsed.success) {
+    return parsed.error.issues.map((issue) => {
+      const [field, index] = issue.path;
+      return {
+        field: (typeof field === 'string' ? field : 'name') as StudyField,
+        index: typeof index === 'number' ? index : undefined,
+        message: issue.message,
+      };
+    });
+  }
+  return validateStudyConfig(parsed.data);
+}
+
+function toFieldErrors(issues: readonly StudyConfigIssue[]): FieldErrors<StudyConfig> {
+  const errors: FieldErrors<StudyConfig> = {};
+  for (const issue of issues) {
+    errors[issue.field] ??= { type: 'validate', message: issue.message };
+  }
+  return errors;
+}
+
+const schemaResolver = zodResolver(studyConfigSchema);
+
+/**
+ * The form's resolver: the domain schema through zodResolver, then the domain's study rules, so a
+ * submitted form passes exactly what the server accepts.
+ */
+export const studyConfigResolver: Resolver<StudyConfig> = async (values, context, options) => {
+  const result = await schemaResolver(values, context, options as never);
+  if (Object.keys(result.errors).length > 0) return { values: {}, errors: result.errors as FieldErrors<StudyConfig> };
+  const issues = validateStudyConfig(result.values as StudyConfig);
+  if (issues.length > 0) return { values: {}, errors: toFieldErrors(issues) };
+  return { values: result.values as StudyConfig, errors: {} };
+};
+
+/**
+ * Fields that share one 'Reason for change' input, as the form shows them together. Lab visit IDs
+ * reuse the visit IDs' reason (doc 1 §7); the segment names go with the number of segments and the
+ * hold reason with the hold.
+ */
+export const REASON_GROUPS = {
+  name: ['name'],
+  sponsor: ['sponsor'],
+  protocolIds: ['protocolIds'],
+  visitIds: ['visitIds', 'labVisitIds'],
+  indications: ['indications'],
+  segments: ['segments', 'anatomicalSegments'],
+  modality: ['modality'],
+  onHold: ['onHold', 'onHoldReason'],
+  hpfClasses: ['hpfClasses'],
+  pointClasses: ['pointClasses'],
+  freehandClasses: ['freehandClasses'],
+  multilineClasses: ['multilineClasses'],
+} as const satisfies Record<string, readonly StudyField[]>;
+export type ReasonGroup = keyof typeof REASON_GROUPS;
+export type Reasons = Partial<Record<ReasonGroup, string>>;
+const GROUPS = Object.keys(REASON_GROUPS) as ReasonGroup[];
+
+export function changedFields(initial: StudyConfig, current: StudyConfig): StudyField[] {
+  return (Object.keys(initial) as StudyField[]).filter((field) => valuesDiffer(initial[field], current[field]));
+}
+
+/** The groups with a changed field: each shows its 'Reason for change' input. */
+export function changedGroups(initial: StudyConfig, current: StudyConfig): ReasonGroup[] {
+  const changed = changedFields(initial, current);
+  return GROUPS.filter((group) => REASON_GROUPS[group].some((field) => changed.includes(field)));
+}
+
+/**
+ * The reason a changed field is saved with, as the server reads it: the field's own (its group's),
+ * else, for the point and line lists filled with the celiac defaults because celiac was just chosen,
+ * the indications' reason.
+ */
+export function effectiveReason(
+  field: StudyField,
+  initial: StudyConfig,
+  current: StudyConfig,
+  reasons: Reasons,
+): string | null {
+  const own = reasons[reasonGroupOf(field)]?.trim() ?? '';
+  if (own !== '') return own;
+  const celiacChosen =
+    current.indications.includes('CELIAC_DISEASE') && !initial.indications.includes('CELIAC_DISEASE');
+  if (celiacChosen && (field === 'pointClasses' || field === 'multilineClasses')) {
+    const viaIndications = reasons.indications?.trim() ?? '';
+    if (viaIndications !== '') return viaIndications;
+  }
+  return null;
+}
+
+/**
+ * The groups whose change still needs a reason. The rule is the domain's study rule, shared with
+ * the server: every changed field of an existing study needs a non-blank reason.
+ */
+export function groupsMissingReason(initial: StudyConfig, current: StudyConfig, reasons: Reasons): ReasonGroup[] {
+  return GROUPS.filter((group) =>
+    REASON_GROUPS[group].some(
+      (field) =>
+        studyReasonForChangeError(initial[field], current[field], effectiveReason(field, initial, current, reasons)) !==
+        null,
+    ),
+  );
+}
+
+export function reasonGroupOf(field: StudyField): ReasonGroup {
+  return GROUPS.find((group) => (REASON_GROUPS[group] as readonly StudyField[]).includes(field)) ?? 'name';
+}
+
+/** PUT body of an existing study: only the changed fields, each with its group's reason (doc 1 §7). */
+export function buildStudyUpdate(initial: StudyConfig, current: StudyConfig, reasons: Reasons): StudyUpdate {
+  const update: Record<string, { value: unknown; reasonForChange: string | null }> = {};
+  // Each entry pairs a field with its own value, which is what StudyUpdate describes.
+  for (const field of changedFields(initial, current)) {
+    update[field] = { value: current[field], reasonForChange: effectiveReason(field, initial, current, reasons) };
+  }
+  return update;
+}

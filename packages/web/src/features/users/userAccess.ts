@@ -1,0 +1,14 @@
+import { ASSIGNABLE_ROLE_NAMES, type RoleName, type RoleView, type UserInfo } from '@lamina/domain';
+
+/** System-admin screens need the flag and the SystemAdmin work-as role (as the server's policy). */
+export function isWorkingAsSystemAdmin(
+  user: Pick<UserInfo, 'isSystemAdmin' | 'workAsRole'> | null | undefined,
+): boolean {
+  return user?.isSystemAdmin === true && user.workAsRole?.name === 'SystemAdmin';
+}
+
+/** The roles that may be granted as study access (doc 1 §6), in the domain's order. */
+export function assignableRoles(roles: readonly RoleView[]): RoleView[] {
+  const order = (name: string) => ASSIGNABLE_ROLE_NAMES.indexOf(name as RoleName);
+  return roles.filter((r) => order(r.name) >= 0).sort((a, b) => order(a.name) - order(b.name));
+}

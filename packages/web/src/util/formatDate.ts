@@ -1,0 +1,24 @@
+/** Locale of every date the app shows (doc 1 §9). */
+export const DATE_LOCALE = 'en-CA';
+
+const timeFormat = new Intl.DateTimeFormat(DATE_LOCALE, { hour: 'numeric', minute: '2-digit' });
+const dayFormat = new Intl.DateTimeFormat(DATE_LOCALE, { month: 'short', day: 'numeric', year: 'numeric' });
+
+function sameDay(a: Date, b: Date): boolean {
+  return a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+}
+
+/**
+ * Dates of lists (doc 1 §9): the time when it is today, 'MMM d' within the current year, otherwise
+ * 'MMM d yyyy'; a dash when missing or unreadable. Local time, locale en-CA.
+ */
+export function formatDate(value: string | Date | null | undefined, now: Date = new Date()): string {
+  if (value === null || value === undefined || value === '') return '-';
+  const date = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(date.getTime())) return '-';
+  if (sameDay(date, now)) return timeFormat.format(date);
+  const parts = dayFormat.formatToParts(date);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  const monthDay = `${part('month')} ${part('day')}`;
+  return date.getFullYear() === now.getFullYear() ? monthDay : `${monthDay} ${part('year')}`;
+}
