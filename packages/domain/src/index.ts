@@ -10,3 +10,4 @@ export * from './zodMessages.js';
 export * from './permissionsDoc.js';
 export * from './studies.js';
 export * from './users.js';
+export * from './images.js';

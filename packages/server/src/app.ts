@@ -18,12 +18,16 @@ import { authRoutes } from './modules/auth/authRoutes.js';
 import { currentUserRoutes } from './modules/users/currentUserRoutes.js';
 import { configRoutes } from './modules/config/configRoutes.js';
 import { studyRoutes } from './modules/studies/studyRoutes.js';
+import { createSlidePipeline, slideApiRoutes, type SlidePipelineOverrides } from './modules/images/slidePipeline.js';
+import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
 
 export interface AppDeps {
   config: Config;
   database: Database;
   /** Log to stdout (the server) or not at all (tests). */
   logger?: boolean;
+  /** Slide pipeline services to use instead of the configured ones (tests). */
+  slides?: SlidePipelineOverrides;
 }
 
 export interface RegisteredRoute {
@@ -39,7 +43,7 @@ declare module 'fastify' {
   }
 }
 
-export async function buildApp({ config, database, logger = false }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ config, database, logger = false, slides: slideOverrides }: AppDeps): Promise<FastifyInstance> {
   installZodMessages();
   const app = Fastify({
     logger: logger ? { level: config.logLevel } : false,
@@ -63,12 +67,22 @@ export async function buildApp({ config, database, logger = false }: AppDeps): P
   registerSecurityHeaders(app, config);
   const keys = new SessionKeys(config.sessionSecret);
   registerGuard(app, database.db, keys);
+  // Slide pipeline (storage, job queue, mail, tile tokens): app.slides, used by api, tiles and worker.
+  const slides = createSlidePipeline(config, database, slideOverrides);
+  app.decorate('slides', slides);
+  app.addHook('onClose', () => slides.close());
 
   if (config.roles.has('api')) {
     await app.register(configRoutes(config));
     await app.register(authRoutes(new AuthService(database.db, keys), config.embeddedCookies));
     await app.register(currentUserRoutes(database.db));
     await app.register(studyRoutes(database.db));
+    await app.register(slideApiRoutes(database, config, slides));
+    await app.register((await import('./modules/users/userManagementRoutes.js')).userManagementRoutes(database.db));
+  }
+
+  if (config.roles.has('tiles')) {
+    await registerTileRoutes(app, { db: database.db, storage: slides.storage, tileTokens: slides.tileTokens });
   }
 
   await registerWebApp(app, config.webDist);

@@ -8,6 +8,8 @@ import { openDatabase } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { syncReferenceData } from './platform/rbac/referenceData.js';
 import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
+import { ensureDemoSlide } from './modules/demo/demoSlide.js';
+import { startImageWorker } from './modules/processing/imageWorker.js';
 
 /** Embedded default: keep a generated SESSION_SECRET in DATA_DIR so sessions survive a restart. */
 async function persistentSessionSecret(config: Config): Promise<string> {
@@ -35,8 +37,10 @@ async function main(): Promise<void> {
   const seeded = config.demo ? await seedDemoData(database.db, config.demoPassword) : false;
 
   const app = await buildApp({ config, database, logger: true });
+  let stopWorker: (() => Promise<void>) | null = null;
   const close = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
+    await stopWorker?.();
     await app.close();
     await database.close();
     process.exit(0);
@@ -45,6 +49,16 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void close('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  // Slide pipeline: the processing worker, and the demo slide (processed by that same worker).
+  if (config.roles.has('worker')) {
+    const worker = await startImageWorker({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs, mailer: app.slides.mailer, tmpDir: path.join(config.dataDir, 'tmp'), log: app.log });
+    stopWorker = () => worker.stop();
+  }
+  if (config.demo) {
+    ensureDemoSlide({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs })
+      .then((id) => id !== null && app.log.info(`demo slide generated (image ${id}); processing`))
+      .catch((error: unknown) => app.log.error({ err: error }, 'demo slide not created'));
+  }
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   const lines = [
     '',

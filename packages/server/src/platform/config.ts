@@ -27,6 +27,27 @@ export interface Config {
   logLevel: string;
   /** Trust X-Forwarded-* from a reverse proxy (for the client IP and https detection). */
   trustProxy: boolean;
+  /** Object storage (slide pipeline): the local folder DATA_DIR/storage, or S3. */
+  storage: StorageConfig;
+  /** SMTP server for notifications (smtp://user:pass@host:port, smtps://…); unset → outbox only. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  /** Lifetime of signed upload and download URLs, seconds. */
+  uploadUrlTtlSeconds: number;
+}
+
+export interface StorageConfig {
+  kind: 'local' | 's3';
+  /** Local: the folder of the objects. */
+  localRoot: string;
+  s3: {
+    endpoint: string | undefined;
+    bucket: string;
+    region: string;
+    accessKeyId: string | undefined;
+    secretAccessKey: string | undefined;
+    forcePathStyle: boolean;
+  };
 }
 
 const ALL_ROLES: ServerRole[] = ['api', 'tiles', 'worker'];
@@ -73,5 +94,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     webDist: path.resolve(cwd, env.WEB_DIST || 'packages/web/dist'),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: bool(env.TRUST_PROXY, false),
+    storage: storageConfig(env, path.resolve(cwd, env.DATA_DIR || 'data')),
+    smtpUrl: env.SMTP_URL || null,
+    mailFrom: env.MAIL_FROM || 'Lamina <no-reply@lamina.local>',
+    uploadUrlTtlSeconds: positive(env.UPLOAD_URL_TTL, 'UPLOAD_URL_TTL', 3600),
+  };
+}
+
+function positive(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive whole number, got '${value}'`);
+  return n;
+}
+
+function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
+  const kind = (env.STORAGE || 'local').toLowerCase();
+  if (kind !== 'local' && kind !== 's3') throw new ConfigError(`STORAGE must be local or s3, got '${env.STORAGE ?? ''}'`);
+  if (kind === 's3' && !env.S3_BUCKET) throw new ConfigError('STORAGE=s3 needs S3_BUCKET');
+  return {
+    kind,
+    localRoot: path.join(dataDir, 'storage'),
+    s3: {
+      endpoint: env.S3_ENDPOINT || undefined,
+      bucket: env.S3_BUCKET || '',
+      region: env.S3_REGION || 'us-east-1',
+      accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
+      secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
+      forcePathStyle: bool(env.S3_FORCE_PATH_STYLE, Boolean(env.S3_ENDPOINT)),
+    },
   };
 }

@@ -48,6 +48,11 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 
 async function openPostgres(url: string, max: number): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max });
+  // An idle client whose connection the server ends (restart, admin terminating backends, a test
+  // dropping its database) emits 'error' on the pool; unhandled, that would crash the process.
+  pool.on('error', (error) => {
+    console.warn(`PostgreSQL idle client error: ${error.message}`);
+  });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   await sql`select 1`.execute(db);
   return {

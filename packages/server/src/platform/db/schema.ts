@@ -45,6 +45,8 @@ export interface UsersTable {
   last_login_at: Date | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** 0003: set for an account created with a one-time initial password. */
+  must_change_password: Generated<boolean>;
 }
 
 export interface UserRolesTable {
@@ -154,6 +156,15 @@ export interface ImagesTable {
   replaces_image_id: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** 0004 (slide pipeline): progress 0–100 of the processing job, attempts, derived objects. */
+  processing_progress: Generated<number>;
+  processing_attempts: Generated<number>;
+  processing_started_at: Date | null;
+  processed_at: Date | null;
+  label_key: string | null;
+  macro_key: string | null;
+  source_format: string | null;
+  source_compression: number | null;
 }
 
 export interface AnnotationsTable {
@@ -253,6 +264,23 @@ export interface AuditEventsTable {
   hash: string;
 }
 
+/** 0004: notifications waiting for (or done with) SMTP delivery. */
+export interface MailOutboxTable {
+  id: Generated<number>;
+  kind: string;
+  study_id: number | null;
+  user_id: number | null;
+  to_address: string;
+  subject: string;
+  body: string;
+  status: Generated<'PENDING' | 'SENT' | 'FAILED' | 'NOT_CONFIGURED'>;
+  attempts: Generated<number>;
+  last_error: string | null;
+  created_by: number | null;
+  created_at: Timestamp;
+  sent_at: Date | null;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   applied_at: Timestamp;
@@ -277,4 +305,5 @@ export interface DB {
   login_failures: LoginFailuresTable;
   audit_events: AuditEventsTable;
   schema_migrations: SchemaMigrationsTable;
+  mail_outbox: MailOutboxTable;
 }

@@ -1,0 +1,351 @@
+import { z } from 'zod';
+
+/**
+ * Images, cases and their processing: the statuses of the spec (doc 1 §9, doc 2 §4, doc 3 §4), the
+ * state machines as data, the accepted upload files, the upload and image messages, the wire shapes
+ * of the upload calls and of the Image the viewer reads (doc 3 §3).
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Statuses
+// ---------------------------------------------------------------------------------------------
+
+export const IMAGE_STATUSES = [
+  'PROCESSING',
+  'FAIL_PROCESSING',
+  'DATA_INCOMPLETE',
+  'STUDY_ASSIGNMENT_PENDING',
+  'DUPLICATE_IMAGE',
+  'CASE_ASSIGNMENT_PENDING',
+  'LAB_QC_PENDING',
+  'ISC_QC_PENDING',
+  'READY_FOR_READING',
+  'COMPLETE',
+  'ARCHIVED',
+] as const;
+export type ImageStatus = (typeof IMAGE_STATUSES)[number];
+
+/** Labels of the image statuses (doc 2 §4). */
+export const IMAGE_STATUS_LABELS: Readonly<Record<ImageStatus, string>> = {
+  PROCESSING: 'Processing',
+  FAIL_PROCESSING: 'Failed Processing',
+  DATA_INCOMPLETE: 'Data Incomplete',
+  STUDY_ASSIGNMENT_PENDING: 'Study Assignment Pending',
+  DUPLICATE_IMAGE: 'Duplicate Image',
+  CASE_ASSIGNMENT_PENDING: 'Case Assignment Pending',
+  LAB_QC_PENDING: 'Lab QC Pending',
+  ISC_QC_PENDING: 'ISC QC Pending',
+  READY_FOR_READING: 'Ready For Reading',
+  COMPLETE: 'Complete',
+  ARCHIVED: 'Archived',
+};
+
+/** Processing status of an image (doc 3 §4). */
+export const PROCESSING_STATUSES = ['HOLDING', 'PENDING', 'SUBMITTED', 'SUCCESS', 'FAIL'] as const;
+export type ProcessingStatus = (typeof PROCESSING_STATUSES)[number];
+
+export const CASE_STATUSES = ['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED', 'COMPLETED', 'ON_HOLD', 'INVALID', 'ARCHIVED'] as const;
+export type CaseStatus = (typeof CASE_STATUSES)[number];
+
+/** Labels of the case statuses (doc 2 §2.2, §4). */
+export const CASE_STATUS_LABELS: Readonly<Record<CaseStatus, string>> = {
+  PENDING_LAB_QC: 'Pending Lab QC',
+  PENDING_QC: 'Pending QC',
+  PROCESSED: 'Processed',
+  COMPLETED: 'Completed',
+  ON_HOLD: 'On Hold',
+  INVALID: 'Invalid',
+  ARCHIVED: 'Archived',
+};
+
+// ---------------------------------------------------------------------------------------------
+// State machines as data. `since` names the issue that implements a transition; later issues
+// flip theirs to implemented by adding the server path that performs it.
+// ---------------------------------------------------------------------------------------------
+
+export interface Transition<S extends string> {
+  from: S;
+  to: S;
+  /** What causes it. */
+  trigger: string;
+  /** 'now' when this code base performs it, else the issue area that will. */
+  since: 'now' | 'cases' | 'qc' | 'reading' | 'image-management';
+}
+
+const anyImage = (except: readonly ImageStatus[]): ImageStatus[] => IMAGE_STATUSES.filter((s) => !except.includes(s));
+
+export const IMAGE_TRANSITIONS: readonly Transition<ImageStatus>[] = [
+  // Processing (the slide pipeline).
+  { from: 'PROCESSING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'processing succeeded, the image has a study', since: 'now' },
+  { from: 'PROCESSING', to: 'STUDY_ASSIGNMENT_PENDING', trigger: 'processing succeeded, the image has no study', since: 'now' },
+  { from: 'PROCESSING', to: 'DUPLICATE_IMAGE', trigger: 'processing succeeded, the same content is already in the study', since: 'now' },
+  { from: 'PROCESSING', to: 'FAIL_PROCESSING', trigger: 'processing failed (unreadable, unsupported, or retries exhausted)', since: 'now' },
+  // Replacing an image archives the one it replaces, whatever its status (except archived).
+  ...anyImage(['ARCHIVED']).map((from) => ({ from, to: 'ARCHIVED' as const, trigger: 'replaced by a new upload, or archived with a reason', since: 'now' as const })),
+  // Later issues.
+  { from: 'STUDY_ASSIGNMENT_PENDING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'moved into a study', since: 'image-management' },
+  { from: 'CASE_ASSIGNMENT_PENDING', to: 'LAB_QC_PENDING', trigger: 'assigned to a case', since: 'cases' },
+  { from: 'DATA_INCOMPLETE', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'missing data completed', since: 'image-management' },
+  { from: 'LAB_QC_PENDING', to: 'ISC_QC_PENDING', trigger: 'Pass Lab QC', since: 'qc' },
+  { from: 'ISC_QC_PENDING', to: 'READY_FOR_READING', trigger: 'Pass ISC QC', since: 'qc' },
+  { from: 'READY_FOR_READING', to: 'COMPLETE', trigger: 'case marked as scored', since: 'reading' },
+  { from: 'LAB_QC_PENDING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'removed from its case', since: 'cases' },
+  { from: 'ISC_QC_PENDING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'removed from its case', since: 'cases' },
+];
+
+export const CASE_TRANSITIONS: readonly Transition<CaseStatus>[] = [
+  { from: 'PENDING_LAB_QC', to: 'PENDING_QC', trigger: 'Pass Lab QC of every image (status forward)', since: 'qc' },
+  { from: 'PENDING_QC', to: 'PROCESSED', trigger: 'Pass ISC QC (status forward)', since: 'qc' },
+  { from: 'PROCESSED', to: 'COMPLETED', trigger: 'Mark as Scored by the reader(s)', since: 'reading' },
+  ...(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const).map((from) => ({ from, to: 'ON_HOLD' as const, trigger: 'Put On Hold with a reason', since: 'cases' as const })),
+  ...(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const).map((to) => ({ from: 'ON_HOLD' as const, to, trigger: 'Remove Hold (back to the status before the hold)', since: 'cases' as const })),
+  ...(['PENDING_QC', 'PROCESSED', 'COMPLETED', 'ON_HOLD'] as const).flatMap((from) =>
+    (['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const)
+      .filter((to) => to !== from)
+      .map((to) => ({ from, to, trigger: 'Revert Status with a reason (to an earlier workflow status)', since: 'cases' as const })),
+  ),
+  ...CASE_STATUSES.filter((s) => s !== 'ARCHIVED').map((from) => ({ from, to: 'ARCHIVED' as const, trigger: 'Archive Case with a reason (archives its images)', since: 'cases' as const })),
+  ...CASE_STATUSES.filter((s) => s !== 'ARCHIVED' && s !== 'INVALID').map((from) => ({ from, to: 'INVALID' as const, trigger: 'marked invalid', since: 'cases' as const })),
+];
+
+export function canTransitionImage(from: ImageStatus, to: ImageStatus): boolean {
+  return IMAGE_TRANSITIONS.some((t) => t.from === from && t.to === to);
+}
+
+export function canTransitionCase(from: CaseStatus, to: CaseStatus): boolean {
+  return CASE_TRANSITIONS.some((t) => t.from === from && t.to === to);
+}
+
+/** The image status after processing (doc 3 §4): the pipeline's only forward decision. */
+export function statusAfterProcessing(outcome: { ok: boolean; hasStudy: boolean; duplicate: boolean }): ImageStatus {
+  if (!outcome.ok) return 'FAIL_PROCESSING';
+  if (!outcome.hasStudy) return 'STUDY_ASSIGNMENT_PENDING';
+  return outcome.duplicate ? 'DUPLICATE_IMAGE' : 'CASE_ASSIGNMENT_PENDING';
+}
+
+/** Processing status moves forward only: PENDING → SUBMITTED → SUCCESS | FAIL (HOLDING → PENDING). */
+export const PROCESSING_TRANSITIONS: readonly (readonly [ProcessingStatus, ProcessingStatus])[] = [
+  ['HOLDING', 'PENDING'],
+  ['PENDING', 'SUBMITTED'],
+  ['SUBMITTED', 'SUCCESS'],
+  ['SUBMITTED', 'FAIL'],
+  // A retried job (worker crash, transient error) is picked again.
+  ['SUBMITTED', 'SUBMITTED'],
+  ['PENDING', 'FAIL'],
+];
+
+export function canTransitionProcessing(from: ProcessingStatus, to: ProcessingStatus): boolean {
+  return PROCESSING_TRANSITIONS.some(([a, b]) => a === from && b === to);
+}
+
+/** Study page 'Processed' column (doc 2 §4): Succeeded when the image has a cogKey, Failed, or neither. */
+export function processedState(image: { cogKey: string | null; processingStatus: ProcessingStatus }): 'Succeeded' | 'Failed' | null {
+  if (image.cogKey) return 'Succeeded';
+  if (image.processingStatus === 'FAIL') return 'Failed';
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accepted files and messages
+// ---------------------------------------------------------------------------------------------
+
+/** Image upload extensions (doc 2 §5, §9), lower case with the dot. */
+export const IMAGE_EXTENSIONS = ['.svs', '.tif', '.tiff'] as const;
+/** The file chooser's `accept` attribute. */
+export const IMAGE_ACCEPT = IMAGE_EXTENSIONS.join(',');
+
+export function hasImageExtension(fileName: string): boolean {
+  const lower = fileName.toLowerCase();
+  return IMAGE_EXTENSIONS.some((ext) => lower.endsWith(ext) && lower.length > ext.length);
+}
+
+/** The browser switches to the resumable multipart upload above this size. */
+export const MULTIPART_THRESHOLD_BYTES = 64 * 1024 * 1024;
+/** Part size of multipart uploads (S3 needs at least 5 MiB except for the last part). */
+export const MULTIPART_PART_BYTES = 16 * 1024 * 1024;
+
+export const IMAGE_MESSAGES = {
+  unableToCreateSignedUrls: 'Unable to create signed URLs',
+  fileUploadFailed: 'File upload failed',
+  unableToCreateImage: 'Unable to create image',
+  unableToSendNotification: 'Unable to send new files notification',
+  notificationWarning: 'Warning: failed to send email notification of upload(s)',
+  imageProcessing: 'Image processing...',
+  imageProcessingFailed: 'Image processing failed',
+  noImagesFound: 'No image(s) found',
+  couldNotDownload: 'Could not download image.',
+  unableToFetchImage: 'Unable to fetch image',
+  imageNotFound: 'Image not found',
+  uploadNotFound: 'The uploaded file was not found in storage',
+  uploadNotInStudy: 'The uploaded file does not belong to this study',
+  imageToReplaceNotFound: 'The image to replace was not found',
+  imageToReplaceArchived: 'The image to replace is archived',
+  labelNotFound: 'No label image',
+  macroNotFound: 'No macro image',
+  invalidSignature: 'The link is invalid or has expired',
+  uploadIncomplete: 'The upload is incomplete',
+  jpeg2000Unsupported: 'JPEG 2000 slides are not supported yet',
+  notATiff: 'The file is not a TIFF or SVS slide',
+} as const;
+
+/** 400 message for a file name whose extension is not accepted. */
+export const unsupportedFileType = (fileName: string): string =>
+  `File type not supported: ${fileName}. Accepted files: ${IMAGE_EXTENSIONS.join(', ')}`;
+
+/** Upload progress messages (doc 2 §8). */
+export const cancelledUpload = (file: string, url: string): string => `Cancelled upload of ${file} to ${url}`;
+export const errorUploading = (file: string, url: string): string => `Error uploading ${file} to ${url}`;
+
+/** The message the viewer shows for an image that is not ready (doc 3 §2, §4). */
+export function viewerProcessingMessage(image: { processingStatus: ProcessingStatus; status: ImageStatus; statusMessage: string | null }): string | null {
+  if (image.processingStatus === 'FAIL' || image.status === 'FAIL_PROCESSING') {
+    return image.statusMessage ? `${IMAGE_MESSAGES.imageProcessingFailed}: ${image.statusMessage}` : IMAGE_MESSAGES.imageProcessingFailed;
+  }
+  if (image.processingStatus !== 'SUCCESS') return IMAGE_MESSAGES.imageProcessing;
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry of the viewer (doc 3 §9)
+// ---------------------------------------------------------------------------------------------
+
+export const TILE_SIZE = 256;
+/** Magnification labels and jump keys (doc 3 §9). */
+export const MAGNIFICATIONS = [1.25, 2.5, 5, 10, 20, 40] as const;
+
+/** z of the full-resolution level: 0 is where the whole slide fits one 256-px tile. */
+export function maxTmsZoom(width: number, height: number, tileSize = TILE_SIZE): number {
+  const longest = Math.max(width, height);
+  if (longest <= tileSize) return 0;
+  return Math.ceil(Math.log2(longest / tileSize));
+}
+
+/** The objective power, or an estimate from the pixel size (10 µm / mpp, rounded to a standard lens). */
+export function effectiveObjectivePower(objectivePower: number | null, mpp: number | null): number | null {
+  if (objectivePower && objectivePower > 0) return objectivePower;
+  if (!mpp || mpp <= 0) return null;
+  const estimate = 10 / mpp;
+  const standard = [1.25, 2.5, 5, 10, 20, 40, 60, 80, 100];
+  return standard.reduce((best, m) => (Math.abs(Math.log(m / estimate)) < Math.abs(Math.log(best / estimate)) ? m : best));
+}
+
+/** The spec's magnifications that the slide supports (≤ its objective power); empty when unknown. */
+export function magnificationsFor(objectivePower: number | null, mpp: number | null = null): number[] {
+  const power = effectiveObjectivePower(objectivePower, mpp);
+  if (!power) return [];
+  return MAGNIFICATIONS.filter((m) => m <= power + 1e-9);
+}
+
+/** Map extent in pixel space: [minX, minY, maxX, maxY] with y pointing up (OpenLayers' pixel projection). */
+export function imageExtent(width: number, height: number): [number, number, number, number] {
+  return [0, -height, width, 0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire shapes
+// ---------------------------------------------------------------------------------------------
+
+const id = z.number().int().positive();
+
+export const signedUrlsRequestSchema = z.object({
+  studyId: id,
+  fileNames: z.array(z.string().min(1).max(255)).min(1).max(100),
+});
+export type SignedUrlsRequest = z.infer<typeof signedUrlsRequestSchema>;
+
+export const signedUrlSchema = z.object({ fileName: z.string(), signedUrl: z.string(), s3Key: z.string() });
+export const signedUrlsResponseSchema = z.object({
+  success: z.literal(true),
+  data: z.object({ urls: z.array(signedUrlSchema) }),
+});
+export type SignedUrlsResponse = z.infer<typeof signedUrlsResponseSchema>;
+
+export const createImageRequestSchema = z.object({
+  name: z.string().trim().min(1).max(255),
+  s3Key: z.string().min(1).max(1024),
+  studyId: id,
+  imageToReplaceId: id.nullable().optional(),
+});
+export type CreateImageRequest = z.infer<typeof createImageRequestSchema>;
+
+export const notifyUploadRequestSchema = z.object({
+  studyId: id,
+  numFiles: z.number().int().min(0).max(10_000),
+  failures: z.union([z.number().int().min(0), z.array(z.string().max(500)).max(10_000)]).default(0),
+});
+export type NotifyUploadRequest = z.infer<typeof notifyUploadRequestSchema>;
+
+/** Multipart (resumable) upload: create. */
+export const createMultipartRequestSchema = z.object({
+  studyId: id,
+  fileName: z.string().min(1).max(255),
+  contentType: z.string().max(200).optional(),
+});
+export const multipartPartSchema = z.object({
+  partNumber: z.number().int().min(1).max(10_000),
+  etag: z.string().min(1).max(200),
+});
+export const completeMultipartRequestSchema = z.object({
+  key: z.string().min(1).max(1024),
+  parts: z.array(multipartPartSchema).min(1).max(10_000),
+});
+export const signPartsRequestSchema = z.object({
+  key: z.string().min(1).max(1024),
+  partNumbers: z.array(z.number().int().min(1).max(10_000)).min(1).max(1000),
+});
+
+/**
+ * What @uppy/aws-s3 (v6) asks its `signRequest` callback to sign; the server answers a URL
+ * (S3 presigned, or the local storage's own signed URL speaking the same S3 subset).
+ */
+export const uppySignRequestSchema = z.object({
+  studyId: id,
+  method: z.enum(['PUT', 'POST', 'GET', 'DELETE']),
+  key: z.string().min(1).max(1024),
+  uploadId: z.string().min(1).max(1024).optional(),
+  partNumber: z.number().int().min(1).max(10_000).optional(),
+  contentType: z.string().max(200).optional(),
+  /** The original file name (the key Uppy proposes is replaced by one under the study's upload prefix). */
+  fileName: z.string().min(1).max(255).optional(),
+});
+export type UppySignRequest = z.infer<typeof uppySignRequestSchema>;
+
+/** The Image as the viewer reads it (doc 3 §3) plus the tile URL template and processing progress. */
+export interface ImageView {
+  id: number;
+  name: string;
+  s3Key: string;
+  uploadedAt: string;
+  studyId: number | null;
+  uploaderId: number | null;
+  cogKey: string | null;
+  magnifications: number[];
+  /** [minX, minY, maxX, maxY] in pixels, y up: [0, -height, width, 0]; null until processed. */
+  extent: [number, number, number, number] | null;
+  caseId: number | null;
+  processingStatus: ProcessingStatus;
+  processingProgress: number;
+  status: ImageStatus;
+  statusMessage: string | null;
+  /** Microns per pixel at full resolution (null when the slide does not say). */
+  pixelSize: number | null;
+  accessionNumber: string | null;
+  biopsyLocation: string | null;
+  /** Microns per pixel (the scale bar uses physicalResolution × 1e-6 m, default 2e-7 m). */
+  physicalResolution: number | null;
+  maxTmsZoom: number;
+  zStackSize: number;
+  lastImageComment: string | null;
+  lastLabQueryId: number | null;
+  ignored: boolean;
+  acceptAiAnnotations: boolean;
+  width: number | null;
+  height: number | null;
+  levels: number | null;
+  objectivePower: number | null;
+  replacesImageId: number | null;
+  hasLabel: boolean;
+  hasMacro: boolean;
+  /** `{base}/tiles/{id}/{z}/{x}/{y}?t={token}` with literal {z}, {x}, {y}; null until processed. */
+  tileUrl: string | null;
+}

@@ -1,0 +1,259 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { IMAGE_MESSAGES, statusAfterProcessing, type ImageStatus } from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import type { ObjectStorage } from '../../platform/storage/storage.js';
+import { imageKeys } from '../../platform/storage/keys.js';
+import { recordAudit, SYSTEM_ACTOR, type Actor } from '../../platform/audit/audit.js';
+import { CorruptTiffError, NotTiffError, readTiffStructure } from './tiffStructure.js';
+import { describeSlide, SlideRejectedError, type SlideInfo } from './slideInfo.js';
+import { buildPyramid, DecodeError, extractAssociated } from './pyramid.js';
+
+export interface ProcessingDeps {
+  db: Db;
+  storage: ObjectStorage;
+  /** Scratch folder for downloads and the pyramid before it is stored. */
+  tmpDir: string;
+  log?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void } | undefined;
+}
+
+export interface Attempt {
+  retryCount: number;
+  retryLimit: number;
+}
+
+export const WORKER_ACTOR: Actor = { ...SYSTEM_ACTOR, username: 'worker' };
+
+/** Progress milestones (0–100) stored on the image. */
+const PROGRESS = { picked: 2, hashed: 30, described: 32, associated: 35, pyramidStart: 35, pyramidEnd: 90, stored: 97 } as const;
+
+/**
+ * Processes one uploaded image: hash, validate by content, read metadata, extract label and macro,
+ * build and store the serving pyramid, then decide the status. Idempotent: a finished or archived
+ * image is left alone, so a retried or duplicated job does no harm.
+ *
+ * A slide refused for what it is (not a TIFF, JPEG 2000, unreadable pixels) fails at once with a
+ * human reason. Any other error (storage, database) is thrown for pg-boss to retry; on the last
+ * attempt the image fails with that error as the reason.
+ */
+export async function processImage(deps: ProcessingDeps, imageId: number, attempt: Attempt = { retryCount: 0, retryLimit: 0 }): Promise<void> {
+  const { db, storage } = deps;
+  const image = await db
+    .selectFrom('images')
+    .select(['id', 'study_id', 's3_key', 'status', 'processing_status', 'processing_attempts'])
+    .where('id', '=', imageId)
+    .executeTakeFirst();
+  if (!image || image.status === 'ARCHIVED' || image.processing_status === 'SUCCESS' || image.processing_status === 'FAIL') return;
+
+  await db
+    .updateTable('images')
+    .set({
+      processing_status: 'SUBMITTED',
+      processing_started_at: new Date(),
+      processing_attempts: image.processing_attempts + 1,
+      processing_progress: PROGRESS.picked,
+      status_message: null,
+      updated_at: new Date(),
+    })
+    .where('id', '=', imageId)
+    .execute();
+
+  const progress = progressWriter(db, imageId);
+  const work = path.join(deps.tmpDir, `image-${imageId}-${randomUUID()}`);
+  await mkdir(work, { recursive: true });
+  try {
+    // 1. The source as a local file, hashed while read.
+    const size = (await storage.head(image.s3_key))?.size;
+    if (size === undefined) throw new SlideRejectedError(IMAGE_MESSAGES.uploadNotFound);
+    const { file: source, sha256 } = await localSource(storage, image.s3_key, work, size, (f) => progress.set(PROGRESS.picked + f * (PROGRESS.hashed - PROGRESS.picked)));
+    await progress.set(PROGRESS.hashed, true);
+
+    // 2. Validate by content and read the metadata.
+    let info: SlideInfo;
+    try {
+      info = describeSlide(await readTiffStructure(source));
+    } catch (error) {
+      if (error instanceof NotTiffError) throw new SlideRejectedError(`${IMAGE_MESSAGES.notATiff} (${error.message})`);
+      if (error instanceof CorruptTiffError) throw new SlideRejectedError(`The TIFF structure is damaged (${error.message})`);
+      throw error;
+    }
+    await db
+      .updateTable('images')
+      .set({
+        content_sha256: sha256,
+        size_bytes: size,
+        width: info.width,
+        height: info.height,
+        levels: info.levels,
+        mpp: info.mpp,
+        objective_power: info.objectivePower,
+        z_stack_size: info.zStackSize,
+        source_format: info.format,
+        source_compression: info.compression,
+        processing_progress: PROGRESS.described,
+        updated_at: new Date(),
+      })
+      .where('id', '=', imageId)
+      .execute();
+
+    // 3. Label and macro (Aperio): kept only for users allowed to see labels.
+    const labelKey = await storeAssociated(deps, source, info.labelPage, imageKeys.label(imageId), 'png');
+    const macroKey = await storeAssociated(deps, source, info.macroPage, imageKeys.macro(imageId), 'jpeg');
+    await progress.set(PROGRESS.associated, true);
+
+    // 4. The serving pyramid.
+    const pyramidFile = path.join(work, 'pyramid.tif');
+    try {
+      await buildPyramid(source, pyramidFile, info, (f) => void progress.set(PROGRESS.pyramidStart + f * (PROGRESS.pyramidEnd - PROGRESS.pyramidStart)));
+    } catch (error) {
+      if (error instanceof DecodeError) throw new SlideRejectedError(error.message);
+      throw error;
+    }
+    await progress.set(PROGRESS.pyramidEnd, true);
+    const cogKey = imageKeys.pyramid(imageId);
+    await storage.write(cogKey, { filePath: pyramidFile }, 'image/tiff');
+    await progress.set(PROGRESS.stored, true);
+
+    // 5. Status: duplicate of another live image of the study, else ready for case assignment.
+    await db.transaction().execute(async (tx) => {
+      const current = await tx.selectFrom('images').select(['status', 'study_id']).where('id', '=', imageId).forUpdate().executeTakeFirst();
+      if (!current || current.status === 'ARCHIVED') return;
+      const duplicate =
+        current.study_id !== null &&
+        (await tx
+          .selectFrom('images')
+          .select('id')
+          .where('study_id', '=', current.study_id)
+          .where('content_sha256', '=', sha256)
+          .where('id', '<', imageId)
+          .where('status', '!=', 'ARCHIVED')
+          .limit(1)
+          .executeTakeFirst()) !== undefined;
+      const status = statusAfterProcessing({ ok: true, hasStudy: current.study_id !== null, duplicate });
+      await tx
+        .updateTable('images')
+        .set({
+          status,
+          processing_status: 'SUCCESS',
+          processing_progress: 100,
+          status_message: duplicate ? 'The same file is already in this study' : null,
+          cog_key: cogKey,
+          label_key: labelKey,
+          macro_key: macroKey,
+          processed_at: new Date(),
+          updated_at: new Date(),
+        })
+        .where('id', '=', imageId)
+        .execute();
+      await recordAudit(tx, WORKER_ACTOR, [
+        { action: 'IMAGE_PROCESSED', entityType: 'image', entityId: imageId, studyId: current.study_id, field: 'status', oldValue: current.status, newValue: status },
+      ]);
+    });
+    deps.log?.info({ imageId, width: info.width, height: info.height, format: info.format }, 'image processed');
+  } catch (error) {
+    const permanent = error instanceof SlideRejectedError;
+    const lastAttempt = attempt.retryCount >= attempt.retryLimit;
+    if (permanent || lastAttempt) {
+      const reason = error instanceof Error ? error.message : String(error);
+      await markFailed(db, imageId, reason);
+      deps.log?.warn({ imageId, reason }, 'image processing failed');
+      return;
+    }
+    await db
+      .updateTable('images')
+      .set({ status_message: `Retrying after an error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), updated_at: new Date() })
+      .where('id', '=', imageId)
+      .execute();
+    throw error;
+  } finally {
+    progress.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+export async function markFailed(db: Db, imageId: number, reason: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const current = await tx.selectFrom('images').select(['status', 'study_id']).where('id', '=', imageId).forUpdate().executeTakeFirst();
+    if (!current || current.status === 'ARCHIVED') return;
+    const status: ImageStatus = statusAfterProcessing({ ok: false, hasStudy: current.study_id !== null, duplicate: false });
+    await tx
+      .updateTable('images')
+      .set({ status, processing_status: 'FAIL', status_message: reason.slice(0, 1000), processed_at: new Date(), updated_at: new Date() })
+      .where('id', '=', imageId)
+      .execute();
+    await recordAudit(tx, WORKER_ACTOR, [
+      { action: 'IMAGE_PROCESSING_FAILED', entityType: 'image', entityId: imageId, studyId: current.study_id, field: 'status', oldValue: current.status, newValue: status, reason },
+    ]);
+  });
+}
+
+async function storeAssociated(deps: ProcessingDeps, source: string, page: number | null, key: string, format: 'png' | 'jpeg'): Promise<string | null> {
+  if (page === null) return null;
+  try {
+    await deps.storage.write(key, await extractAssociated(source, page, format), format === 'png' ? 'image/png' : 'image/jpeg');
+    return key;
+  } catch (error) {
+    deps.log?.warn({ key, err: error }, 'associated image not extracted');
+    return null;
+  }
+}
+
+/**
+ * The upload as a local file, with its SHA-256 computed on the same pass: local storage is read
+ * in place; S3 is downloaded into the work folder.
+ */
+async function localSource(storage: ObjectStorage, key: string, work: string, size: number, onProgress: (fraction: number) => Promise<void> | void): Promise<{ file: string; sha256: string }> {
+  const hash = createHash('sha256');
+  let seen = 0;
+  let lastReport = 0;
+  const count = (chunk: Buffer) => {
+    hash.update(chunk);
+    seen += chunk.length;
+    if (seen - lastReport > 32 * 1024 * 1024) {
+      lastReport = seen;
+      void onProgress(seen / Math.max(1, size));
+    }
+  };
+  const inPlace = storage.localPath?.(key);
+  if (inPlace) {
+    for await (const chunk of createReadStream(inPlace, { highWaterMark: 1024 * 1024 })) count(chunk as Buffer);
+    if (seen !== size) throw new Error(`Read ${seen} of ${size} bytes`);
+    return { file: inPlace, sha256: hash.digest('hex') };
+  }
+  const file = path.join(work, 'source');
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      count(chunk);
+      callback(null, chunk);
+    },
+  });
+  await pipeline(await storage.createReadStream(key), meter, createWriteStream(file));
+  const written = (await stat(file)).size;
+  if (written !== size) throw new Error(`Downloaded ${written} of ${size} bytes`);
+  return { file, sha256: hash.digest('hex') };
+}
+
+/** Writes progress at most once a second and only forward. */
+function progressWriter(db: Db, imageId: number) {
+  let last = 0;
+  let lastAt = 0;
+  let stopped = false;
+  return {
+    /** A milestone (`force`) is written at once; estimates at most once a second. */
+    async set(value: number, force = false): Promise<void> {
+      const v = Math.max(0, Math.min(99, Math.floor(value)));
+      const now = Date.now();
+      if (stopped || v <= last || (!force && now - lastAt < 1000)) return;
+      last = v;
+      lastAt = now;
+      await db.updateTable('images').set({ processing_progress: v }).where('id', '=', imageId).where('processing_status', '=', 'SUBMITTED').execute().catch(() => undefined);
+    },
+    stop(): void {
+      stopped = true;
+    },
+  };
+}

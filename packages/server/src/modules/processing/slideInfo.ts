@@ -1,0 +1,120 @@
+import { IMAGE_MESSAGES } from '@lamina/domain';
+import type { Ifd, TiffStructure } from './tiffStructure.js';
+
+/**
+ * What the worker learns about a slide from its TIFF structure: vendor layout, full-resolution
+ * size, pyramid levels, microns per pixel, objective power, and where the label and macro images
+ * are. Pure: tested on the structures of the test slides.
+ */
+export interface SlideInfo {
+  format: 'aperio' | 'generic-tiff' | 'plain-tiff';
+  bigTiff: boolean;
+  width: number;
+  height: number;
+  /** Pyramid levels stored in the source (1 for a single-resolution file). */
+  levels: number;
+  /** Microns per pixel at full resolution, or null when the file does not say (or says nonsense). */
+  mpp: number | null;
+  objectivePower: number | null;
+  /** Focal planes; 1 (z-stacks are not produced by any accepted format we decode yet). */
+  zStackSize: number;
+  compression: number;
+  /** sharp `page` (top-level IFD index) of the label and macro images, when present. */
+  labelPage: number | null;
+  macroPage: number | null;
+}
+
+/** A slide refused for what it is (not for a passing error): the job fails without retrying. */
+export class SlideRejectedError extends Error {
+  override readonly name = 'SlideRejectedError';
+}
+
+/** TIFF compressions that libvips (sharp) decodes here. */
+const DECODABLE = new Set([1, 5, 7, 8, 32773, 32946]);
+/** JPEG 2000 in TIFF: Aperio 33003 (YCbCr) and 33005 (RGB), and 34712 (the registered code). */
+const JPEG2000 = new Set([33003, 33004, 33005, 34712]);
+
+/** Plausible microns per pixel of a microscope scan; 72 or 300 dpi placeholders fall outside. */
+const MPP_RANGE = [0.05, 50] as const;
+
+function plausibleMpp(value: number | null): number | null {
+  if (value === null || !Number.isFinite(value)) return null;
+  return value >= MPP_RANGE[0] && value <= MPP_RANGE[1] ? Math.round(value * 1e6) / 1e6 : null;
+}
+
+/** µm per pixel from TIFF resolution tags (pixels per unit). */
+export function mppFromResolution(ifd: Pick<Ifd, 'xResolution' | 'yResolution' | 'resolutionUnit'>): number | null {
+  const res = ifd.xResolution ?? ifd.yResolution;
+  if (!res || res <= 0) return null;
+  if (ifd.resolutionUnit === 2) return plausibleMpp(25_400 / res);
+  if (ifd.resolutionUnit === 3) return plausibleMpp(10_000 / res);
+  return null;
+}
+
+function aperioValue(description: string, name: string): number | null {
+  const match = new RegExp(`(?:^|\\|)\\s*${name}\\s*=\\s*([0-9]+(?:\\.[0-9]+)?)`, 'm').exec(description);
+  if (!match?.[1]) return null;
+  const value = Number(match[1]);
+  return Number.isFinite(value) && value > 0 ? value : null;
+}
+
+/** The associated-image kind an Aperio IFD's description names on its second line ('label 387x463'). */
+function aperioAssociated(ifd: Ifd): 'label' | 'macro' | 'thumbnail' | null {
+  const second = ifd.description?.split(/\r?\n/)[1]?.trim().toLowerCase() ?? '';
+  if (second.startsWith('label')) return 'label';
+  if (second.startsWith('macro')) return 'macro';
+  if (second.startsWith('thumbnail')) return 'thumbnail';
+  return null;
+}
+
+export function describeSlide(structure: TiffStructure): SlideInfo {
+  const { ifds } = structure;
+  const base = ifds[0];
+  if (!base) throw new SlideRejectedError(IMAGE_MESSAGES.notATiff);
+  if (JPEG2000.has(base.compression)) throw new SlideRejectedError(IMAGE_MESSAGES.jpeg2000Unsupported);
+  if (!DECODABLE.has(base.compression)) throw new SlideRejectedError(`Unsupported TIFF compression ${base.compression}`);
+  if (base.bitsPerSample > 16) throw new SlideRejectedError(`Unsupported sample depth of ${base.bitsPerSample} bits`);
+
+  const aperio = (base.description ?? '').startsWith('Aperio');
+  let labelPage: number | null = null;
+  let macroPage: number | null = null;
+  let levels = 1;
+  let previousWidth = base.width;
+  for (const ifd of ifds.slice(1)) {
+    const kind = aperio ? aperioAssociated(ifd) : null;
+    if (kind === 'label') {
+      labelPage ??= ifd.index;
+      continue;
+    }
+    if (kind === 'macro') {
+      macroPage ??= ifd.index;
+      continue;
+    }
+    if (aperio && !ifd.tiled && ifd.newSubfileType === 9) {
+      macroPage ??= ifd.index; // macro by its subfile type when the description is missing
+      continue;
+    }
+    const reduced = aperio ? ifd.tiled === base.tiled && kind === null : (ifd.newSubfileType & 1) === 1 && ifd.tiled === base.tiled;
+    if (reduced && ifd.width < previousWidth && ifd.samplesPerPixel === base.samplesPerPixel) {
+      levels++;
+      previousWidth = ifd.width;
+    }
+  }
+
+  const description = base.description ?? '';
+  const mpp = aperio ? plausibleMpp(aperioValue(description, 'MPP')) ?? mppFromResolution(base) : mppFromResolution(base);
+  const objectivePower = aperio ? aperioValue(description, 'AppMag') : null;
+  return {
+    format: aperio ? 'aperio' : levels === 1 && !base.tiled ? 'plain-tiff' : 'generic-tiff',
+    bigTiff: structure.bigTiff,
+    width: base.width,
+    height: base.height,
+    levels,
+    mpp,
+    objectivePower,
+    zStackSize: 1,
+    compression: base.compression,
+    labelPage,
+    macroPage,
+  };
+}

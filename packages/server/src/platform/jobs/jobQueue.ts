@@ -1,0 +1,165 @@
+import PgBoss from 'pg-boss';
+import type { Database } from '../db/database.js';
+
+/** Queue names. */
+export const QUEUES = {
+  imageProcessing: 'image-processing',
+} as const;
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+export interface JobQueueOptions {
+  /** Retries after the first attempt (a failed or expired job runs again). Default 3. */
+  retryLimit?: number;
+  /** Seconds before the first retry; doubled each time with backoff. Default 30. */
+  retryDelaySeconds?: number;
+  retryBackoff?: boolean;
+  /**
+   * A job active longer than this is taken as lost (its worker died) and retried. Also the
+   * longest a processing run may take. Default 2 hours.
+   */
+  expireInSeconds?: number;
+  /** How often expired jobs are looked for. Default 60 s. */
+  maintenanceIntervalSeconds?: number;
+  /** How often an idle worker polls. Default 2 s. */
+  pollingIntervalSeconds?: number;
+}
+
+const DEFAULTS: Required<JobQueueOptions> = {
+  retryLimit: 3,
+  retryDelaySeconds: 30,
+  retryBackoff: true,
+  expireInSeconds: 2 * 60 * 60,
+  maintenanceIntervalSeconds: 60,
+  pollingIntervalSeconds: 2,
+};
+
+export type JobHandler<T> = (job: PgBoss.JobWithMetadata<T>) => Promise<void>;
+
+interface PgError {
+  code?: string;
+  message?: string;
+}
+
+/**
+ * pg-boss on the application's own database. Embedded PGlite: pg-boss runs its SQL through the
+ * database's raw adapter, under the same connection mutex as everything else (parameterised SQL
+ * through `query`, multi-statement scripts through `exec`). PostgreSQL: pg-boss's own small pool
+ * on DATABASE_URL.
+ *
+ * Starting is lazy and idempotent: an API process starts the queue on its first `send`; a worker
+ * process starts it with `work`.
+ */
+export class JobQueue {
+  private boss: PgBoss | null = null;
+  private starting: Promise<PgBoss> | null = null;
+  private stopped = false;
+  readonly options: Required<JobQueueOptions>;
+
+  constructor(
+    private readonly database: Database,
+    /** PostgreSQL: pg-boss's own pool connects here; unset → through the database's raw adapter. */
+    readonly databaseUrl: string | undefined,
+    options: JobQueueOptions = {},
+  ) {
+    this.options = { ...DEFAULTS, ...options };
+  }
+
+  /** Starts pg-boss (creating or migrating its schema) and the queues; safe to call repeatedly. */
+  start(): Promise<PgBoss> {
+    if (this.stopped) return Promise.reject(new Error('The job queue is stopped'));
+    this.starting ??= this.doStart().catch((error: unknown) => {
+      this.starting = null;
+      throw error;
+    });
+    return this.starting;
+  }
+
+  private async doStart(): Promise<PgBoss> {
+    const common = {
+      schema: 'pgboss',
+      schedule: false,
+      supervise: true,
+      maintenanceIntervalSeconds: this.options.maintenanceIntervalSeconds,
+    };
+    const boss =
+      this.database.kind === 'pglite' || !this.databaseUrl
+        ? new PgBoss({ ...common, db: { executeSql: (text, values) => this.executeSql(text, values) } })
+        : new PgBoss({ ...common, connectionString: this.databaseUrl, max: 4, application_name: 'lamina-jobs' });
+    boss.on('error', (error: unknown) => {
+      // Transient errors of the maintenance loop (e.g. the database closing in tests) are retried by pg-boss.
+      if (process.env.LOG_LEVEL === 'debug') console.error('pg-boss:', error);
+    });
+    await boss.start();
+    for (const name of Object.values(QUEUES)) {
+      const queue = {
+        name,
+        retryLimit: this.options.retryLimit,
+        retryDelay: this.options.retryDelaySeconds,
+        retryBackoff: this.options.retryBackoff,
+        expireInSeconds: this.options.expireInSeconds,
+      };
+      const existing = await boss.getQueue(name);
+      if (existing) await boss.updateQueue(name, queue);
+      else {
+        try {
+          await boss.createQueue(name, queue);
+        } catch (error) {
+          if ((error as PgError).code !== '23505') throw error; // created by another process meanwhile
+        }
+      }
+    }
+    this.boss = boss;
+    return boss;
+  }
+
+  private async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
+    const { raw } = this.database;
+    if (values && values.length > 0) return { rows: (await raw.query(text, values)) ?? [] };
+    try {
+      // (On PostgreSQL a multi-statement script answers no rows here, which pg-boss does not read.)
+      return { rows: (await raw.query(text)) ?? [] };
+    } catch (error) {
+      // PGlite refuses several statements in one prepared statement: run the script as such.
+      if ((error as PgError).code === '42601' && /multiple commands/i.test((error as PgError).message ?? '')) {
+        await raw.exec(text);
+        return { rows: [] };
+      }
+      throw error;
+    }
+  }
+
+  async send(queue: QueueName, data: object, options: PgBoss.SendOptions = {}): Promise<string | null> {
+    const boss = await this.start();
+    return boss.send(queue, data, options);
+  }
+
+  /** Runs `handler` for each job of `queue`, one at a time per worker. Returns the worker id. */
+  async work<T extends object>(queue: QueueName, handler: JobHandler<T>, options: { pollingIntervalSeconds?: number } = {}): Promise<string> {
+    const boss = await this.start();
+    return boss.work<T>(
+      queue,
+      { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: options.pollingIntervalSeconds ?? this.options.pollingIntervalSeconds },
+      async (jobs) => {
+        for (const job of jobs) await handler(job);
+      },
+    );
+  }
+
+  /** The pg-boss instance, started (tests and tools). */
+  instance(): Promise<PgBoss> {
+    return this.start();
+  }
+
+  /**
+   * Stops polling and maintenance. Jobs still running are left to finish for `graceMs`; whatever
+   * is still active afterwards is failed back to the queue (and retried).
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.stopped = true;
+    const pending = this.starting;
+    if (!pending) return;
+    const boss = await pending.catch(() => null);
+    if (!boss) return;
+    await boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, graceMs), close: true });
+  }
+}

@@ -1,0 +1,126 @@
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Object keys: relative paths of segments made of letters, digits, '.', '_' and '-', never starting
+ * with a dot (so '.', '..', and the local store's own '.tmp'/'.multipart' folders are unreachable).
+ */
+const SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+
+export class InvalidKeyError extends Error {
+  override readonly name = 'InvalidKeyError';
+}
+
+export function isValidKey(key: string): boolean {
+  if (key.length === 0 || key.length > 1024) return false;
+  return key.split('/').every((segment) => SEGMENT.test(segment));
+}
+
+export function assertValidKey(key: string): void {
+  if (!isValidKey(key)) throw new InvalidKeyError(`Invalid object key '${key.slice(0, 100)}'`);
+}
+
+/** A file name made safe for a key segment (the original name is kept on the image row). */
+export function safeFileName(fileName: string): string {
+  const base = fileName.split(/[\\/]/).pop() ?? fileName;
+  const cleaned = base
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[._]+/, '')
+    .slice(-150);
+  return cleaned.length > 0 ? cleaned : 'file';
+}
+
+/** Where an upload into a study goes: `uploads/{studyId}/{uuid}/{safe file name}`. */
+export function uploadKey(studyId: number, fileName: string): string {
+  return `uploads/${studyId}/${randomUUID()}/${safeFileName(fileName)}`;
+}
+
+/** The study of an upload key, or null when the key is not under a study's upload prefix. */
+export function studyIdOfUploadKey(key: string): number | null {
+  const match = /^uploads\/(\d{1,10})\/[A-Za-z0-9-]{8,64}\/[^/]+$/.exec(key);
+  if (!match || !isValidKey(key)) return null;
+  const id = Number(match[1]);
+  return Number.isSafeInteger(id) && id > 0 ? id : null;
+}
+
+/** Derived objects of an image. */
+export const imageKeys = {
+  pyramid: (imageId: number) => `images/${imageId}/pyramid.tif`,
+  label: (imageId: number) => `images/${imageId}/label.png`,
+  macro: (imageId: number) => `images/${imageId}/macro.jpg`,
+};
+
+/** Each key segment URL-encoded, slashes kept. */
+export function encodeKey(key: string): string {
+  return key.split('/').map(encodeURIComponent).join('/');
+}
+
+/** The operations a local signed URL can authorise (an S3 subset, so S3 clients such as Uppy work). */
+export type SignedOp = 'get' | 'put' | 'create' | 'part' | 'list' | 'complete' | 'abort';
+
+export interface SignedUrlClaims {
+  op: SignedOp;
+  key: string;
+  /** Unix seconds. */
+  expires: number;
+  uploadId?: string | undefined;
+  partNumber?: number | undefined;
+  downloadName?: string | undefined;
+}
+
+/**
+ * HMAC-signed URLs of the local storage. The key is derived from SESSION_SECRET with a purpose
+ * label, so a storage signature is never valid as a session or tile token.
+ */
+export class UrlSigner {
+  private readonly key: Buffer;
+
+  constructor(secret: string) {
+    this.key = createHmac('sha256', secret).update('lamina:storage-url:v1').digest();
+  }
+
+  private mac(claims: SignedUrlClaims): string {
+    const canonical = [claims.op, claims.key, claims.expires, claims.uploadId ?? '', claims.partNumber ?? '', claims.downloadName ?? ''].join('\n');
+    return createHmac('sha256', this.key).update(canonical).digest('base64url');
+  }
+
+  /** The query string (without '?') that carries the claims and their signature. */
+  sign(claims: SignedUrlClaims): string {
+    const params = new URLSearchParams();
+    params.set('op', claims.op);
+    if (claims.uploadId !== undefined) params.set('uploadId', claims.uploadId);
+    if (claims.partNumber !== undefined) params.set('partNumber', String(claims.partNumber));
+    if (claims.downloadName !== undefined) params.set('name', claims.downloadName);
+    params.set('expires', String(claims.expires));
+    params.set('sig', this.mac(claims));
+    return params.toString();
+  }
+
+  /** The claims of a signed URL's query, or null when missing, forged or expired. */
+  verify(key: string, query: Record<string, unknown>, now = Date.now()): SignedUrlClaims | null {
+    const str = (name: string): string | undefined => {
+      const v = query[name];
+      return typeof v === 'string' ? v : undefined;
+    };
+    const op = str('op');
+    const expiresText = str('expires');
+    const sig = str('sig');
+    if (!op || !expiresText || !sig || !/^\d{1,12}$/.test(expiresText)) return null;
+    if (!['get', 'put', 'create', 'part', 'list', 'complete', 'abort'].includes(op)) return null;
+    const partText = str('partNumber');
+    if (partText !== undefined && !/^\d{1,5}$/.test(partText)) return null;
+    const claims: SignedUrlClaims = {
+      op: op as SignedOp,
+      key,
+      expires: Number(expiresText),
+      uploadId: str('uploadId'),
+      partNumber: partText === undefined ? undefined : Number(partText),
+      downloadName: str('name'),
+    };
+    const expected = Buffer.from(this.mac(claims));
+    const given = Buffer.from(sig);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+    if (claims.expires * 1000 < now) return null;
+    return claims;
+  }
+}
