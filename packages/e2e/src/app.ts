@@ -1,4 +1,12 @@
-import { CSRF_HEADER, ROLE_PERMISSIONS, roleByName, visibleNavTabs, type RoleName } from '@lamina/domain';
+import {
+  CSRF_HEADER,
+  ROLE_PERMISSIONS,
+  roleByName,
+  visibleNavTabs,
+  type RoleName,
+  type StudyCreate,
+  type StudyView,
+} from '@lamina/domain';
 import type { APIResponse, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { appUrl, demoPassword } from './env.js';
@@ -145,4 +153,60 @@ export async function workAsViaApi(page: Page, role: RoleName): Promise<void> {
     data: { roleId: roleByName(role).id },
   });
   if (!response.ok()) throw new Error(`PUT /api/users/workAs answered ${response.status()}: ${await response.text()}`);
+}
+
+/** Headers a mutating API call from the page's context needs: the session's CSRF token and a same-site Origin. */
+export async function mutationHeaders(page: Page): Promise<Record<string, string>> {
+  const csrf = await page.request.get(appUrl('/api/auth/csrf'));
+  if (!csrf.ok()) throw new Error(`GET /api/auth/csrf answered ${csrf.status()}: ${await csrf.text()}`);
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  return { [CSRF_HEADER]: csrfToken, Origin: new URL(appUrl('/')).origin };
+}
+
+/** A study name no other test or earlier run uses, e.g. `E2E Celiac 1767000000000-ab12`. */
+export function uniqueStudyName(prefix: string): string {
+  return `${prefix} ${Date.now()}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/**
+ * POST /api/studies from the page's context (its user needs S_Main_CreateStudy), for tests whose
+ * subject is not the configuration form; answers the created study.
+ */
+export async function createStudyViaApi(page: Page, config: StudyCreate): Promise<StudyView> {
+  const response = await page.request.post(appUrl('/api/studies'), {
+    headers: await mutationHeaders(page),
+    data: config,
+  });
+  if (response.status() !== 201)
+    throw new Error(`POST /api/studies answered ${response.status()}: ${await response.text()}`);
+  return ((await response.json()) as { study: StudyView }).study;
+}
+
+/** GET /api/studies/{id} with the page's cookies: the status and, on 200, the study view. */
+export async function fetchStudy(
+  page: Page,
+  id: number,
+): Promise<{ status: number; study: StudyView | null; body: unknown }> {
+  const response = await page.request.get(appUrl(`/api/studies/${id}`), { headers: { Accept: 'application/json' } });
+  const body: unknown = await response.json().catch(() => null);
+  return { status: response.status(), study: response.status() === 200 ? (body as StudyView) : null, body };
+}
+
+/** Names of the studies GET /api/studies/list answers the page's user for a name search. */
+export async function listedStudyNames(page: Page, name: string): Promise<string[]> {
+  const response = await page.request.get(appUrl(`/api/studies/list?name=${encodeURIComponent(name)}`), {
+    headers: { Accept: 'application/json' },
+  });
+  if (response.status() !== 200)
+    throw new Error(`GET /api/studies/list answered ${response.status()}: ${await response.text()}`);
+  return ((await response.json()) as { studies: { name: string }[] }).studies.map((s) => s.name);
+}
+
+/**
+ * Ticks or clears a Blueprint checkbox the way a user does: by clicking its label (the styled
+ * indicator covers the real input, so Playwright's check() cannot click it). Waits for the state.
+ */
+export async function setChecked(checkbox: Locator, checked: boolean): Promise<void> {
+  if ((await checkbox.isChecked()) !== checked) await checkbox.locator('xpath=ancestor::label[1]').click();
+  await eventually(() => checkbox.isChecked()).toBe(checked);
 }

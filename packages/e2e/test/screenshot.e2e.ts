@@ -18,7 +18,7 @@ describe('layout', () => {
     await pageHeading(page, 'Studies').waitFor();
     await workAsTag(page).waitFor();
     await eventually(() => visibleTabLabels(page)).toEqual(expectedTabLabels('StudyAdmin'));
-    await page.getByText('Coming soon').waitFor();
+    await page.getByRole('table', { name: 'Studies' }).getByRole('row').nth(1).waitFor();
     await page.evaluate(() => document.fonts.ready.then(() => undefined));
 
     const file = await saveScreenshot(page, 'studies-studyadmin.png');
