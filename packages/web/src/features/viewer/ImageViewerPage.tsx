@@ -1,14 +1,91 @@
-import { useParams } from 'react-router';
-import { PlaceholderPage } from '../../components/PlaceholderPage';
+import { Button, Callout, H2, NonIdealState, ProgressBar, Spinner } from '@blueprintjs/core';
+import { IMAGE_MESSAGES, type ImageView } from '@lamina/domain';
+import { useNavigate, useParams } from 'react-router';
+import { errorMessage, isApiError } from '../../api/ApiError';
+import { usePageTitle } from '../../components/usePageTitle';
+import { isFailed, isProcessing, parseImageId, useImage, useTileErrorRecheck } from './imageQuery';
+import { isViewable, SlideView } from './SlideView';
+import './viewer.css';
 
-/** /studies/:studyId/images/:id */
+/** Where the close button goes: the study's images, or image management for an image without a study. */
+export function closeTarget(studyId: number | null): string {
+  return studyId === null ? '/image-management/images' : `/studies/${studyId}/images`;
+}
+
+/** /studies/:studyId/images/:id: the image viewer (doc 3 §2). */
 export function ImageViewerPage() {
-  const { studyId = '', id = '' } = useParams();
+  const params = useParams();
+  const imageId = parseImageId(params.id);
+  const image = useImage(imageId);
+  const navigate = useNavigate();
+  const routeStudy = parseImageId(params.studyId);
+  const studyId = image.data ? image.data.studyId : routeStudy;
+  const title = image.data?.name ?? `Image ${params.id ?? ''}`;
+  usePageTitle(title);
+
   return (
-    <PlaceholderPage
-      title={`Image ${id}`}
-      icon="zoom-in"
-      description={`The slide viewer for image ${id} of study ${studyId}: pan, zoom, annotate and score.`}
-    />
+    <div className="lamina-viewer">
+      <div className="lamina-viewer-topbar">
+        <H2 className="lamina-viewer-title" title={title}>
+          {title}
+        </H2>
+        <Button
+          variant="minimal"
+          icon="cross"
+          aria-label="Close"
+          title="Close"
+          onClick={() => void navigate(closeTarget(studyId))}
+        />
+      </div>
+      <div className="lamina-viewer-body">
+        {imageId === null ? <NoImage /> : <ViewerBody imageId={imageId} query={image} />}
+      </div>
+    </div>
   );
+}
+
+function NoImage() {
+  return <NonIdealState icon="media" title={IMAGE_MESSAGES.noImagesFound} />;
+}
+
+interface ViewerBodyProps {
+  imageId: number;
+  query: ReturnType<typeof useImage>;
+}
+
+function ViewerBody({ imageId, query }: ViewerBodyProps) {
+  const recheck = useTileErrorRecheck(imageId);
+  if (query.isPending) return <Spinner className="lamina-viewer-spinner" aria-label="Loading image" />;
+  if (query.isError) {
+    if (isApiError(query.error, 404)) return <NoImage />;
+    return (
+      <Callout intent="danger" className="lamina-viewer-message" title={IMAGE_MESSAGES.unableToFetchImage}>
+        {errorMessage(query.error)}
+      </Callout>
+    );
+  }
+  const image: ImageView = query.data;
+  if (isFailed(image)) {
+    return (
+      <Callout intent="danger" className="lamina-viewer-message" title={IMAGE_MESSAGES.imageProcessingFailed}>
+        {image.statusMessage}
+      </Callout>
+    );
+  }
+  if (isProcessing(image)) {
+    return (
+      <NonIdealState
+        icon="time"
+        title={IMAGE_MESSAGES.imageProcessing}
+        description={
+          <div className="lamina-viewer-progress">
+            <ProgressBar intent="primary" value={Math.min(100, Math.max(0, image.processingProgress)) / 100} />
+            <span>{Math.round(image.processingProgress)}%</span>
+          </div>
+        }
+      />
+    );
+  }
+  if (!isViewable(image)) return <NoImage />;
+  return <SlideView key={image.id} image={image} onTileError={recheck} />;
 }

@@ -1,0 +1,190 @@
+import fs from 'node:fs';
+import type { ObjectStorage } from '../../platform/storage/storage.js';
+import { assembleJpeg, startsWithSoi } from './jpegTile.js';
+import type { TileLocation } from './pyramidIndex.js';
+import type { RangeReader } from './tiffDirectory.js';
+
+/**
+ * An open stored pyramid: ranged reads for the directory parser, and `readTile`, which answers a
+ * complete JPEG with one read of the tile's bytes. Held by the pyramid cache and retired on
+ * eviction; a local file's descriptor closes only once no read is in flight, so a descriptor
+ * number is never reused under a pending read.
+ */
+export interface PyramidFile {
+  readonly size: number;
+  readRange: RangeReader;
+  readTile(location: TileLocation): Promise<Buffer>;
+  /** No new reads will start; release resources once the current ones finish. */
+  retire(): void;
+}
+
+function readFd(fd: number, buffer: Buffer, at: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.read(fd, buffer, at, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
+  });
+}
+
+async function readFully(fd: number, buffer: Buffer, at: number, length: number, position: number): Promise<number> {
+  let done = 0;
+  while (done < length) {
+    const n = await readFd(fd, buffer, at + done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+/**
+ * Response buffers carved out of 1 MiB slabs: one allocation per ~100 tiles instead of one
+ * (external, GC-tracked) allocation per tile. A slab is only ever handed out forward, never
+ * reused, so a buffer still being written to a socket cannot be overwritten; a slab is freed once
+ * all its tiles are.
+ */
+export class TileBuffers {
+  private slab: Buffer;
+  private used = 0;
+
+  constructor(private readonly slabBytes = 1024 * 1024) {
+    this.slab = Buffer.allocUnsafeSlow(slabBytes);
+  }
+
+  take(size: number): Buffer {
+    if (size > this.slabBytes / 8) return Buffer.allocUnsafeSlow(size);
+    if (this.used + size > this.slabBytes) {
+      this.slab = Buffer.allocUnsafeSlow(this.slabBytes);
+      this.used = 0;
+    }
+    const buffer = this.slab.subarray(this.used, this.used + size);
+    this.used += (size + 7) & ~7;
+    return buffer;
+  }
+}
+
+const tileBuffers = new TileBuffers();
+
+/**
+ * How a local pyramid is read. 'sync': a blocking pread on the event loop, as nginx reads files
+ * without aio: a tile comes from the page cache in microseconds, and only a cold read waits for
+ * the disk. 'async': through libuv's thread pool (never blocks the loop; costs a thread hand-off
+ * per tile) — for pyramids on network or spinning disks.
+ */
+export type LocalReadMode = 'sync' | 'async';
+
+export class TruncatedTileError extends Error {
+  override readonly name = 'TruncatedTileError';
+}
+
+/** A pyramid on the local disk, read through one descriptor kept open while the image is cached. */
+export class LocalPyramidFile implements PyramidFile {
+  private inFlight = 0;
+  private retired = false;
+  private closed = false;
+
+  private constructor(
+    private readonly fd: number,
+    readonly size: number,
+    private readonly mode: LocalReadMode,
+  ) {}
+
+  static async open(filePath: string, mode: LocalReadMode = 'sync'): Promise<LocalPyramidFile> {
+    const fd = await new Promise<number>((resolve, reject) => {
+      fs.open(filePath, 'r', (error, descriptor) => (error ? reject(error) : resolve(descriptor)));
+    });
+    try {
+      const stat = await new Promise<fs.Stats>((resolve, reject) => {
+        fs.fstat(fd, (error, s) => (error ? reject(error) : resolve(s)));
+      });
+      return new LocalPyramidFile(fd, stat.size, mode);
+    } catch (error) {
+      fs.close(fd, () => {});
+      throw error;
+    }
+  }
+
+  private async withFd<T>(work: (fd: number) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error('Pyramid file is closed');
+    this.inFlight++;
+    try {
+      return await work(this.fd);
+    } finally {
+      this.inFlight--;
+      this.closeIfIdle();
+    }
+  }
+
+  readRange: RangeReader = (offset, length) =>
+    this.withFd(async (fd) => {
+      const want = Math.max(0, Math.min(length, this.size - offset));
+      const buffer = Buffer.allocUnsafe(want);
+      const n = await readFully(fd, buffer, 0, want, offset);
+      return n === want ? buffer : buffer.subarray(0, n);
+    });
+
+  /**
+   * Reads the tile's stream straight into the response buffer, just after the prefix, so its SOI
+   * lands on the prefix's last two bytes; then the prefix is written over them. One read (a
+   * regular file returns the whole range unless it ends first), no second copy.
+   */
+  async readTile(location: TileLocation): Promise<Buffer> {
+    if (this.closed) throw new Error('Pyramid file is closed');
+    const { prefix, offset, length } = location;
+    const start = prefix.length - 2;
+    const buffer = tileBuffers.take(start + length);
+    const n =
+      this.mode === 'sync'
+        ? fs.readSync(this.fd, buffer, start, length, offset)
+        : await new Promise<number>((resolve, reject) => {
+            this.inFlight++;
+            fs.read(this.fd, buffer, start, length, offset, (error, bytesRead) => {
+              this.inFlight--;
+              this.closeIfIdle();
+              if (error) reject(error);
+              else resolve(bytesRead);
+            });
+          });
+    if (n !== length) throw new TruncatedTileError(`Tile at ${offset} is truncated (${n} of ${length} bytes)`);
+    if (!startsWithSoi(buffer, start)) return assembleJpeg(prefix, buffer.subarray(start));
+    prefix.copy(buffer, 0);
+    return buffer;
+  }
+
+  retire(): void {
+    this.retired = true;
+    this.closeIfIdle();
+  }
+
+  private closeIfIdle(): void {
+    if (this.retired && !this.closed && this.inFlight === 0) {
+      this.closed = true;
+      fs.close(this.fd, () => {});
+    }
+  }
+}
+
+/** A pyramid in object storage (S3): every read is one ranged GET. */
+export class StoragePyramidFile implements PyramidFile {
+  constructor(
+    private readonly storage: ObjectStorage,
+    private readonly key: string,
+    readonly size: number,
+  ) {}
+
+  static async open(storage: ObjectStorage, key: string): Promise<StoragePyramidFile | null> {
+    const head = await storage.head(key);
+    return head ? new StoragePyramidFile(storage, key, head.size) : null;
+  }
+
+  readRange: RangeReader = async (offset, length) => {
+    const want = Math.max(0, Math.min(length, this.size - offset));
+    if (want === 0) return Buffer.alloc(0);
+    return this.storage.readRange(this.key, offset, want);
+  };
+
+  async readTile(location: TileLocation): Promise<Buffer> {
+    const data = await this.storage.readRange(this.key, location.offset, location.length);
+    if (data.length !== location.length) throw new TruncatedTileError(`Tile at ${location.offset} is truncated`);
+    return assembleJpeg(location.prefix, data);
+  }
+
+  retire(): void {}
+}

@@ -1,0 +1,243 @@
+import { BlueprintProvider } from '@blueprintjs/core';
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { setCsrfToken } from '../../api/client';
+import { mockFetch } from '../../test/mockFetch';
+import { fakeXhr, type FakeReply } from './fakeXhr';
+import { UploadImagesDialog, type UploadImagesDialogProps } from './UploadImagesDialog';
+
+afterEach(cleanup);
+
+function file(name: string, size = 1000): File {
+  return new File([new Uint8Array(size)], name, { type: 'image/tiff' });
+}
+
+function renderDialog(props: Partial<UploadImagesDialogProps> = {}) {
+  setCsrfToken('csrf');
+  const onClose = vi.fn();
+  const onUploaded = vi.fn();
+  render(
+    <BlueprintProvider>
+      <UploadImagesDialog studyId={3} isOpen onClose={onClose} onUploaded={onUploaded} {...props} />
+    </BlueprintProvider>,
+  );
+  return { onClose, onUploaded };
+}
+
+function choose(...files: File[]) {
+  const input = document.querySelector<HTMLInputElement>('input[type="file"]')!;
+  fireEvent.change(input, { target: { files } });
+}
+
+const signedUrl = (name: string) => ({
+  fileName: name,
+  signedUrl: `/api/storage/uploads/3/u-${name}/${name}?op=put&expires=1&sig=secret`,
+  s3Key: `uploads/3/u-${name}/${name}`,
+});
+
+/** The server side of a successful upload: signed URLs, image registration, notification. */
+function serverReplies(overrides: Parameters<typeof mockFetch>[0] = {}) {
+  return mockFetch({
+    'POST /api/signed-urls': (call) => ({
+      body: { success: true, data: { urls: (call.body as { fileNames: string[] }).fileNames.map(signedUrl) } },
+    }),
+    'POST /api/images': (call) => ({
+      body: { success: true, image: { id: 99, name: (call.body as { name: string }).name } },
+    }),
+    'POST /api/images/notify-upload': { body: { success: true, message: 'Notified 1 study administrator' } },
+    ...overrides,
+  });
+}
+
+const ok: FakeReply = { status: 200, headers: { ETag: '"abc"' } };
+
+describe('UploadImagesDialog', () => {
+  it("is 'Upload images' with a chooser of .svs, .tif, .tiff taking several files", () => {
+    renderDialog();
+    expect(screen.getByText('Upload images')).toBeTruthy();
+    const input = document.querySelector<HTMLInputElement>('input[type="file"]')!;
+    expect(input.accept).toBe('.svs,.tif,.tiff');
+    expect(input.multiple).toBe(true);
+    expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Upload' }).disabled).toBe(true);
+  });
+
+  it("is 'Replace image' taking exactly one file", () => {
+    renderDialog({ imageToReplace: { id: 5, name: 'old.svs' } });
+    expect(screen.getByText('Replace image')).toBeTruthy();
+    expect(document.querySelector<HTMLInputElement>('input[type="file"]')!.multiple).toBe(false);
+    choose(file('a.svs'), file('b.svs'));
+    expect(screen.getByText('A replacement takes exactly one file')).toBeTruthy();
+    expect(screen.getAllByRole('progressbar')).toHaveLength(1);
+  });
+
+  it('refuses other extensions with the server rule message, keeping the accepted files', () => {
+    renderDialog();
+    choose(file('slide.ndpi'), file('ok.SVS'));
+    expect(screen.getByText('File type not supported: slide.ndpi. Accepted files: .svs, .tif, .tiff')).toBeTruthy();
+    const list = screen.getByRole('list', { name: 'Files' });
+    expect(list.textContent).toContain('ok.SVS');
+    expect(list.textContent).not.toContain('slide.ndpi');
+  });
+
+  it('signs, PUTs each file with progress, registers it, notifies, refreshes and closes', async () => {
+    const { calls } = serverReplies();
+    const { requests } = fakeXhr(() => ok);
+    const { onClose, onUploaded } = renderDialog();
+    choose(file('a.svs', 2000), file('b.tiff', 3000));
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
+    expect(onUploaded).toHaveBeenCalledTimes(1);
+
+    expect(calls.find((c) => c.path === '/api/signed-urls')?.body).toEqual({
+      studyId: 3,
+      fileNames: ['a.svs', 'b.tiff'],
+    });
+    expect(requests.map((r) => [r.method, r.url.split('?')[0], r.size])).toEqual([
+      ['PUT', '/api/storage/uploads/3/u-a.svs/a.svs', 2000],
+      ['PUT', '/api/storage/uploads/3/u-b.tiff/b.tiff', 3000],
+    ]);
+    const registered = calls.filter((c) => c.path === '/api/images').map((c) => c.body);
+    expect(registered).toEqual([
+      { name: 'a.svs', s3Key: 'uploads/3/u-a.svs/a.svs', studyId: 3, imageToReplaceId: null },
+      { name: 'b.tiff', s3Key: 'uploads/3/u-b.tiff/b.tiff', studyId: 3, imageToReplaceId: null },
+    ]);
+    expect(calls.find((c) => c.path === '/api/images/notify-upload')?.body).toEqual({
+      studyId: 3,
+      numFiles: 2,
+      failures: [],
+    });
+    expect(calls.every((c) => c.method === 'GET' || c.headers.get('x-csrf-token') === 'csrf')).toBe(true);
+  });
+
+  it('replaces an image: imageToReplaceId is sent', async () => {
+    const { calls } = serverReplies();
+    fakeXhr(() => ok);
+    const { onClose } = renderDialog({ imageToReplace: { id: 5, name: 'old.svs' } });
+    choose(file('new.svs'));
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
+    expect(calls.find((c) => c.path === '/api/images')?.body).toMatchObject({ name: 'new.svs', imageToReplaceId: 5 });
+  });
+
+  it("shows 'Error uploading {file} to {url}' in a red callout and stays open", async () => {
+    const { calls } = serverReplies();
+    fakeXhr((r) => (r.url.includes('bad.svs') ? { status: 500 } : ok));
+    const { onClose, onUploaded } = renderDialog();
+    choose(file('good.svs'), file('bad.svs'));
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    const message = await screen.findByText('Error uploading bad.svs to /api/storage/uploads/3/u-bad.svs/bad.svs');
+    expect(message.closest('.bp6-callout')?.className).toContain('bp6-intent-danger');
+    expect(screen.getByText('File upload failed')).toBeTruthy();
+    // The signature of the URL is not shown.
+    expect(document.body.textContent).not.toContain('sig=secret');
+    expect(onClose).not.toHaveBeenCalled();
+    expect(onUploaded).toHaveBeenCalledTimes(1); // good.svs was registered
+    expect(calls.find((c) => c.path === '/api/images/notify-upload')?.body).toEqual({
+      studyId: 3,
+      numFiles: 1,
+      failures: ['bad.svs'],
+    });
+    expect(document.querySelector('.bp6-dialog-footer')?.textContent).toContain('Close');
+  });
+
+  it("shows 'Unable to create signed URLs' when the server cannot sign", async () => {
+    serverReplies({ 'POST /api/signed-urls': { status: 500, body: null } });
+    fakeXhr(() => ok);
+    const { onClose } = renderDialog();
+    choose(file('a.svs'));
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    expect(await screen.findByText('Unable to create signed URLs')).toBeTruthy();
+    expect(onClose).not.toHaveBeenCalled();
+  });
+
+  it("shows the server's refusal as returned (e.g. a file type it does not accept)", async () => {
+    serverReplies({
+      'POST /api/signed-urls': {
+        status: 403,
+        body: { success: false, message: 'You do not have permission to do this' },
+      },
+    });
+    fakeXhr(() => ok);
+    renderDialog();
+    choose(file('a.svs'));
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    expect(await screen.findByText('You do not have permission to do this')).toBeTruthy();
+  });
+
+  it("Stop cancels the uploads: 'Cancelled upload of {file} to {url}'", async () => {
+    const { calls } = serverReplies();
+    fakeXhr(() => 'hang');
+    const { onClose, onUploaded } = renderDialog();
+    choose(file('slow.svs'));
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    fireEvent.click(await screen.findByRole('button', { name: 'Stop' }));
+    expect(
+      await screen.findByText('Cancelled upload of slow.svs to /api/storage/uploads/3/u-slow.svs/slow.svs'),
+    ).toBeTruthy();
+    expect(onClose).not.toHaveBeenCalled();
+    expect(onUploaded).not.toHaveBeenCalled();
+    expect(calls.some((c) => c.path === '/api/images')).toBe(false);
+    expect(calls.some((c) => c.path === '/api/images/notify-upload')).toBe(false);
+  });
+
+  it("warns 'Warning: failed to send email notification of upload(s)' when notifying fails", async () => {
+    serverReplies({ 'POST /api/images/notify-upload': { status: 500, body: null } });
+    fakeXhr(() => ok);
+    const { onClose, onUploaded } = renderDialog();
+    choose(file('a.svs'));
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    const warning = await screen.findByText('Warning: failed to send email notification of upload(s)');
+    expect(warning.closest('.bp6-callout')?.className).toContain('bp6-intent-warning');
+    expect(onUploaded).toHaveBeenCalled();
+    expect(onClose).not.toHaveBeenCalled();
+  });
+
+  it('sends files above the threshold as a multipart upload (Uppy), others by signed PUT', async () => {
+    const key = 'uploads/3/k1/big.svs';
+    const { calls } = serverReplies({
+      'POST /api/uploads/sign': (call) => {
+        const r = call.body as { uploadId?: string; method: string };
+        if (!r.uploadId) return { body: { url: `/api/storage/${key}?op=create`, key } };
+        return {
+          body: { url: `/api/storage/${key}?op=${r.method === 'PUT' ? 'part' : 'complete'}&uploadId=${r.uploadId}` },
+        };
+      },
+    });
+    fakeXhr((r) => {
+      if (r.url.includes('op=create'))
+        return {
+          status: 200,
+          body: '<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>',
+        };
+      if (r.url.includes('op=complete'))
+        return {
+          status: 200,
+          body: `<CompleteMultipartUploadResult><Location>x</Location><Key>${key}</Key></CompleteMultipartUploadResult>`,
+        };
+      return ok;
+    });
+    const { onClose } = renderDialog({ multipartThreshold: 5000 });
+    choose(file('small.svs', 100), file('big.svs', 6000));
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
+    expect(calls.find((c) => c.path === '/api/signed-urls')?.body).toEqual({ studyId: 3, fileNames: ['small.svs'] });
+    const registered = calls
+      .filter((c) => c.path === '/api/images')
+      .map((c) => c.body as { name: string; s3Key: string });
+    expect(registered.find((b) => b.name === 'big.svs')?.s3Key).toBe(key);
+  });
+
+  it('shows each file with a progress bar that fills', async () => {
+    serverReplies();
+    let release: (() => void) | undefined;
+    fakeXhr(() => new Promise<FakeReply>((resolve) => (release = () => resolve(ok))));
+    renderDialog();
+    choose(file('a.svs'));
+    expect(screen.getByText(/Waiting/)).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await screen.findByText(/Uploading/);
+    await waitFor(() => expect(release).toBeDefined());
+    release?.();
+    await waitFor(() => expect(screen.queryByText('Upload images')).toBeTruthy());
+  });
+});

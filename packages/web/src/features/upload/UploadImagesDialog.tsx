@@ -1,0 +1,174 @@
+import { Button, Callout, Classes, Dialog, DialogBody, DialogFooter, FileInput } from '@blueprintjs/core';
+import { IMAGE_ACCEPT, IMAGE_MESSAGES } from '@lamina/domain';
+import { useRef, useState, type ChangeEvent } from 'react';
+import { UploadFileList } from './UploadFileList';
+import { checkSelection, runImageUpload, type FileProgress, type UploadOutcome } from './uploadSession';
+import './upload.css';
+
+export interface UploadImagesDialogProps {
+  studyId: number;
+  /** Replace this image (one file) instead of adding new ones. */
+  imageToReplace?: { id: number; name: string } | null;
+  isOpen: boolean;
+  onClose: () => void;
+  /** After files were registered: refresh the image list (or the replaced image). */
+  onUploaded: () => void;
+  /** Above this size a file goes as a resumable multipart upload (default: the domain's threshold). */
+  multipartThreshold?: number;
+}
+
+type Phase = 'choosing' | 'uploading' | 'finished';
+
+const EMPTY_OUTCOME: UploadOutcome = { uploaded: [], failures: [], errors: [], cancellations: [], warning: null };
+
+/**
+ * 'Upload images' / 'Replace image' (doc 2 §2.5, §4): choose .svs/.tif/.tiff files (one for a
+ * replacement), Upload, per-file progress, Stop cancels; errors in a red callout, and the dialog
+ * stays open while one is shown.
+ */
+export function UploadImagesDialog(props: UploadImagesDialogProps) {
+  const { studyId, imageToReplace, isOpen, onClose, onUploaded } = props;
+  const replacing = Boolean(imageToReplace);
+  const [files, setFiles] = useState<File[]>([]);
+  const [progress, setProgress] = useState<FileProgress[]>([]);
+  const [selectionErrors, setSelectionErrors] = useState<string[]>([]);
+  const [phase, setPhase] = useState<Phase>('choosing');
+  const [outcome, setOutcome] = useState<UploadOutcome>(EMPTY_OUTCOME);
+  const controller = useRef<AbortController | null>(null);
+
+  const reset = () => {
+    setFiles([]);
+    setProgress([]);
+    setSelectionErrors([]);
+    setOutcome(EMPTY_OUTCOME);
+    setPhase('choosing');
+  };
+
+  const handleClose = () => {
+    if (phase === 'uploading') return;
+    reset();
+    onClose();
+  };
+
+  const handleChoose = (event: ChangeEvent<HTMLInputElement>) => {
+    const chosen = Array.from(event.currentTarget.files ?? []);
+    const { accepted, errors } = checkSelection(chosen);
+    const kept = replacing ? accepted.slice(0, 1) : accepted;
+    if (replacing && accepted.length > 1) errors.push('A replacement takes exactly one file');
+    setFiles(kept);
+    setProgress(kept.map((f) => ({ name: f.name, loaded: 0, total: f.size, state: 'queued' })));
+    setSelectionErrors(errors);
+    setOutcome(EMPTY_OUTCOME);
+    setPhase('choosing');
+  };
+
+  const handleUpload = async () => {
+    const abort = new AbortController();
+    controller.current = abort;
+    setPhase('uploading');
+    setOutcome(EMPTY_OUTCOME);
+    setProgress(files.map((f) => ({ name: f.name, loaded: 0, total: f.size, state: 'queued' })));
+    const result = await runImageUpload({
+      studyId,
+      files,
+      imageToReplaceId: imageToReplace?.id ?? null,
+      signal: abort.signal,
+      multipartThreshold: props.multipartThreshold,
+      onProgress: (index, patch) =>
+        setProgress((current) => current.map((p, i) => (i === index ? { ...p, ...patch } : p))),
+    });
+    controller.current = null;
+    if (result.uploaded.length > 0) onUploaded();
+    const clean = result.errors.length === 0 && result.cancellations.length === 0 && result.warning === null;
+    if (clean) {
+      reset();
+      onClose();
+      return;
+    }
+    setOutcome(result);
+    setPhase('finished');
+  };
+
+  const handleStop = () => controller.current?.abort();
+
+  const uploading = phase === 'uploading';
+  const errors = [...selectionErrors, ...outcome.errors];
+  const title = replacing ? 'Replace image' : 'Upload images';
+  const chooserText =
+    files.length === 0 ? 'Choose file…' : files.length === 1 ? (files[0]?.name ?? '') : `${files.length} files`;
+
+  return (
+    <Dialog
+      isOpen={isOpen}
+      onClose={handleClose}
+      title={title}
+      canEscapeKeyClose={!uploading}
+      canOutsideClickClose={false}
+      style={{ width: 600 }}
+    >
+      <DialogBody>
+        {imageToReplace && (
+          <p>
+            Replaces <strong>{imageToReplace.name}</strong>. The new file keeps its case assignment; the old one is
+            archived.
+          </p>
+        )}
+        <FileInput
+          fill
+          text={chooserText}
+          buttonText="Browse"
+          disabled={uploading}
+          onInputChange={handleChoose}
+          inputProps={{
+            accept: IMAGE_ACCEPT,
+            multiple: !replacing,
+            'aria-label': replacing ? 'Choose a file' : 'Choose files',
+          }}
+        />
+        <p className={Classes.TEXT_MUTED}>Accepted files: .svs, .tif, .tiff{replacing ? ' (one file)' : ''}</p>
+        <UploadFileList files={progress} />
+        {errors.length > 0 && (
+          <Callout
+            intent="danger"
+            title={outcome.failures.length > 0 ? IMAGE_MESSAGES.fileUploadFailed : undefined}
+            className="lamina-upload-callout"
+          >
+            <ul className="lamina-upload-messages">
+              {errors.map((message, i) => (
+                <li key={i}>{message}</li>
+              ))}
+            </ul>
+          </Callout>
+        )}
+        {(outcome.cancellations.length > 0 || outcome.warning) && (
+          <Callout intent="warning" className="lamina-upload-callout">
+            <ul className="lamina-upload-messages">
+              {outcome.cancellations.map((message, i) => (
+                <li key={i}>{message}</li>
+              ))}
+              {outcome.warning && <li>{outcome.warning}</li>}
+            </ul>
+          </Callout>
+        )}
+      </DialogBody>
+      <DialogFooter
+        actions={
+          uploading ? (
+            <Button intent="danger" icon="stop" text="Stop" onClick={handleStop} />
+          ) : (
+            <>
+              <Button text={phase === 'finished' ? 'Close' : 'Cancel'} onClick={handleClose} />
+              <Button
+                intent="primary"
+                icon="upload"
+                text="Upload"
+                disabled={files.length === 0}
+                onClick={() => void handleUpload()}
+              />
+            </>
+          )
+        }
+      />
+    </Dialog>
+  );
+}

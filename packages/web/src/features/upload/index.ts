@@ -1,0 +1,1 @@
+export { UploadImagesDialog, type UploadImagesDialogProps } from './UploadImagesDialog';

@@ -1,0 +1,191 @@
+import type { ImageView } from '@lamina/domain';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeConfig, makeUser } from '../../test/fixtures';
+import { mockFetch } from '../../test/mockFetch';
+import { renderRoutes } from '../../test/render';
+import { closeTarget, ImageViewerPage } from './ImageViewerPage';
+import { stubResizeObserver } from './olTestSupport';
+
+export function makeImage(overrides: Partial<ImageView> = {}): ImageView {
+  return {
+    id: 7,
+    name: 'CMU-1-Small-Region.svs',
+    s3Key: 'uploads/3/abc/CMU-1-Small-Region.svs',
+    uploadedAt: '2026-11-20T10:00:00Z',
+    studyId: 3,
+    uploaderId: 1,
+    cogKey: 'images/7/pyramid.tif',
+    magnifications: [1.25, 2.5, 5, 10, 20],
+    extent: [0, -2967, 2220, 0],
+    caseId: null,
+    processingStatus: 'SUCCESS',
+    processingProgress: 100,
+    status: 'CASE_ASSIGNMENT_PENDING',
+    statusMessage: null,
+    pixelSize: 0.499,
+    accessionNumber: null,
+    biopsyLocation: null,
+    physicalResolution: 0.499,
+    maxTmsZoom: 4,
+    zStackSize: 1,
+    lastImageComment: null,
+    lastLabQueryId: null,
+    ignored: false,
+    acceptAiAnnotations: false,
+    width: 2220,
+    height: 2967,
+    levels: 5,
+    objectivePower: 20,
+    replacesImageId: null,
+    hasLabel: false,
+    hasMacro: false,
+    tileUrl: '/tiles/7/{z}/{x}/{y}?t=token',
+    ...overrides,
+  };
+}
+
+function renderViewer(path = '/studies/3/images/7') {
+  return renderRoutes(
+    [
+      { path: '/studies/:studyId/images/:id', element: <ImageViewerPage /> },
+      { path: '/studies/:id/:tab', element: <p>study page</p> },
+      { path: '/image-management/:tab', element: <p>image management</p> },
+    ],
+    { path, config: makeConfig(), user: makeUser() },
+  );
+}
+
+afterEach(cleanup);
+beforeEach(() => {
+  stubResizeObserver();
+  window.localStorage.clear();
+});
+
+describe('ImageViewerPage', () => {
+  it("shows 'No image(s) found' for a 404", async () => {
+    mockFetch({ 'GET /api/images/7': { status: 404, body: { success: false, message: 'Image not found' } } });
+    renderViewer();
+    expect(await screen.findByText('No image(s) found')).toBeTruthy();
+    expect(screen.queryByTestId('slide-map')).toBeNull();
+  });
+
+  it("shows 'No image(s) found' for an id that is not a number, without a request", async () => {
+    const { calls } = mockFetch({});
+    renderViewer('/studies/3/images/abc');
+    expect(await screen.findByText('No image(s) found')).toBeTruthy();
+    expect(calls.filter((c) => c.path.startsWith('/api/images'))).toHaveLength(0);
+  });
+
+  it('shows a load error in a danger callout', async () => {
+    mockFetch({ 'GET /api/images/7': { status: 500, body: { success: false, message: 'Database down' } } });
+    renderViewer();
+    const title = await screen.findByText('Unable to fetch image', undefined, { timeout: 4000 });
+    expect(title.closest('.bp6-callout')?.className).toContain('bp6-intent-danger');
+    expect(screen.getByText('Database down')).toBeTruthy();
+  });
+
+  it("shows 'Image processing...' with the progress, polls every 2 s, then draws the slide", async () => {
+    const { calls } = mockFetch({
+      'GET /api/images/7': [
+        {
+          body: makeImage({
+            processingStatus: 'SUBMITTED',
+            status: 'PROCESSING',
+            processingProgress: 40,
+            tileUrl: null,
+            extent: null,
+          }),
+        },
+        { body: makeImage() },
+      ],
+    });
+    renderViewer();
+    expect(await screen.findByText('Image processing...')).toBeTruthy();
+    expect(screen.getByText('40%')).toBeTruthy();
+    const bar = document.querySelector('.bp6-progress-meter') as HTMLElement;
+    expect(bar.style.width).toBe('40%');
+    expect(await screen.findByTestId('slide-map', undefined, { timeout: 3500 })).toBeTruthy();
+    expect(calls.filter((c) => c.path === '/api/images/7')).toHaveLength(2);
+  });
+
+  it("shows 'Image processing failed' with the status message on FAIL", async () => {
+    mockFetch({
+      'GET /api/images/7': {
+        body: makeImage({
+          processingStatus: 'FAIL',
+          status: 'FAIL_PROCESSING',
+          statusMessage: 'The file is not a TIFF or SVS slide',
+          tileUrl: null,
+        }),
+      },
+    });
+    renderViewer();
+    const title = await screen.findByText('Image processing failed');
+    expect(title.closest('.bp6-callout')?.className).toContain('bp6-intent-danger');
+    expect(screen.getByText('The file is not a TIFF or SVS slide')).toBeTruthy();
+  });
+
+  it('draws a processed slide with the mini-map, zoom buttons, magnification and scale bar', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    expect(document.querySelector('.lamina-viewer-title')?.textContent).toBe('CMU-1-Small-Region.svs');
+    const magnification = screen.getByTestId('magnification');
+    // No viewport size in jsdom: the engine starts fitted to 1024 x 768 → 2967/768 ≈ 3.86 → 5.18x.
+    expect(magnification.textContent).toBe('5.18x');
+    fireEvent.click(screen.getByRole('button', { name: 'Zoom in' }));
+    await waitFor(() => expect(magnification.textContent).toBe('10.4x'));
+    fireEvent.click(screen.getByRole('button', { name: 'Zoom out' }));
+    await waitFor(() => expect(magnification.textContent).toBe('5.18x'));
+    expect(within(screen.getByTestId('scale-bar')).getByText(/µm$/)).toBeTruthy();
+    expect((document.querySelector('.lamina-scale-bar-line') as HTMLElement).style.width).toBe('100px');
+  });
+
+  it('toggles the mini-map and remembers the choice', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    const toggle = screen.getByRole('button', { name: 'Mini-map' });
+    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+    expect(screen.getByTestId('mini-map').hidden).toBe(false);
+    fireEvent.click(toggle);
+    expect(toggle.getAttribute('aria-expanded')).toBe('false');
+    expect(screen.getByTestId('mini-map').hidden).toBe(true);
+    expect(window.localStorage.getItem('lamina.viewer.miniMapExpanded')).toBe('false');
+  });
+
+  it('answers the keyboard: 1–6 jump to a magnification, +/- zoom; ignored while typing in a field', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    const magnification = screen.getByTestId('magnification');
+    fireEvent.keyDown(window, { key: '4' });
+    await waitFor(() => expect(magnification.textContent).toBe('10x'));
+    fireEvent.keyDown(window, { key: '+' });
+    await waitFor(() => expect(magnification.textContent).toBe('20x'));
+    fireEvent.keyDown(window, { key: '-' });
+    await waitFor(() => expect(magnification.textContent).toBe('10x'));
+    const input = document.createElement('input');
+    document.body.appendChild(input);
+    input.focus();
+    fireEvent.keyDown(input, { key: '1' });
+    expect(magnification.textContent).toBe('10x');
+    input.remove();
+    fireEvent.keyDown(window, { key: 'c' });
+    expect(screen.getByTestId('viewer-controls').hidden).toBe(true);
+  });
+
+  it('closes to the study images page', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    fireEvent.click(screen.getByRole('button', { name: 'Close' }));
+    expect(await screen.findByText('study page')).toBeTruthy();
+  });
+
+  it('closes to image management when the image has no study', () => {
+    expect(closeTarget(null)).toBe('/image-management/images');
+    expect(closeTarget(3)).toBe('/studies/3/images');
+  });
+});

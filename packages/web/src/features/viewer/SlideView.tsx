@@ -1,0 +1,95 @@
+import type { ImageView } from '@lamina/domain';
+import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { ViewerControls } from './ViewerControls';
+import { ViewerEngine } from './ViewerEngine';
+import { commandForKey } from './viewerShortcuts';
+import { readMiniMapExpanded, writeMiniMapExpanded } from './viewerPreferences';
+
+export type ViewableImage = ImageView & { width: number; height: number; tileUrl: string };
+
+/** True when the image can be drawn: processed, with a size (extent) and a tile URL (doc 3 §2). */
+export function isViewable(image: ImageView): image is ViewableImage {
+  return image.width !== null && image.height !== null && image.extent !== null && image.tileUrl !== null;
+}
+
+interface SlideViewProps {
+  image: ViewableImage;
+  /** Called (throttled by the engine) when tiles fail to load. */
+  onTileError?: () => void;
+  /** Tests inject an engine; the page makes its own. */
+  engine?: ViewerEngine;
+}
+
+/**
+ * The slide map and its controls. The engine is made once per image (mount with `key={image.id}`)
+ * and attached to the DOM in an effect; controls render its snapshot and send it commands.
+ */
+export function SlideView({ image, onTileError, engine: given }: SlideViewProps) {
+  const [engine] = useState(
+    () =>
+      given ??
+      new ViewerEngine(
+        {
+          id: image.id,
+          width: image.width,
+          height: image.height,
+          maxTmsZoom: image.maxTmsZoom,
+          tileUrl: image.tileUrl,
+          zStackSize: image.zStackSize,
+          objectivePower: image.objectivePower,
+          physicalResolution: image.physicalResolution,
+          magnifications: image.magnifications,
+        },
+        { miniMapExpanded: readMiniMapExpanded() },
+      ),
+  );
+  const snapshot = useSyncExternalStore(engine.subscribe, () => engine.snapshot);
+  const mapRef = useRef<HTMLDivElement>(null);
+  const miniMapRef = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    if (!mapRef.current) return;
+    engine.mount(mapRef.current, miniMapRef.current ?? undefined);
+    return () => engine.unmount();
+  }, [engine]);
+
+  useEffect(() => engine.on('miniMap', ({ expanded }) => writeMiniMapExpanded(expanded)), [engine]);
+
+  useEffect(() => {
+    if (!onTileError) return;
+    return engine.on('tileError', () => onTileError());
+  }, [engine, onTileError]);
+
+  // A fresh token arrives with a refetched image (after tile errors).
+  useEffect(() => engine.setTileUrl(image.tileUrl), [engine, image.tileUrl]);
+
+  useEffect(() => {
+    const handleKeyDown = (event: KeyboardEvent) => {
+      const command = commandForKey(event);
+      if (!command) return;
+      event.preventDefault();
+      engine.execute(command);
+    };
+    window.addEventListener('keydown', handleKeyDown);
+    return () => window.removeEventListener('keydown', handleKeyDown);
+  }, [engine]);
+
+  return (
+    <div className="lamina-slide">
+      <div
+        ref={mapRef}
+        className="lamina-slide-map"
+        data-testid="slide-map"
+        role="application"
+        aria-label={`Slide ${image.name}`}
+        tabIndex={0}
+      />
+      <ViewerControls
+        snapshot={snapshot}
+        stackSize={image.zStackSize}
+        onCommand={(command) => engine.execute(command)}
+        miniMapRef={miniMapRef}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,58 @@
+import { Button, ButtonGroup, Slider } from '@blueprintjs/core';
+import type { Ref } from 'react';
+import type { ViewerCommand, ViewerSnapshot } from './ViewerEngine';
+import { formatMagnification } from './viewerGeometry';
+
+interface ViewerControlsProps {
+  snapshot: ViewerSnapshot;
+  stackSize: number;
+  onCommand: (command: ViewerCommand) => void;
+  /** Where the engine draws the mini-map (180 x 180). */
+  miniMapRef: Ref<HTMLDivElement>;
+}
+
+/** Bottom-left controls (doc 3 §2): z-stack slider, mini-map and its toggle, zoom with magnification, scale bar. */
+export function ViewerControls({ snapshot, stackSize, onCommand, miniMapRef }: ViewerControlsProps) {
+  const { view, miniMapExpanded, overlaysVisible, stack } = snapshot;
+  return (
+    <div className="lamina-viewer-controls" hidden={!overlaysVisible} data-testid="viewer-controls">
+      {stackSize > 1 && view.atMaxZoom && (
+        <div className="lamina-viewer-panel lamina-zstack">
+          <span className="lamina-viewer-caption">Z-stack</span>
+          <Slider
+            min={0}
+            max={stackSize - 1}
+            stepSize={1}
+            labelStepSize={Math.max(1, stackSize - 1)}
+            value={stack}
+            onChange={(index) => onCommand({ type: 'setStack', index })}
+          />
+        </div>
+      )}
+      <div className="lamina-viewer-panel lamina-minimap-panel">
+        <div ref={miniMapRef} className="lamina-minimap" hidden={!miniMapExpanded} data-testid="mini-map" />
+        <Button
+          size="small"
+          variant="minimal"
+          icon={miniMapExpanded ? 'chevron-down' : 'chevron-up'}
+          text="Mini-map"
+          aria-expanded={miniMapExpanded}
+          onClick={() => onCommand({ type: 'toggleMiniMap' })}
+        />
+      </div>
+      <div className="lamina-viewer-panel lamina-zoom">
+        <ButtonGroup>
+          <Button icon="zoom-out" aria-label="Zoom out" onClick={() => onCommand({ type: 'zoomOut' })} />
+          <span className="lamina-magnification" aria-label="Magnification" data-testid="magnification">
+            {formatMagnification(view.magnification)}
+          </span>
+          <Button icon="zoom-in" aria-label="Zoom in" onClick={() => onCommand({ type: 'zoomIn' })} />
+        </ButtonGroup>
+      </div>
+      <div className="lamina-viewer-panel lamina-scale-bar" data-testid="scale-bar">
+        <div className="lamina-scale-bar-line" style={{ width: view.scaleBar.widthPx }} />
+        <span>{view.scaleBar.label}</span>
+      </div>
+    </div>
+  );
+}

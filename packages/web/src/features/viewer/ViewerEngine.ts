@@ -1,0 +1,411 @@
+import OlMap from 'ol/Map';
+import View from 'ol/View';
+import OverviewMap from 'ol/control/OverviewMap';
+import { defaults as defaultInteractions } from 'ol/interaction/defaults';
+import TileLayer from 'ol/layer/Tile';
+import Projection from 'ol/proj/Projection';
+import XYZ from 'ol/source/XYZ';
+import TileGrid from 'ol/tilegrid/TileGrid';
+import { TILE_SIZE } from '@lamina/domain';
+import { TypedEmitter } from './typedEmitter';
+import {
+  fitResolution,
+  fullResolutionPower,
+  imageExtentOf,
+  magnificationAt,
+  maxViewResolution,
+  metresPerPixel,
+  MIN_RESOLUTION,
+  MINI_MAP_PX,
+  PAN_STEP_PX,
+  resolutionForMagnification,
+  scaleBarAt,
+  stackTileUrl,
+  tileResolutions,
+  tmsZoomOf,
+  type Extent,
+  type ScaleBar,
+} from './viewerGeometry';
+
+/** What the engine needs of an image (a subset of the API's ImageView). */
+export interface ViewerImage {
+  id: number;
+  width: number;
+  height: number;
+  maxTmsZoom: number;
+  /** Template with {z}, {x}, {y} (and the tile token). */
+  tileUrl: string;
+  zStackSize: number;
+  objectivePower?: number | null;
+  physicalResolution?: number | null;
+  magnifications?: readonly number[];
+}
+
+export type PanDirection = 'left' | 'right' | 'up' | 'down';
+
+/** Every action of the toolbar, the keyboard and tests goes through one of these. */
+export type ViewerCommand =
+  | { type: 'zoomIn' }
+  | { type: 'zoomOut' }
+  | { type: 'zoomToFit' }
+  | { type: 'zoomToMagnification'; magnification: number }
+  | { type: 'pan'; direction: PanDirection; pixels?: number }
+  | { type: 'setStack'; index: number }
+  | { type: 'setMiniMapExpanded'; expanded: boolean }
+  | { type: 'toggleMiniMap' }
+  | { type: 'toggleOverlays' };
+
+export interface ViewState {
+  resolution: number;
+  /** Fractional TMS zoom: maxTmsZoom at full resolution. */
+  zoom: number;
+  center: [number, number];
+  /** Objective power at full resolution / downsample; null when the slide's power is unknown. */
+  magnification: number | null;
+  scaleBar: ScaleBar;
+  /** Full resolution or closer (the z-stack slider shows only here). */
+  atMaxZoom: boolean;
+}
+
+/** Everything the controls render, as one immutable snapshot (for useSyncExternalStore). */
+export interface ViewerSnapshot {
+  view: ViewState;
+  miniMapExpanded: boolean;
+  overlaysVisible: boolean;
+  stack: number;
+}
+
+export interface ViewerEvents {
+  /** Any change of the snapshot. */
+  change: ViewerSnapshot;
+  view: ViewState;
+  miniMap: { expanded: boolean };
+  overlays: { visible: boolean };
+  stack: { index: number };
+  /** A tile failed to load (throttled to one event per 2 s): e.g. the tile token expired. */
+  tileError: { url: string };
+}
+
+export interface ViewerEngineOptions {
+  /** Animation of zoom and pan commands; 0 in tests. Default 200 ms. */
+  animationMs?: number;
+  miniMapExpanded?: boolean;
+  /** Minimum time between two tileError events (doc 3 §8). Default 2000 ms. */
+  tileErrorThrottleMs?: number;
+}
+
+const DIRECTION: Record<PanDirection, [number, number]> = {
+  left: [-1, 0],
+  right: [1, 0],
+  up: [0, -1],
+  down: [0, 1],
+};
+
+/**
+ * The slide viewer as a service: wraps an OpenLayers map of the slide in pixel space
+ * (see viewerGeometry) and exposes typed events and commands. React components render its state
+ * and send it commands; they hold no map state of their own.
+ */
+export class ViewerEngine extends TypedEmitter<ViewerEvents> {
+  readonly extent: Extent;
+  readonly projection: Projection;
+  readonly tileGrid: TileGrid;
+  private readonly map: OlMap;
+  private readonly view: View;
+  private readonly sources: XYZ[];
+  private readonly layers: TileLayer<XYZ>[];
+  private readonly overview: OverviewMap;
+  private readonly power: number | null;
+  private readonly mPerPixel: number;
+  private readonly animationMs: number;
+  private readonly throttleMs: number;
+  private lastTileError = -Infinity;
+  private stackIndex = 0;
+  private miniMapExpanded: boolean;
+  private overlaysVisible = true;
+  private fitted = false;
+  private current: ViewerSnapshot;
+
+  constructor(
+    readonly image: ViewerImage,
+    options: ViewerEngineOptions = {},
+  ) {
+    super();
+    this.animationMs = options.animationMs ?? 200;
+    this.throttleMs = options.tileErrorThrottleMs ?? 2000;
+    this.miniMapExpanded = options.miniMapExpanded ?? true;
+    this.power = fullResolutionPower(image);
+    this.mPerPixel = metresPerPixel(image.physicalResolution);
+    this.extent = imageExtentOf(image.width, image.height);
+    this.projection = new Projection({
+      code: `lamina-image-${image.id}`,
+      units: 'pixels',
+      extent: this.extent,
+      metersPerUnit: this.mPerPixel,
+    });
+    // Origin top-left, y counting down in tile coordinates: tile (z, x, y) is the server's.
+    this.tileGrid = new TileGrid({
+      extent: this.extent,
+      origin: [0, 0],
+      resolutions: tileResolutions(image.maxTmsZoom),
+      tileSize: TILE_SIZE,
+    });
+    const stacks = Math.max(1, image.zStackSize);
+    this.sources = Array.from({ length: stacks }, (_, i) => this.createSource(stackTileUrl(image.tileUrl, i)));
+    // Clipping to the extent hides the padding of the edge tiles (TIFF tiles are stored whole).
+    this.layers = this.sources.map(
+      (source, i) => new TileLayer({ source, extent: this.extent, visible: i === 0, preload: i === 0 ? 1 : 0 }),
+    );
+    const [w, h] = [image.width, image.height];
+    this.view = new View({
+      projection: this.projection,
+      extent: this.extent,
+      constrainOnlyCenter: true,
+      showFullExtent: true,
+      center: [w / 2, -h / 2],
+      resolution: fitResolution(w, h, [1024, 768]),
+      maxResolution: maxViewResolution(image.maxTmsZoom),
+      minResolution: MIN_RESOLUTION,
+      constrainResolution: false,
+      smoothResolutionConstraint: false,
+    });
+    const overviewResolution = Math.max(w, h) / (MINI_MAP_PX - 4);
+    this.overview = new OverviewMap({
+      layers: [new TileLayer({ source: this.sources[0], extent: this.clippedExtent(overviewResolution) })],
+      collapsed: !this.miniMapExpanded,
+      collapsible: true,
+      view: new View({
+        projection: this.projection,
+        center: [w / 2, -h / 2],
+        resolution: overviewResolution,
+        minResolution: overviewResolution,
+        maxResolution: overviewResolution,
+      }),
+    });
+    this.map = new OlMap({
+      layers: this.layers,
+      view: this.view,
+      controls: [],
+      interactions: defaultInteractions({ keyboard: false, altShiftDragRotate: false, pinchRotate: false }),
+    });
+    this.current = this.makeSnapshot();
+    this.view.on(['change:resolution', 'change:center'], () => {
+      this.refresh();
+      this.emit('view', this.current.view);
+    });
+    this.view.on('change:resolution', () => this.clipEdges());
+    this.clipEdges();
+    this.map.on('change:size', () => this.fitOnce());
+  }
+
+  private makeSnapshot(): ViewerSnapshot {
+    return {
+      view: this.getState(),
+      miniMapExpanded: this.miniMapExpanded,
+      overlaysVisible: this.overlaysVisible,
+      stack: this.stackIndex,
+    };
+  }
+
+  private refresh(): void {
+    this.current = this.makeSnapshot();
+    this.emit('change', this.current);
+  }
+
+  /** The current snapshot; the same object until something changes. */
+  get snapshot(): ViewerSnapshot {
+    return this.current;
+  }
+
+  /** For useSyncExternalStore. */
+  subscribe = (listener: () => void): (() => void) => this.on('change', listener);
+
+  private createSource(url: string): XYZ {
+    const source = new XYZ({ url, tileGrid: this.tileGrid, projection: this.projection, transition: 0 });
+    source.on('tileloaderror', (event) => {
+      const now = Date.now();
+      if (now - this.lastTileError < this.throttleMs) return;
+      this.lastTileError = now;
+      const tile = event.tile as { getKey?: () => string };
+      this.emit('tileError', { url: tile.getKey?.() ?? '' });
+    });
+    return source;
+  }
+
+  /**
+   * The extent the layers draw, less one pixel of the tile level shown at `resolution` on the right
+   * and bottom: TIFF edge tiles are padded (black), and the canvas's smoothing would blend that
+   * padding into the last row and column of the slide as a dark line.
+   */
+  clippedExtent(resolution: number): Extent {
+    const z = this.tileGrid.getZForResolution(resolution, 0);
+    const levelPixel = this.tileGrid.getResolution(z);
+    const [minX, minY, maxX, maxY] = this.extent;
+    return [minX, minY + levelPixel, maxX - levelPixel, maxY];
+  }
+
+  private clipEdges(): void {
+    const extent = this.clippedExtent(this.view.getResolution() ?? 1);
+    for (const layer of this.layers) layer.setExtent(extent);
+  }
+
+  /** Attaches the map (and the mini-map) to the page; `unmount` detaches them (mount again later). */
+  mount(target: HTMLElement, miniMapTarget?: HTMLElement): void {
+    if (miniMapTarget) this.overview.setTarget(miniMapTarget);
+    this.map.addControl(this.overview);
+    this.map.setTarget(target);
+    this.fitOnce();
+  }
+
+  unmount(): void {
+    this.map.removeControl(this.overview);
+    this.map.setTarget(undefined);
+  }
+
+  /** Sets the viewport size without a DOM (tests, server-side geometry). */
+  setViewportSize(size: [number, number]): void {
+    this.map.setSize(size);
+  }
+
+  destroy(): void {
+    this.unmount();
+    this.map.dispose();
+    this.removeAllListeners();
+  }
+
+  /** The viewport size in pixels, [0, 0] before the map has one. */
+  private viewportSize(): [number, number] {
+    const size = this.map.getSize();
+    return [size?.[0] ?? 0, size?.[1] ?? 0];
+  }
+
+  private fitOnce(): void {
+    const [w, h] = this.viewportSize();
+    if (this.fitted || w <= 0 || h <= 0) return;
+    this.fitted = true;
+    this.zoomToFit(0);
+  }
+
+  getState(): ViewState {
+    const resolution = this.view.getResolution() ?? 1;
+    const centre = this.view.getCenter();
+    const center: [number, number] = [centre?.[0] ?? 0, centre?.[1] ?? 0];
+    return {
+      resolution,
+      zoom: tmsZoomOf(resolution, this.image.maxTmsZoom),
+      center,
+      magnification: magnificationAt(resolution, this.power),
+      scaleBar: scaleBarAt(resolution, this.mPerPixel),
+      atMaxZoom: resolution <= 1 + 1e-9,
+    };
+  }
+
+  get objectivePower(): number | null {
+    return this.power;
+  }
+  get stack(): number {
+    return this.stackIndex;
+  }
+  get isMiniMapExpanded(): boolean {
+    return this.miniMapExpanded;
+  }
+  get areOverlaysVisible(): boolean {
+    return this.overlaysVisible;
+  }
+
+  execute(command: ViewerCommand): void {
+    switch (command.type) {
+      case 'zoomIn':
+        return this.zoomBy(0.5);
+      case 'zoomOut':
+        return this.zoomBy(2);
+      case 'zoomToFit':
+        return this.zoomToFit(this.animationMs);
+      case 'zoomToMagnification':
+        return this.zoomToMagnification(command.magnification);
+      case 'pan':
+        return this.pan(command.direction, command.pixels ?? PAN_STEP_PX);
+      case 'setStack':
+        return this.setStack(command.index);
+      case 'setMiniMapExpanded':
+        return this.setMiniMapExpanded(command.expanded);
+      case 'toggleMiniMap':
+        return this.setMiniMapExpanded(!this.miniMapExpanded);
+      case 'toggleOverlays':
+        this.overlaysVisible = !this.overlaysVisible;
+        this.refresh();
+        this.emit('overlays', { visible: this.overlaysVisible });
+        return;
+    }
+  }
+
+  private setResolution(resolution: number, center?: [number, number]): void {
+    const clamped = Math.min(Math.max(resolution, MIN_RESOLUTION), maxViewResolution(this.image.maxTmsZoom));
+    this.view.cancelAnimations();
+    if (this.animationMs > 0) {
+      this.view.animate({ resolution: clamped, ...(center ? { center } : {}), duration: this.animationMs });
+    } else {
+      if (center) this.view.setCenter(center);
+      this.view.setResolution(clamped);
+    }
+  }
+
+  private zoomBy(factor: number): void {
+    this.setResolution((this.view.getResolution() ?? 1) * factor);
+  }
+
+  private zoomToFit(duration: number): void {
+    const [w, h] = this.viewportSize();
+    const resolution = fitResolution(this.image.width, this.image.height, w > 0 && h > 0 ? [w, h] : [1024, 768]);
+    const center: [number, number] = [this.image.width / 2, -this.image.height / 2];
+    if (duration > 0) this.setResolution(resolution, center);
+    else {
+      this.view.setCenter(center);
+      this.view.setResolution(resolution);
+    }
+  }
+
+  /** Keys 1–6: 1.25x … 40x, computed from the objective power at full resolution. */
+  private zoomToMagnification(magnification: number): void {
+    if (!this.power || magnification <= 0) return;
+    this.setResolution(resolutionForMagnification(magnification, this.power));
+  }
+
+  /** Moves the view by a number of screen pixels: 'up' shows what is above. */
+  private pan(direction: PanDirection, pixels: number): void {
+    const resolution = this.view.getResolution() ?? 1;
+    const centre = this.view.getCenter();
+    const [cx, cy] = [centre?.[0] ?? 0, centre?.[1] ?? 0];
+    const [dx, dy] = DIRECTION[direction];
+    const center: [number, number] = [cx + dx * pixels * resolution, cy - dy * pixels * resolution];
+    this.view.cancelAnimations();
+    if (this.animationMs > 0) this.view.animate({ center, duration: this.animationMs });
+    else this.view.setCenter(center);
+  }
+
+  private setStack(index: number): void {
+    const next = Math.min(Math.max(0, Math.round(index)), this.layers.length - 1);
+    if (next === this.stackIndex) return;
+    this.layers.forEach((layer, i) => layer.setVisible(i === next));
+    this.stackIndex = next;
+    this.refresh();
+    this.emit('stack', { index: next });
+  }
+
+  private setMiniMapExpanded(expanded: boolean): void {
+    this.miniMapExpanded = expanded;
+    this.overview.setCollapsed(!expanded);
+    this.refresh();
+    this.emit('miniMap', { expanded });
+  }
+
+  /** A fresh tile URL (new token) after tiles failed, e.g. on expiry: every plane reloads. */
+  setTileUrl(tileUrl: string): void {
+    this.sources.forEach((source, i) => source.setUrl(stackTileUrl(tileUrl, i)));
+  }
+
+  /** The tile URL of (z, x, y) of the current plane, as the map requests it. */
+  tileUrlFor(z: number, x: number, y: number): string | undefined {
+    return this.sources[this.stackIndex]?.getTileUrlFunction()([z, x, y], 1, this.projection);
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * npm run bench:convert — time and peak memory of building the serving pyramid from the bench slide:
+ * sharp (the worker's own code, packages/server/src/modules/processing/pyramid.ts) against
+ * `vips tiffsave --tile --pyramid` (Debian libvips-tools) with the same settings (256-px JPEG
+ * tiles, Q85). Peak memory is the maximum resident set size of each process (/usr/bin/time, or
+ * VmHWM sampled from /proc). BENCH_SLIDE=24x18 makes a 2.8-gigapixel slide; BENCH_RUNS (default 1).
+ */
+import { spawn } from 'node:child_process';
+import { rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { BENCH_DIR, benchSlide, cpuInfo, ensureTools, has, log, ROOT, sampleMemory } from './lib.js';
+
+interface Run {
+  seconds: number;
+  peakMb: number;
+  bytes: number;
+}
+
+function timed(command: string, args: string[]): Promise<{ seconds: number; peakMb: number; stdout: string }> {
+  const useTime = has('/usr/bin/time');
+  const started = performance.now();
+  const child = useTime
+    ? spawn('/usr/bin/time', ['-f', 'TIME_MAXRSS_KB %M', command, ...args], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const memory = useTime ? null : sampleMemory(child.pid ?? 0, 50);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('exit', (code) => {
+      const seconds = (performance.now() - started) / 1000;
+      const sampled = memory?.stop();
+      if (code !== 0) return reject(new Error(`${command} failed (${code}): ${stderr.slice(-2000)}`));
+      const kb = Number(/TIME_MAXRSS_KB (\d+)/.exec(stderr)?.[1] ?? 0);
+      resolve({ seconds, peakMb: useTime ? kb / 1024 : (sampled?.peak ?? 0), stdout });
+    });
+  });
+}
+
+async function sharpRun(source: string, target: string): Promise<Run | string> {
+  rmSync(target, { force: true });
+  try {
+    const script = path.join(ROOT, 'scripts/bench/convertSharp.ts');
+    const { seconds, peakMb } = await timed(process.execPath, ['--import', 'tsx', script, source, target]);
+    return { seconds, peakMb, bytes: statSync(target).size };
+  } catch (error) {
+    // e.g. sharp refuses JPEG-compressed TIFF output above 65535 px on a side.
+    return /DecodeError: (.*)/.exec(String(error))?.[1] ?? String(error).slice(0, 300);
+  }
+}
+
+async function vipsRun(source: string, target: string, bigtiff: boolean): Promise<Run> {
+  rmSync(target, { force: true });
+  const args = [
+    'tiffsave',
+    source,
+    target,
+    '--tile',
+    '--tile-width',
+    '256',
+    '--tile-height',
+    '256',
+    '--pyramid',
+    '--compression',
+    'jpeg',
+    '--Q',
+    '85',
+  ];
+  if (bigtiff) args.push('--bigtiff');
+  const { seconds, peakMb } = await timed('vips', args);
+  return { seconds, peakMb, bytes: statSync(target).size };
+}
+
+function best(runs: Run[]): Run {
+  const first = runs[0];
+  if (!first) throw new Error('no runs');
+  return runs.reduce((a, b) => (b.seconds < a.seconds ? b : a), first);
+}
+
+async function main(): Promise<void> {
+  ensureTools(['vips']);
+  log(cpuInfo());
+  const source = benchSlide();
+  const { size } = statSync(source);
+  const runs = Number(process.env.BENCH_RUNS ?? 1);
+  const sharpOut = path.join(BENCH_DIR, 'convert-sharp.tif');
+  const vipsOut = path.join(BENCH_DIR, 'convert-vips.tif');
+  // The worker writes BigTIFF above 4 GiB of raw pixels; vips gets the same choice.
+  const header = await timed('vipsheader', ['-f', 'width', source]);
+  const width = Number(header.stdout.trim());
+  const height = Number((await timed('vipsheader', ['-f', 'height', source])).stdout.trim());
+  const bigtiff = width * height * 3 > 4 * 1024 ** 3;
+  log(
+    `${path.basename(source)}: ${width} x ${height} (${((width * height) / 1e9).toFixed(2)} Gpx), ${(size / 1024 / 1024).toFixed(0)} MB${bigtiff ? ', BigTIFF output' : ''}`,
+  );
+
+  const sharpRuns: Run[] = [];
+  const vipsRuns: Run[] = [];
+  let sharpFailure: string | null = null;
+  for (let i = 0; i < runs; i++) {
+    log(`run ${i + 1}/${runs}: sharp (worker code)`);
+    const run = await sharpRun(source, sharpOut);
+    if (typeof run === 'string') sharpFailure = run;
+    else sharpRuns.push(run);
+    log(`run ${i + 1}/${runs}: vips tiffsave`);
+    vipsRuns.push(await vipsRun(source, vipsOut, bigtiff));
+  }
+  const v = best(vipsRuns);
+  const line = (name: string, r: Run) =>
+    `${name.padEnd(26)} ${r.seconds.toFixed(1).padStart(7)} s  peak RSS ${r.peakMb.toFixed(0).padStart(5)} MiB  pyramid ${(r.bytes / 1024 / 1024).toFixed(0)} MB  (${((width * height) / 1e6 / r.seconds).toFixed(0)} Mpx/s)`;
+  console.log('');
+  console.log(`Pyramid build of a ${width} x ${height} slide (${(size / 1024 / 1024).toFixed(0)} MB), best of ${runs}`);
+  console.log(line('vips tiffsave --pyramid', v));
+  const s = sharpRuns.length > 0 ? best(sharpRuns) : null;
+  if (!s) {
+    console.log(`${'sharp (Lamina worker)'.padEnd(26)} FAILED: ${sharpFailure ?? 'unknown error'}`);
+  } else {
+    console.log(line('sharp (Lamina worker)', s));
+    console.log(
+      `sharp / vips time: ${(s.seconds / v.seconds).toFixed(2)} (target <= 1.2); sharp peak memory ${s.peakMb.toFixed(0)} MiB (target < 1024 MiB for a 2 GB slide)`,
+    );
+  }
+  rmSync(sharpOut, { force: true });
+  rmSync(vipsOut, { force: true });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,281 @@
+/**
+ * Shared pieces of the benchmarks (npm run bench:*): tools, the bench slide, the real server as a
+ * child process, HTTP helpers, memory sampling and wrk. Benchmarks print figures; they are not tests.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BENCH_DIR = path.join(ROOT, '.tmp', 'bench');
+export const SHARED = path.resolve(ROOT, '..', 'shared');
+
+export function log(message: string): void {
+  console.log(`[bench] ${message}`);
+}
+
+export function has(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** Debian packages the benchmarks use; installed with apt-get when missing and running as root. */
+const PACKAGES: Record<string, string> = { vips: 'libvips-tools', nginx: 'nginx-light', wrk: 'wrk' };
+
+export function ensureTools(commands: string[]): void {
+  const missing = commands.filter((c) => !has(c));
+  if (missing.length === 0) return;
+  const packages = missing.map((c) => PACKAGES[c] ?? c);
+  if (process.getuid?.() !== 0 || !has('apt-get')) {
+    throw new Error(`needs ${missing.join(', ')}: apt-get install -y ${packages.join(' ')}`);
+  }
+  log(`installing ${packages.join(' ')} (apt-get)`);
+  const install = spawnSync(
+    'sh',
+    [
+      '-c',
+      `apt-get install -y -qq ${packages.join(' ')} || (apt-get update -qq && apt-get install -y -qq ${packages.join(' ')})`,
+    ],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    },
+  );
+  if (install.status !== 0) throw new Error(`apt-get install ${packages.join(' ')} failed`);
+}
+
+/** BENCH_SLIDE=ACROSSxDOWN (default 8x6: 17760 x 17802 px, ~46 MB) — copies of CMU-1-Small-Region. */
+export function slideGrid(): { across: number; down: number } {
+  const match = /^(\d+)x(\d+)$/.exec(process.env.BENCH_SLIDE ?? '8x6');
+  if (!match) throw new Error('BENCH_SLIDE must look like 8x6');
+  return { across: Number(match[1]), down: Number(match[2]) };
+}
+
+/** The bench slide (made once with ../shared/scripts/make-bench-slide.sh, then reused). */
+export function benchSlide(): string {
+  const { across, down } = slideGrid();
+  mkdirSync(BENCH_DIR, { recursive: true });
+  const file = path.join(BENCH_DIR, `bench-slide-${across}x${down}.tif`);
+  if (existsSync(file) && statSync(file).size > 0) return file;
+  ensureTools(['vips']);
+  log(`making ${path.basename(file)} (${across} x ${down} copies of CMU-1-Small-Region.svs)`);
+  const made = spawnSync(
+    'bash',
+    [path.join(SHARED, 'scripts', 'make-bench-slide.sh'), file, String(across), String(down)],
+    { stdio: 'inherit' },
+  );
+  if (made.status !== 0) throw new Error('make-bench-slide.sh failed');
+  return file;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface RunningServer {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real server (packages/server/src/main.ts) in its own Node process, on a free port, with
+ * the given DATA_DIR and roles. Resolves once /api/health (or, for a tiles-only server, the port)
+ * answers.
+ */
+export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'packages/server/src/main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), WEB_DIST: '/nonexistent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}):\n${output.slice(-4000)}`);
+    try {
+      const response = await fetch(`${url}/tiles/0/0/0/0`);
+      await response.arrayBuffer();
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`server did not start:\n${output.slice(-4000)}`);
+      await sleep(250);
+    }
+  }
+  return {
+    url,
+    pid: child.pid ?? 0,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      }),
+  };
+}
+
+export interface Session {
+  cookie: string;
+  csrf: string;
+}
+
+export async function login(url: string, username: string, password: string): Promise<Session> {
+  const response = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  if (!response.ok) throw new Error(`login ${username}: ${response.status} ${await response.text()}`);
+  const cookie = (response.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+  const { csrfToken } = (await response.json()) as { csrfToken: string };
+  return { cookie, csrf: csrfToken };
+}
+
+export async function api<T>(url: string, session: Session, method: string, route: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${url}${route}`, {
+    method,
+    headers: {
+      Cookie: session.cookie,
+      'x-csrf-token': session.csrf,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** Resident memory of a process from /proc: current and peak (VmHWM), in MiB. */
+export function memoryOf(pid: number): { rss: number; peak: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  } catch {
+    return null;
+  }
+}
+
+/** Samples a process's memory every `everyMs` until stopped; returns the highest figures seen. */
+export function sampleMemory(pid: number, everyMs = 100): { stop(): { maxRss: number; peak: number } } {
+  let maxRss = 0;
+  let peak = 0;
+  const take = () => {
+    const m = memoryOf(pid);
+    if (m) {
+      maxRss = Math.max(maxRss, m.rss);
+      peak = Math.max(peak, m.peak);
+    }
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop() {
+      take();
+      clearInterval(timer);
+      return { maxRss, peak };
+    },
+  };
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  perSecond: number;
+  errors: number;
+  badStatus: number;
+  p50ms: number;
+  p90ms: number;
+  p99ms: number;
+  maxMs: number;
+  mbPerSecond: number;
+}
+
+const WRK_SCRIPT = `
+local paths = {}
+init = function(args)
+  for line in io.lines(args[1]) do paths[#paths + 1] = line end
+  local seed = tonumber(tostring({}):match("0x(%x+)") or "1", 16) or 1
+  math.randomseed(os.time() + seed % 1000003)
+end
+request = function()
+  return wrk.format("GET", paths[math.random(#paths)])
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK_JSON {"requests":%d,"duration_us":%d,"errors":%d,"status":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d,"bytes":%d}\\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout, e.status,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, summary.bytes))
+end
+`;
+
+/** wrk with random paths from a file: `connections` keep-alive connections for `seconds`. */
+export function runWrk(
+  baseUrl: string,
+  pathsFile: string,
+  options: { connections: number; seconds: number; threads?: number },
+): LoadResult {
+  const script = path.join(BENCH_DIR, 'random-paths.lua');
+  spawnSync('sh', ['-c', `cat > '${script}'`], { input: WRK_SCRIPT });
+  const result = spawnSync(
+    'wrk',
+    [
+      `-t${options.threads ?? 2}`,
+      `-c${options.connections}`,
+      `-d${options.seconds}s`,
+      '--timeout',
+      '5s',
+      '-s',
+      script,
+      baseUrl,
+      '--',
+      pathsFile,
+    ],
+    { encoding: 'utf8' },
+  );
+  const line = /WRK_JSON (\{.*\})/.exec(result.stdout)?.[1];
+  if (!line) throw new Error(`wrk failed: ${result.stdout}\n${result.stderr}`);
+  const r = JSON.parse(line) as Record<string, number>;
+  const seconds = (r.duration_us ?? 1) / 1e6;
+  return {
+    requests: r.requests ?? 0,
+    seconds,
+    perSecond: (r.requests ?? 0) / seconds,
+    errors: r.errors ?? 0,
+    badStatus: r.status ?? 0,
+    p50ms: (r.p50 ?? 0) / 1000,
+    p90ms: (r.p90 ?? 0) / 1000,
+    p99ms: (r.p99 ?? 0) / 1000,
+    maxMs: (r.max ?? 0) / 1000,
+    mbPerSecond: (r.bytes ?? 0) / seconds / 1024 / 1024,
+  };
+}
+
+export function formatLoad(name: string, r: LoadResult): string {
+  return `${name.padEnd(8)} ${r.perSecond.toFixed(0).padStart(7)} tiles/s  p50 ${r.p50ms.toFixed(2)} ms  p90 ${r.p90ms.toFixed(2)} ms  p99 ${r.p99ms.toFixed(2)} ms  max ${r.maxMs.toFixed(1)} ms  ${r.mbPerSecond.toFixed(0)} MB/s  (${r.requests} requests, ${r.errors} socket errors, ${r.badStatus} non-2xx)`;
+}
+
+export function cpuInfo(): string {
+  const model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
+  const cores = readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? 0;
+  return `${cores} x ${model}, Node ${process.version}`;
+}
