@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
 
 /**
  * Images, cases and their processing: the statuses of the spec (doc 1 §9, doc 2 §4, doc 3 §4), the
@@ -348,4 +349,69 @@ export interface ImageView {
   hasMacro: boolean;
   /** `{base}/tiles/{id}/{z}/{x}/{y}?t={token}` with literal {z}, {x}, {y}; null until processed. */
   tileUrl: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Study page, Images tab (doc 2 §2.5, §3 "Image (study page)", §7 GET /api/studies/{id}/images)
+// ---------------------------------------------------------------------------------------------
+
+export const STUDY_IMAGE_SORT_KEYS = ['name', 'uploadedAt', 'accessionNumber', 'biopsyLocation'] as const;
+export type StudyImageSortKey = (typeof STUDY_IMAGE_SORT_KEYS)[number];
+
+const queryFlag = z.enum(['true', 'false']).optional();
+
+/** GET /api/studies/{id}/images: name (file name contains), hasQueries, isUnassigned, paging, sort. */
+export const studyImageListQuerySchema = z.object({
+  name: z.string().max(255).optional(),
+  hasQueries: queryFlag,
+  isUnassigned: queryFlag,
+  page: pageSchema.optional(),
+  pageSize: pageSizeSchema.optional(),
+  sort: z.enum(sortValues(STUDY_IMAGE_SORT_KEYS)).default('-uploadedAt'),
+});
+export type StudyImageListQuery = z.input<typeof studyImageListQuerySchema>;
+
+export const QUERY_RESOLUTIONS = ['RESOLVED', 'UNRESOLVABLE'] as const;
+export type QueryResolution = (typeof QUERY_RESOLUTIONS)[number];
+
+/** The query icon of an image row (doc 2 §2.5): Open, Resolved or Unresolvable. */
+export type ImageQueryState = 'Open' | 'Resolved' | 'Unresolvable';
+
+export function imageQueryState(query: { queryStatus: 'OPEN' | 'CLOSED'; resolution: QueryResolution | null } | null): ImageQueryState | null {
+  if (!query) return null;
+  if (query.resolution === 'UNRESOLVABLE') return 'Unresolvable';
+  if (query.resolution === 'RESOLVED') return 'Resolved';
+  return query.queryStatus === 'OPEN' ? 'Open' : null;
+}
+
+export const studyImageRowSchema = z.object({
+  id: z.number().int(),
+  studyId: z.number().int(),
+  caseId: z.number().int().nullable(),
+  name: z.string(),
+  uploadedAt: z.string(),
+  accessionNumber: z.string().nullable(),
+  biopsyLocation: z.string().nullable(),
+  processingStatus: z.enum(PROCESSING_STATUSES),
+  /** 0–100 while processing. */
+  processingProgress: z.number().int(),
+  cogKey: z.string().nullable(),
+  status: z.enum(IMAGE_STATUSES),
+  statusMessage: z.string().nullable(),
+  /** The image's latest query (doc 2 §3 image-and-query row). */
+  lastLabQuery: z.object({ queryStatus: z.enum(['OPEN', 'CLOSED']), resolution: z.enum(QUERY_RESOLUTIONS).nullable() }).nullable(),
+  simpleCase: z.object({ id: z.number().int(), procId: z.string().nullable() }).nullable(),
+});
+export type StudyImageRow = z.infer<typeof studyImageRowSchema>;
+
+export const studyImageListResponseSchema = z.object({
+  success: z.literal(true),
+  images: z.array(studyImageRowSchema),
+  total: z.number().int(),
+});
+export type StudyImageListResponse = z.infer<typeof studyImageListResponseSchema>;
+
+/** True while an image is still on its way through the worker (the list polls for progress). */
+export function isProcessing(image: { processingStatus: ProcessingStatus }): boolean {
+  return image.processingStatus === 'HOLDING' || image.processingStatus === 'PENDING' || image.processingStatus === 'SUBMITTED';
 }

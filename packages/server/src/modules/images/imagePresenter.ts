@@ -5,8 +5,11 @@ import {
   type ImageStatus,
   type ImageView,
   type ProcessingStatus,
+  type QueryResolution,
+  type StudyImageRow,
 } from '@lamina/domain';
 import type { TileTokens } from '../../platform/tiles/tileToken.js';
+import type { StudyImageListRow } from './imageQueries.js';
 
 /** The columns the viewer's Image is built from. */
 export const IMAGE_VIEW_COLUMNS = [
@@ -117,5 +120,30 @@ export function presentImage(row: ImageViewRow, tiles: TileUrlOptions): ImageVie
     hasLabel: row.label_key !== null,
     hasMacro: row.macro_key !== null,
     tileUrl: token ? `${base}/tiles/${row.id}/{z}/{x}/{y}?t=${encodeURIComponent(token)}` : null,
+  };
+}
+
+/**
+ * A row of the study page's Images tab (doc 2 §3 "Image (study page)" with the image-and-query
+ * additions). No subject, site or visit fields: nothing to blind for central readers.
+ */
+export function presentStudyImageRow(row: StudyImageListRow): StudyImageRow {
+  return {
+    id: row.id,
+    studyId: row.study_id ?? 0,
+    caseId: row.case_id,
+    name: row.name,
+    uploadedAt: row.uploaded_at.toISOString(),
+    accessionNumber: row.accession_number,
+    biopsyLocation: row.biopsy_location,
+    processingStatus: row.processing_status as ProcessingStatus,
+    processingProgress: row.processing_progress,
+    cogKey: row.cog_key,
+    status: row.status as ImageStatus,
+    statusMessage: row.status_message,
+    lastLabQuery: row.query_status
+      ? { queryStatus: row.query_status as 'OPEN' | 'CLOSED', resolution: row.resolution as QueryResolution | null }
+      : null,
+    simpleCase: row.case_id !== null ? { id: row.case_id, procId: row.case_proc_id } : null,
   };
 }

@@ -1,8 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { createImageRequestSchema, IMAGE_MESSAGES, notifyUploadRequestSchema, type Permission } from '@lamina/domain';
-import { policy, studyFromBody } from '../../platform/rbac/policy.js';
+import {
+  createImageRequestSchema,
+  IMAGE_MESSAGES,
+  notifyUploadRequestSchema,
+  studyImageListQuerySchema,
+  studyImageListResponseSchema,
+  type Permission,
+  type StudyImageSortKey,
+} from '@lamina/domain';
+import { policy, studyFromBody, studyFromParam } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { NotFoundError } from '../../platform/errors.js';
 import { recordAudit } from '../../platform/audit/audit.js';
@@ -11,7 +19,9 @@ import type { Db } from '../../platform/db/database.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import type { TileTokens } from '../../platform/tiles/tileToken.js';
 import { UPLOAD_PERMISSIONS } from '../uploads/uploadRoutes.js';
-import { presentImage, TILE_TOKEN_TTL_SECONDS } from './imagePresenter.js';
+import { pageWindow, parseSort } from '../studies/paging.js';
+import { listStudyImages } from './imageQueries.js';
+import { presentImage, presentStudyImageRow, TILE_TOKEN_TTL_SECONDS } from './imagePresenter.js';
 import type { ImageService } from './imageService.js';
 
 /** Who may open an image: the viewer, the study page's images tab, or the image management list. */
@@ -62,6 +72,28 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
       const row = await images.visibleImage(principal, request.params.id);
       return presentImage(row, tiles(principal.id));
     });
+
+    r.get(
+      '/api/studies/:id/images',
+      {
+        config: { policy: policy.anyOf(['S_Main_ViewImagesTab'], { study: studyFromParam('id') }) },
+        schema: { params: idParams, querystring: studyImageListQuerySchema, response: { 200: studyImageListResponseSchema } },
+      },
+      async (request) => {
+        const { name, hasQueries, isUnassigned, page, pageSize, sort } = request.query;
+        const { key, descending } = parseSort<StudyImageSortKey>(sort);
+        const { rows, total } = await listStudyImages(db, {
+          studyId: request.params.id,
+          name: name?.trim() || undefined,
+          hasQueries: hasQueries === 'true',
+          isUnassigned: isUnassigned === 'true',
+          sort: key,
+          descending,
+          ...pageWindow(page, pageSize),
+        });
+        return { success: true as const, images: rows.map(presentStudyImageRow), total };
+      },
+    );
 
     for (const kind of ['label', 'macro'] as const) {
       r.get(`/api/images/:id/${kind}`, { config: { policy: policy.anyOf(['AP_ImageViewer_ViewLabel']) }, schema: { params: idParams } }, async (request, reply) => {

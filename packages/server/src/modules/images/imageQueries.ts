@@ -1,0 +1,107 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { StudyImageSortKey } from '@lamina/domain';
+import type { DB } from '../../platform/db/schema.js';
+import { likeContains } from '../studies/studyQueries.js';
+
+/** Queries of the images module: SQL only. */
+type Q = Kysely<DB>;
+
+export interface StudyImageFilter {
+  studyId: number;
+  /** File name contains (case-insensitive). */
+  name?: string | undefined;
+  /** Only images that have a query. */
+  hasQueries?: boolean | undefined;
+  /** Only images without a case. */
+  isUnassigned?: boolean | undefined;
+  sort: StudyImageSortKey;
+  descending: boolean;
+  limit?: number | undefined;
+  offset?: number | undefined;
+}
+
+const SORT_COLUMNS: Record<StudyImageSortKey, string> = {
+  name: 'lower_name',
+  uploadedAt: 'images.uploaded_at',
+  accessionNumber: 'images.accession_number',
+  biopsyLocation: 'images.biopsy_location',
+};
+
+/** The images of the filter: live (not archived) images of the study, by name, case and queries. */
+function matches(eb: ExpressionBuilder<DB, 'images'>, filter: StudyImageFilter): Expression<SqlBool> {
+  const conditions: Expression<SqlBool>[] = [eb('images.study_id', '=', filter.studyId), eb('images.status', '!=', 'ARCHIVED')];
+  if (filter.name) conditions.push(eb('images.name', 'ilike', likeContains(filter.name)));
+  if (filter.isUnassigned) conditions.push(eb('images.case_id', 'is', null));
+  if (filter.hasQueries) {
+    conditions.push(
+      eb.exists(
+        eb
+          .selectFrom('queries')
+          .select('queries.id')
+          .where('queries.object_type', '=', 'IMAGE')
+          .whereRef('queries.object_id', '=', 'images.id'),
+      ),
+    );
+  }
+  return eb.and(conditions);
+}
+
+/**
+ * One page of the study page's Images tab (doc 2 §2.5): the live (not archived) images of a study
+ * with their case and latest image query, filtered, sorted and paged in one statement.
+ */
+export async function listStudyImages(db: Q, filter: StudyImageFilter) {
+  const direction = filter.descending ? sql`desc nulls last` : sql`asc nulls last`;
+  let query = db
+    .selectFrom('images')
+    .where((eb) => matches(eb, filter))
+    .leftJoin('cases', 'cases.id', 'images.case_id')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('queries')
+          .select(['queries.query_status', 'queries.resolution'])
+          .where('queries.object_type', '=', 'IMAGE')
+          .whereRef('queries.object_id', '=', 'images.id')
+          .orderBy('queries.id', 'desc')
+          .limit(1)
+          .as('last_query'),
+      (join) => join.onTrue(),
+    )
+    .select([
+      'images.id',
+      'images.study_id',
+      'images.case_id',
+      'images.name',
+      'images.uploaded_at',
+      'images.accession_number',
+      'images.biopsy_location',
+      'images.processing_status',
+      'images.processing_progress',
+      'images.cog_key',
+      'images.status',
+      'images.status_message',
+      'cases.proc_id as case_proc_id',
+      'last_query.query_status',
+      'last_query.resolution',
+      sql<string>`lower(images.name)`.as('lower_name'),
+      sql<number>`count(*) over ()`.as('total'),
+    ])
+    .orderBy(sql`${sql.ref(SORT_COLUMNS[filter.sort])} ${direction}`)
+    .orderBy('images.id', filter.descending ? 'desc' : 'asc');
+  if (filter.limit !== undefined) query = query.limit(filter.limit).offset(filter.offset ?? 0);
+  const rows = await query.execute();
+  let total = rows[0]?.total ?? 0;
+  if (rows.length === 0 && (filter.offset ?? 0) > 0) {
+    // A page past the end: count the matches without it.
+    const counted = await db
+      .selectFrom('images')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where((eb) => matches(eb, filter))
+      .executeTakeFirst();
+    total = counted?.n ?? 0;
+  }
+  return { rows, total };
+}
+
+export type StudyImageListRow = Awaited<ReturnType<typeof listStudyImages>>['rows'][number];
