@@ -34,5 +34,7 @@ export default defineConfig({
     css: false,
     restoreMocks: true,
     unstubGlobals: true,
+    // Form tests click through many fields; on a loaded 2-core machine one takes up to ~10 s.
+    testTimeout: 30_000,
   },
 });

@@ -176,6 +176,7 @@ export const IMAGE_MESSAGES = {
   noImagesFound: 'No image(s) found',
   couldNotDownload: 'Could not download image.',
   unableToFetchImage: 'Unable to fetch image',
+  unableToFetchImages: 'Unable to fetch images',
   imageNotFound: 'Image not found',
   uploadNotFound: 'The uploaded file was not found in storage',
   uploadNotInStudy: 'The uploaded file does not belong to this study',

@@ -4,6 +4,7 @@ import {
   type AppConfig,
   type RoleView,
   type StudyListRow,
+  type StudyImageRow,
   type StudyView,
   type UserInfo,
   type UserListRow,
@@ -124,4 +125,24 @@ export function makeRoleViews(): RoleView[] {
 export function makeUserAs(roleName: string, actions: string[], overrides: Partial<UserInfo> = {}): UserInfo {
   const role = { id: 1, name: roleName, displayName: roleName };
   return makeUser({ workAsRole: role, roles: [role], actions, ...overrides });
+}
+
+export function makeStudyImage(overrides: Partial<StudyImageRow> = {}): StudyImageRow {
+  return {
+    id: 21,
+    studyId: 3,
+    caseId: null,
+    name: 'CMU-1-Small-Region.svs',
+    uploadedAt: '2025-03-04T17:06:00.000Z',
+    accessionNumber: 'ACC-9',
+    biopsyLocation: 'Rectum',
+    processingStatus: 'SUCCESS',
+    processingProgress: 100,
+    cogKey: 'images/21/pyramid.tif',
+    status: 'CASE_ASSIGNMENT_PENDING',
+    statusMessage: null,
+    lastLabQuery: null,
+    simpleCase: null,
+    ...overrides,
+  };
 }

@@ -22,3 +22,22 @@ export function formatDate(value: string | Date | null | undefined, now: Date = 
   const monthDay = `${part('month')} ${part('day')}`;
   return date.getFullYear() === now.getFullYear() ? monthDay : `${monthDay} ${part('year')}`;
 }
+
+const longDayFormat = new Intl.DateTimeFormat('en-US', { month: 'long', day: 'numeric', year: 'numeric' });
+const longTimeFormat = new Intl.DateTimeFormat('en-US', { hour: 'numeric', minute: '2-digit', hour12: true, timeZoneName: 'short' });
+
+function toDate(value: string | Date | null | undefined): Date | null {
+  if (value === null || value === undefined || value === '') return null;
+  const date = value instanceof Date ? value : new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+/**
+ * Dates of the image and case lists (doc 2 §9): long month, day and year ('March 4, 2020'), with
+ * the time in 12-hour format and the time zone for a tooltip ('5:06 AM UTC'); dashes when missing.
+ */
+export function formatLongDate(value: string | Date | null | undefined): { date: string; time: string } {
+  const date = toDate(value);
+  if (!date) return { date: '-', time: '' };
+  return { date: longDayFormat.format(date), time: longTimeFormat.format(date) };
+}

@@ -10,12 +10,9 @@ import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';
 import { useStudy } from './api';
+import { StudyImagesTab } from './images/StudyImagesTab';
 import { allowedStudyTabs, parseStudyId, resolveStudyTab, STUDY_TABS, type StudyTab } from './studyTabs';
 
-const TAB_CONTENT: Record<StudyTab, { icon: 'folder-open' | 'media'; description: string }> = {
-  cases: { icon: 'folder-open', description: 'The cases of this study, with their status, subject, visit and images.' },
-  images: { icon: 'media', description: 'The images of this study, with their status and case.' },
-};
 
 /** /studies/:id and /studies/:id/:tab (doc 1 §2.5): name, hold banner, Edit Study, Cases and Images tabs. */
 export function StudyPage() {
@@ -56,7 +53,6 @@ export function StudyPage() {
   if (study.isPending) return <PageSpinner />;
 
   const data = study.data;
-  const content = TAB_CONTENT[tab];
   return (
     <section className="lamina-page" aria-labelledby="page-title">
       <header className="lamina-page-header">
@@ -81,12 +77,16 @@ export function StudyPage() {
         pathFor={(t) => `/studies/${data.id}/${t}`}
       />
       <div role="tabpanel" aria-label={STUDY_TABS.find((t) => t.id === tab)?.label}>
-        <NonIdealState
-          className="lamina-placeholder"
-          icon={content.icon}
-          title="Coming soon"
-          description={content.description}
-        />
+        {tab === 'images' ? (
+          <StudyImagesTab studyId={data.id} />
+        ) : (
+          <NonIdealState
+            className="lamina-placeholder"
+            icon="folder-open"
+            title="Coming soon"
+            description="The cases of this study, with their status, subject, visit and images."
+          />
+        )}
       </div>
     </section>
   );

@@ -1,0 +1,150 @@
+import type { StudyImageRow, UserInfo } from '@lamina/domain';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setCsrfToken } from '../../../api/client';
+import { makeStudyImage, makeUserAs } from '../../../test/fixtures';
+import { mockFetch } from '../../../test/mockFetch';
+import { LocationProbe, renderRoutes } from '../../../test/render';
+import { StudyImagesTab } from './StudyImagesTab';
+
+beforeEach(() => setCsrfToken('token'));
+afterEach(() => {
+  cleanup();
+  window.localStorage.clear();
+});
+
+const UPLOADER = makeUserAs('UPLOADER', [
+  'S_Main_ViewImagesTab',
+  'S_ImageListTab_UploadImage',
+  'IM_ImagesListTab_DownloadImages',
+  'AP_ImageViewer_ViewimageViewer',
+]);
+const SPONSOR = makeUserAs('SPONSOR', ['S_Main_ViewImagesTab', 'S_Main_ViewCasesTab', 'AP_ImageViewer_ViewimageViewer']);
+
+type ListReply = { images: StudyImageRow[]; total?: number } | { status: number; message: string };
+
+function renderTab(replies: ListReply[], user: UserInfo = UPLOADER) {
+  const mock = mockFetch({
+    'GET /api/studies/3/images': replies.map((r) =>
+      'status' in r
+        ? { status: r.status, body: { success: false, message: r.message } }
+        : { body: { success: true, images: r.images, total: r.total ?? r.images.length } },
+    ),
+  });
+  renderRoutes(
+    [
+      { path: '/studies/3/images', element: <StudyImagesTab studyId={3} /> },
+      { path: '*', element: <LocationProbe /> },
+    ],
+    { path: '/studies/3/images', user },
+  );
+  return mock;
+}
+
+const lastListQuery = (calls: ReturnType<typeof mockFetch>['calls']) =>
+  Object.fromEntries(calls.filter((c) => c.path === '/api/studies/3/images').at(-1)!.query);
+
+describe('study page, Images tab (doc 2 §2.5)', () => {
+  it('shows the columns, newest upload first, with the page size remembered under imageRowsPerPage', async () => {
+    window.localStorage.setItem('imageRowsPerPage', '50');
+    const { calls } = renderTab([
+      {
+        images: [
+          makeStudyImage({ simpleCase: { id: 8, procId: 'ENDO-8' }, caseId: 8, lastLabQuery: { queryStatus: 'OPEN', resolution: null } }),
+        ],
+      },
+    ]);
+    const table = await screen.findByRole('table', { name: 'Images' });
+    await within(table).findByText('CMU-1-Small-Region.svs');
+    expect(within(table).getAllByRole('columnheader').map((th) => th.textContent)).toEqual([
+      'File Name',
+      'Uploaded',
+      'Accession #',
+      'Anatomical Segment',
+      'Processed',
+      'Query',
+      'Case',
+      'Actions',
+    ]);
+    expect(lastListQuery(calls)).toEqual({ page: '1', pageSize: '50', sort: '-uploadedAt' });
+    const row = within(table).getByText('CMU-1-Small-Region.svs').closest('tr')!;
+    expect(within(row).getByText('March 4, 2025')).toBeTruthy();
+    expect(within(row).getByRole('link', { name: 'ENDO-8' }).getAttribute('href')).toBe('/studies/3/cases/8?tab=images');
+    await within(row).findByText('Succeeded');
+    await within(row).findByText('Open');
+  });
+
+  it('shows the progress of an image being processed and reads the list again until it is done', async () => {
+    const processing = makeStudyImage({ processingStatus: 'SUBMITTED', processingProgress: 40, cogKey: null, status: 'PROCESSING' });
+    renderTab([{ images: [processing] }, { images: [makeStudyImage()] }]);
+    const bar = await screen.findByRole('progressbar', { name: 'Processing CMU-1-Small-Region.svs' });
+    expect(bar.getAttribute('aria-valuenow')).toBe('40');
+    expect(screen.getByText('40%')).toBeTruthy();
+    await waitFor(() => expect(screen.queryByRole('progressbar')).toBeNull(), { timeout: 5000 });
+    await screen.findByText('Succeeded');
+  });
+
+  it('shows a failed image with its reason and offers to replace it', async () => {
+    const failed = makeStudyImage({ processingStatus: 'FAIL', cogKey: null, status: 'FAIL_PROCESSING', statusMessage: 'JPEG 2000 slides are not supported yet' });
+    renderTab([{ images: [failed] }]);
+    await screen.findByText('Failed');
+    fireEvent.click(screen.getByRole('button', { name: 'Actions for CMU-1-Small-Region.svs' }));
+    fireEvent.click(await screen.findByRole('menuitem', { name: /Replace/ }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText('Replace image')).toBeTruthy();
+    expect(within(dialog).getByLabelText('Choose a file').hasAttribute('multiple')).toBe(false);
+    // The row click did not open the viewer underneath.
+    expect(screen.queryByTestId('location')).toBeNull();
+  });
+
+  it('offers no Replace for a processed image without a query', async () => {
+    renderTab([{ images: [makeStudyImage()] }]);
+    fireEvent.click(await screen.findByRole('button', { name: 'Actions for CMU-1-Small-Region.svs' }));
+    await screen.findByRole('menuitem', { name: /Download/ });
+    expect(screen.queryByRole('menuitem', { name: /Replace/ })).toBeNull();
+  });
+
+  it("opens 'Upload images' for several files from the Upload image button", async () => {
+    renderTab([{ images: [] }]);
+    await screen.findByText('No images yet');
+    fireEvent.click(screen.getByRole('button', { name: 'Upload image' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText('Upload images')).toBeTruthy();
+    const input = within(dialog).getByLabelText('Choose files');
+    expect(input.hasAttribute('multiple')).toBe(true);
+    expect(input.getAttribute('accept')).toBe('.svs,.tif,.tiff');
+  });
+
+  it('searches by file name and filters, starting again on the first page', async () => {
+    const { calls } = renderTab([{ images: [makeStudyImage()] }], SPONSOR);
+    await screen.findByText('CMU-1-Small-Region.svs');
+    fireEvent.change(screen.getByRole('searchbox', { name: 'Search by file name' }), { target: { value: ' cmu ' } });
+    await waitFor(() => expect(lastListQuery(calls).name).toBe('cmu'), { timeout: 2000 });
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Only unassigned' }));
+    await waitFor(() => expect(lastListQuery(calls).isUnassigned).toBe('true'));
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Only images with queries' }));
+    await waitFor(() => expect(lastListQuery(calls)).toMatchObject({ name: 'cmu', isUnassigned: 'true', hasQueries: 'true', page: '1' }));
+  });
+
+  it('hides Upload image, the row menu and Only unassigned without their permissions', async () => {
+    renderTab([{ images: [makeStudyImage()] }], makeUserAs('Site', ['S_Main_ViewImagesTab', 'AP_ImageViewer_ViewimageViewer']));
+    await screen.findByText('CMU-1-Small-Region.svs');
+    expect(screen.queryByRole('button', { name: 'Upload image' })).toBeNull();
+    expect(screen.queryByRole('checkbox', { name: 'Only unassigned' })).toBeNull();
+    expect(screen.queryByRole('button', { name: /Actions for/ })).toBeNull();
+    expect(screen.getAllByRole('columnheader').map((th) => th.textContent)).not.toContain('Actions');
+  });
+
+  it('opens the image viewer on a row click', async () => {
+    renderTab([{ images: [makeStudyImage()] }]);
+    fireEvent.click(await screen.findByText('CMU-1-Small-Region.svs'));
+    expect((await screen.findByTestId('location')).textContent).toBe('/studies/3/images/21');
+  });
+
+  it("shows the server's failure in a red callout in place of the table", async () => {
+    renderTab([{ status: 500, message: 'Unable to fetch images' }]);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('Unable to fetch images');
+    expect(alert.className).toContain('intent-danger');
+  });
+});
