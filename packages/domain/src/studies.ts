@@ -163,7 +163,11 @@ export function validateStudyConfig(config: StudyConfig): StudyConfigIssue[] {
       field: 'segments',
       message: `Number of Anatomical Segments must be at most ${MAX_ANATOMICAL_SEGMENTS}`,
     });
-  } else if (config.anatomicalSegments.length !== config.segments) {
+  } else if (
+    config.anatomicalSegments.length !== config.segments ||
+    config.anatomicalSegments.some((name) => name.trim() === '')
+  ) {
+    // Each segment needs a name: a blank one counts as missing.
     issues.push({ field: 'anatomicalSegments', message: `Enter one name per segment (${config.segments})` });
   }
   if (config.modality.length === 0) issues.push({ field: 'modality', message: STUDY_MESSAGES.modalityRequired });
@@ -319,12 +323,12 @@ export interface StudyView {
   pointClasses: AnnotationClassView[];
   freehandClasses: AnnotationClassView[];
   multilineClasses: AnnotationClassView[];
-  numberOfUnassignedImages: number;
-  numberOfCasesNeedingQC: number;
-  numberOfQueriesOpen: number;
-  numberOfQueriesAnswered: number;
-  numberOfAssignedReadCases: number;
-  numberOfAssignedUnreadCases: number;
+  numberOfUnassignedImages: number | null;
+  numberOfCasesNeedingQC: number | null;
+  numberOfQueriesOpen: number | null;
+  numberOfQueriesAnswered: number | null;
+  numberOfAssignedReadCases: number | null;
+  numberOfAssignedUnreadCases: number | null;
 }
 
 export interface StudyUserRef {
@@ -372,6 +376,25 @@ export function studyListKind(workAsRoleName: string | null | undefined): StudyL
   if (workAsRoleName === 'UPLOADER' || workAsRoleName === 'Site') return 'uploader';
   return 'admin';
 }
+
+export type StudyCountKey =
+  | 'numberOfUnassignedImages'
+  | 'numberOfCasesNeedingQC'
+  | 'numberOfQueriesOpen'
+  | 'numberOfQueriesAnswered'
+  | 'numberOfAssignedReadCases'
+  | 'numberOfAssignedUnreadCases';
+
+/**
+ * The counts each kind of user sees (doc 1 §2.4): admins the work counts, readers their own read and
+ * unread cases, uploaders the open queries. The server sends the others as null and does not sort
+ * by them, so a blinded reader learns nothing of the study's QC or query load.
+ */
+export const STUDY_COUNTS_BY_KIND: Readonly<Record<StudyListKind, readonly StudyCountKey[]>> = {
+  admin: ['numberOfUnassignedImages', 'numberOfCasesNeedingQC', 'numberOfQueriesOpen', 'numberOfQueriesAnswered'],
+  reader: ['numberOfAssignedReadCases', 'numberOfAssignedUnreadCases'],
+  uploader: ['numberOfQueriesOpen'],
+};
 
 /** Which list of the study view (uploaders, readers, read-only users) a study-access role falls in. */
 export type StudyUserGroup = 'uploaders' | 'readers' | 'readonlyUsers';
@@ -461,12 +484,12 @@ export const studyListRowSchema = z.object({
   createdAt: z.string(),
   isNoto: z.boolean(),
   mostRecentUploadAt: z.string().nullable(),
-  numberOfUnassignedImages: z.number().int(),
-  numberOfCasesNeedingQC: z.number().int(),
-  numberOfQueriesOpen: z.number().int(),
-  numberOfQueriesAnswered: z.number().int(),
-  numberOfAssignedReadCases: z.number().int(),
-  numberOfAssignedUnreadCases: z.number().int(),
+  numberOfUnassignedImages: z.number().int().nullable(),
+  numberOfCasesNeedingQC: z.number().int().nullable(),
+  numberOfQueriesOpen: z.number().int().nullable(),
+  numberOfQueriesAnswered: z.number().int().nullable(),
+  numberOfAssignedReadCases: z.number().int().nullable(),
+  numberOfAssignedUnreadCases: z.number().int().nullable(),
 }) satisfies z.ZodType<StudyListRow>;
 
 export const studyViewSchema = studyListRowSchema.extend({

@@ -59,6 +59,7 @@ describe('validateStudyConfig (spec doc 1 §5)', () => {
     ['segments zero', { segments: 0 }, 'Number of Anatomical Segments is required'],
     ['segments fraction', { segments: 1.5 }, 'Number of Anatomical Segments is required'],
     ['segment names', { segments: 3 }, 'Enter one name per segment (3)'],
+    ['blank segment name', { segments: 2, anatomicalSegments: ['Ileum', '  '] }, 'Enter one name per segment (2)'],
     ['modality', { modality: [] }, 'Modality is required'],
     ['hold reason', { onHold: true, onHoldReason: ' ' }, 'On Hold Reason is required'],
     ['hold reason length', { onHold: true, onHoldReason: 'x'.repeat(179) }, 'On Hold Reason must be at most 178 characters'],

@@ -140,7 +140,7 @@ describe('the counts of spec doc 1 §3, computed per user kind', () => {
     await assignReader(t.database.db, { caseId: caseC.id, userId: readerId });
     await assignReader(t.database.db, { caseId: caseC.id, userId: otherReader.id, read: true });
 
-    const expected = {
+    const adminCounts = {
       numberOfUnassignedImages: 3,
       numberOfCasesNeedingQC: 2,
       numberOfQueriesOpen: 2,
@@ -148,13 +148,48 @@ describe('the counts of spec doc 1 §3, computed per user kind', () => {
       mostRecentUploadAt: latest.toISOString(),
     };
     const adminRow = (await list(admin)).json().studies.find((s: { id: number }) => s.id === study.id);
-    expect(adminRow).toMatchObject({ ...expected, numberOfAssignedReadCases: 0, numberOfAssignedUnreadCases: 0 });
+    expect(adminRow).toMatchObject({ ...adminCounts, numberOfAssignedReadCases: null, numberOfAssignedUnreadCases: null });
 
+    // A blinded reader gets its own read and unread cases, and nothing of the study's QC or query load.
     const readerRows = (await list(reader)).json().studies;
     expect(readerRows).toHaveLength(1);
-    expect(readerRows[0]).toMatchObject({ id: study.id, ...expected, numberOfAssignedReadCases: 1, numberOfAssignedUnreadCases: 2 });
+    expect(readerRows[0]).toMatchObject({
+      id: study.id,
+      numberOfAssignedReadCases: 1,
+      numberOfAssignedUnreadCases: 2,
+      numberOfUnassignedImages: null,
+      numberOfCasesNeedingQC: null,
+      numberOfQueriesOpen: null,
+      numberOfQueriesAnswered: null,
+    });
     const view = (await reader.request({ method: 'GET', url: `/api/studies/${study.id}` })).json();
-    expect(view).toMatchObject({ numberOfAssignedReadCases: 1, numberOfAssignedUnreadCases: 2, numberOfUnassignedImages: 3 });
+    expect(view).toMatchObject({ numberOfAssignedReadCases: 1, numberOfAssignedUnreadCases: 2, numberOfUnassignedImages: null });
+
+    // An uploader gets the open queries only.
+    const { session: uploader } = await sessionFor([{ studyId: study.id, role: 'UPLOADER' }]);
+    const uploaderRow = (await list(uploader)).json().studies.find((s: { id: number }) => s.id === study.id);
+    expect(uploaderRow).toMatchObject({
+      numberOfQueriesOpen: 2,
+      numberOfUnassignedImages: null,
+      numberOfCasesNeedingQC: null,
+      numberOfQueriesAnswered: null,
+      numberOfAssignedReadCases: null,
+      numberOfAssignedUnreadCases: null,
+    });
+  });
+
+  it('does not sort a reader by counts it does not see (the order would tell them): newest first instead', async () => {
+    const older = await createStudy(t.database.db);
+    const newer = await createStudy(t.database.db);
+    await createStudyImage(t.database.db, { studyId: older.id, status: 'CASE_ASSIGNMENT_PENDING' });
+    await createStudyImage(t.database.db, { studyId: older.id, status: 'CASE_ASSIGNMENT_PENDING' });
+    const { session: reader } = await sessionFor([
+      { studyId: older.id, role: 'CR' },
+      { studyId: newer.id, role: 'CR' },
+    ]);
+    expect(await idsOf(reader, '?sort=-numberOfUnassignedImages')).toEqual([newer.id, older.id]);
+    expect(await idsOf(reader, '?sort=numberOfUnassignedImages')).toEqual([newer.id, older.id]);
+    expect(await idsOf(admin, `?sort=-numberOfUnassignedImages&name=${encodeURIComponent(older.name)}`)).toEqual([older.id]);
   });
 
   it('a study without data has zero counts and no upload date', async () => {
@@ -165,8 +200,6 @@ describe('the counts of spec doc 1 §3, computed per user kind', () => {
       numberOfCasesNeedingQC: 0,
       numberOfQueriesOpen: 0,
       numberOfQueriesAnswered: 0,
-      numberOfAssignedReadCases: 0,
-      numberOfAssignedUnreadCases: 0,
       mostRecentUploadAt: null,
     });
   });

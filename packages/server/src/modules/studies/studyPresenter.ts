@@ -3,12 +3,15 @@ import {
   ANNOTATION_CLASS_LIST_NAMES,
   INDICATIONS,
   MODALITIES,
+  STUDY_COUNTS_BY_KIND,
   studyListKind,
   studyUserGroup,
   type AnnotationClassList,
   type AnnotationClassView,
   type Indication,
   type Modality,
+  type StudyCountKey,
+  type StudyListKind,
   type StudyListRow,
   type StudyUserRef,
   type StudyView,
@@ -52,6 +55,13 @@ export function presentStudyRow(row: StudyRowWithCounts, principal: Principal): 
     createdAt: row.created_at.toISOString(),
     isNoto: row.is_noto,
     mostRecentUploadAt: toIso(row.most_recent_upload_at),
+    ...presentCounts(row, studyListKind(principal.workAsRole?.name)),
+  };
+}
+
+/** The counts of the user's kind; the others are null (doc 1 §2.4, {@link STUDY_COUNTS_BY_KIND}). */
+function presentCounts(row: StudyRowWithCounts, kind: StudyListKind): Record<StudyCountKey, number | null> {
+  const all: Record<StudyCountKey, number> = {
     numberOfUnassignedImages: row.unassigned_images ?? 0,
     numberOfCasesNeedingQC: row.cases_needing_qc ?? 0,
     numberOfQueriesOpen: row.queries_open ?? 0,
@@ -59,6 +69,10 @@ export function presentStudyRow(row: StudyRowWithCounts, principal: Principal): 
     numberOfAssignedReadCases: row.assigned_read_cases ?? 0,
     numberOfAssignedUnreadCases: row.assigned_unread_cases ?? 0,
   };
+  const shown = STUDY_COUNTS_BY_KIND[kind];
+  const counts = {} as Record<StudyCountKey, number | null>;
+  for (const key of Object.keys(all) as StudyCountKey[]) counts[key] = shown.includes(key) ? all[key] : null;
+  return counts;
 }
 
 function toIso(value: Date | string | null | undefined): string | null {

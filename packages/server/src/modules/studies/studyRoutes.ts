@@ -2,14 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
+  STUDY_COUNTS_BY_KIND,
   STUDY_MESSAGES,
   studyCreateSchema,
+  studyListKind,
   studyListQuerySchema,
   studyListResponseSchema,
   studySaveResponseSchema,
   studyUpdateSchema,
   studyViewSchema,
   type Permission,
+  type StudyCountKey,
   type StudySortKey,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
@@ -23,6 +26,10 @@ import { StudyService } from './studyService.js';
 
 /** Who may list and open studies: the study page, or either study-scope permission. */
 export const VIEW_STUDIES: readonly Permission[] = ['S_Main_ViewStudyPage', 'S_Main_ViewAllStudies', 'S_Main_ViewAssignedStudies'];
+
+function isCountKey(key: StudySortKey): key is StudySortKey & StudyCountKey {
+  return key.startsWith('numberOf');
+}
 
 export const idParams = z.object({ id: z.coerce.number().int().positive().max(2_147_483_647) });
 
@@ -45,7 +52,10 @@ export function studyRoutes(db: Db) {
       async (request) => {
         const principal = principalOf(request);
         const { name, page, pageSize, sort } = request.query;
-        const { key, descending } = parseSort<StudySortKey>(sort);
+        const parsed = parseSort<StudySortKey>(sort);
+        // A count the user's kind does not see is no sort key for them (its order would tell it).
+        const hidden = isCountKey(parsed.key) && !STUDY_COUNTS_BY_KIND[studyListKind(principal.workAsRole?.name)].includes(parsed.key);
+        const { key, descending } = hidden ? { key: 'createdAt' as const, descending: true } : parsed;
         const { rows, total } = await listStudies(db, {
           userId: principal.id,
           visible: visibleStudies(principal),

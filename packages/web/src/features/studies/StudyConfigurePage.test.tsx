@@ -1,4 +1,4 @@
-import { MESSAGES, STUDY_MESSAGES, type StudyView } from '@lamina/domain';
+import { MESSAGES, roleByName, STUDY_MESSAGES, type RoleName, type StudyView } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setCsrfToken } from '../../api/client';
@@ -282,12 +282,12 @@ describe('edit a study', () => {
   });
 
   it('lists uploaders, readers and read-only users on the Users tab, with links to their study access', async () => {
-    const user = (id: number, username: string, roleName: string) => ({
+    const user = (id: number, username: string, roleName: RoleName) => ({
       id,
       username,
       firstName: null,
       lastName: null,
-      roleId: 1,
+      roleId: roleByName(roleName).id,
       roleName,
       organizationName: 'Site 12',
     });
@@ -302,6 +302,9 @@ describe('edit a study', () => {
     await waitFor(() => expect(screen.getByRole('table', { name: 'Uploaders' })).toBeTruthy());
     expect(screen.getByRole('table', { name: 'Readers' })).toBeTruthy();
     expect(screen.getByText('No read-only users')).toBeTruthy();
+    // Roles by their display names, as on the Study Access tab.
+    expect(within(screen.getByRole('table', { name: 'Uploaders' })).getByText('Uploader')).toBeTruthy();
+    expect(within(screen.getByRole('table', { name: 'Readers' })).getByText('Central Reader')).toBeTruthy();
     expect(screen.getByRole('link', { name: 'Study access of cr@x.org' }).getAttribute('href')).toBe(
       '/users/6/studyAccess',
     );

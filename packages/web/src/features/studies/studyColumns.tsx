@@ -21,10 +21,10 @@ function StudyStatus({ study }: { study: StudyListRow }) {
   );
 }
 
-const count = (id: string, header: string, value: (s: StudyListRow) => number): DataColumn<StudyListRow> => ({
+const count = (id: string, header: string, value: (s: StudyListRow) => number | null): DataColumn<StudyListRow> => ({
   id,
   header,
-  cell: (s) => value(s),
+  cell: (s) => value(s) ?? '-',
   sortable: true,
   align: 'right',
   width: '8.5rem',

@@ -1,5 +1,5 @@
 import { HTMLTable, Section, SectionCard } from '@blueprintjs/core';
-import type { StudyUserRef, StudyView } from '@lamina/domain';
+import { roleById, type StudyUserRef, type StudyView } from '@lamina/domain';
 import { Link } from 'react-router';
 
 function UsersTable({ title, users }: { title: string; users: readonly StudyUserRef[] }) {
@@ -26,7 +26,7 @@ function UsersTable({ title, users }: { title: string; users: readonly StudyUser
                 <tr key={`${user.id}-${user.roleId}`}>
                   <td>{user.username}</td>
                   <td>{[user.firstName, user.lastName].filter(Boolean).join(' ') || '-'}</td>
-                  <td>{user.roleName}</td>
+                  <td>{roleById(user.roleId)?.displayName ?? user.roleName}</td>
                   <td>{user.organizationName ?? '-'}</td>
                   <td>
                     <Link to={`/users/${user.id}/studyAccess`} aria-label={`Study access of ${user.username}`}>
