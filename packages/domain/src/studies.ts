@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PAGE_SIZES } from './constants.js';
 import { valuesDiffer } from './reasonForChange.js';
+import type { RoleName } from './roles.js';
 
 /** Indications (wire values fixed by the studies issue; labels as spec doc 1 §1). */
 export const INDICATIONS = [
@@ -105,6 +106,10 @@ export const STUDY_MESSAGES = {
 } as const;
 
 export const unableToFetchStudy = (id: number | string): string => `Unable to fetch study ${id}`;
+
+/** 400 when a create payload's user list names a role that list cannot grant, e.g. 'Central Reader cannot be given to the uploaders of a study'. */
+export const roleNotForUserList = (list: string, roleDisplayName: string): string =>
+  `${roleDisplayName} cannot be given to the ${list} of a study`;
 
 const colorSchema = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'color must be a hex colour such as #87FF01');
 
@@ -348,8 +353,31 @@ export interface StudyUserRef {
  * POST /api/studies: the configuration, where a missing or non-integer segment count reads as
  * empty so that the spec's message answers ('Number of Anatomical Segments is required').
  */
+/**
+ * A user given study access by the create payload's `uploaders`, `readers` or `readonlyUsers`
+ * (spec doc 1 §7): a user id, or `{ id, roleId }` to choose the role within the list's roles.
+ */
+export const studyUserAssignmentSchema = z.union([
+  z.number().int().positive(),
+  z.object({ id: z.number().int().positive(), roleId: z.number().int().positive().optional() }),
+]);
+export type StudyUserAssignment = z.infer<typeof studyUserAssignmentSchema>;
+
+/**
+ * The roles each user list of the create payload may grant (assignable roles only, spec doc 1 §6),
+ * the first being the default when no roleId is given.
+ */
+export const STUDY_USER_LIST_ROLES: Readonly<Record<StudyUserGroup, readonly [RoleName, ...RoleName[]]>> = {
+  uploaders: ['UPLOADER', 'LabTech'],
+  readers: ['CR'],
+  readonlyUsers: ['SPONSOR', 'ISC', 'DM', 'PM'],
+};
+
 export const studyCreateSchema = studyConfigSchema.extend({
   segments: z.number().nullable().default(null),
+  uploaders: z.array(studyUserAssignmentSchema).max(500).default([]),
+  readers: z.array(studyUserAssignmentSchema).max(500).default([]),
+  readonlyUsers: z.array(studyUserAssignmentSchema).max(500).default([]),
 });
 export type StudyCreate = z.input<typeof studyCreateSchema>;
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MESSAGES, STUDY_MESSAGES } from '@lamina/domain';
+import { MESSAGES, roleByName, STUDY_MESSAGES, USER_MESSAGES } from '@lamina/domain';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
 import { createStudy, createUser, PASSWORD } from './factories.js';
 
@@ -230,5 +230,63 @@ describe('POST /api/studies: celiac disease', () => {
     const study = (await create(validConfig({ indications: ['NASH'] }))).json().study;
     expect(study.pointClasses).toEqual([]);
     expect(study.multilineClasses).toEqual([]);
+  });
+});
+
+describe('POST /api/studies: uploaders, readers and read-only users of the payload (spec doc 1 §7)', () => {
+  const studyIdByName = async (name: string) =>
+    (await t.database.db.selectFrom('studies').select('id').where('name', '=', name).executeTakeFirst())?.id;
+
+  it('grants study access with each list’s default role, or a chosen role of the list, audited', async () => {
+    const db = t.database.db;
+    const [uploader, labtech, reader, dm] = await Promise.all([createUser(db), createUser(db), createUser(db), createUser(db)]);
+    const response = await create(
+      validConfig({
+        uploaders: [uploader.id, { id: labtech.id, roleId: roleByName('LabTech').id }],
+        readers: [{ id: reader.id }, reader.id],
+        readonlyUsers: [{ id: dm.id, roleId: roleByName('DM').id }],
+      }),
+    );
+    expect(response.statusCode, response.body).toBe(201);
+    const { study } = response.json();
+    const names = (list: { username: string; roleName: string }[]) => list.map((u) => `${u.username}:${u.roleName}`).sort();
+    expect(names(study.uploaders)).toEqual([`${labtech.username}:LabTech`, `${uploader.username}:UPLOADER`].sort());
+    expect(names(study.readers)).toEqual([`${reader.username}:CR`]);
+    expect(names(study.readonlyUsers)).toEqual([`${dm.username}:DM`]);
+    const audit = await db
+      .selectFrom('audit_events')
+      .select(['entity_id', 'new_value', 'user_id'])
+      .where('action', '=', 'STUDY_ACCESS_GRANTED')
+      .where('study_id', '=', study.id)
+      .orderBy('id')
+      .execute();
+    expect(audit.map((a) => [a.entity_id, a.new_value, a.user_id])).toEqual([
+      [String(uploader.id), 'UPLOADER', adminId],
+      [String(labtech.id), 'LabTech', adminId],
+      [String(reader.id), 'CR', adminId],
+      [String(dm.id), 'DM', adminId],
+    ]);
+  });
+
+  it('refuses a role outside the list, an unknown or deactivated user and one’s own access, creating nothing', async () => {
+    const db = t.database.db;
+    const user = await createUser(db);
+    const inactive = await createUser(db, { active: false });
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ uploaders: [{ id: user.id, roleId: roleByName('CR').id }] }, 400, 'Central Reader cannot be given to the uploaders of a study'],
+      [{ readonlyUsers: [{ id: user.id, roleId: roleByName('Site').id }] }, 400, 'Site cannot be given to the readonlyUsers of a study'],
+      [{ readers: [{ id: user.id, roleId: 999 }] }, 400, USER_MESSAGES.roleNotAssignable],
+      [{ readers: [2_000_000_000] }, 404, USER_MESSAGES.userNotFound],
+      [{ readers: [inactive.id] }, 409, USER_MESSAGES.accountDeactivated],
+      [{ uploaders: [adminId] }, 403, USER_MESSAGES.ownStudyAccess],
+      [{ readers: ['x'] }, 400, ''],
+    ];
+    for (const [lists, status, message] of cases) {
+      const config = validConfig(lists);
+      const response = await create(config);
+      expect(response.statusCode, JSON.stringify(lists)).toBe(status);
+      if (message) expect(response.json()).toEqual({ success: false, message });
+      expect(await studyIdByName(config.name as string), 'no study is left behind').toBeUndefined();
+    }
   });
 });

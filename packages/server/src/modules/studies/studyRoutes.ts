@@ -2,8 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
+  MESSAGES,
+  roleById,
+  roleByName,
+  roleNotForUserList,
   STUDY_COUNTS_BY_KIND,
   STUDY_MESSAGES,
+  STUDY_USER_LIST_ROLES,
+  USER_MESSAGES,
   studyCreateSchema,
   studyListKind,
   studyListQuerySchema,
@@ -13,6 +19,8 @@ import {
   studyViewSchema,
   type Permission,
   type StudyCountKey,
+  type StudyUserAssignment,
+  type StudyUserGroup,
   type StudySortKey,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
@@ -22,10 +30,31 @@ import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { listStudies } from './studyQueries.js';
 import { pageWindow, parseSort } from './paging.js';
 import { presentStudyRow } from './studyPresenter.js';
-import { StudyService } from './studyService.js';
+import { StudyService, type StudyAccessGrant } from './studyService.js';
+import { BadRequestError, ForbiddenError } from '../../platform/errors.js';
 
 /** Who may list and open studies: the study page, or either study-scope permission. */
 export const VIEW_STUDIES: readonly Permission[] = ['S_Main_ViewStudyPage', 'S_Main_ViewAllStudies', 'S_Main_ViewAssignedStudies'];
+
+/**
+ * The study access a create payload asks for (spec doc 1 §7 `uploaders`, `readers`, `readonlyUsers`):
+ * each entry a user id (the list's default role) or `{ id, roleId }` with one of the list's roles
+ * ({@link STUDY_USER_LIST_ROLES}); another role is 400. Repeats are dropped.
+ */
+function studyAccessOfPayload(lists: Record<StudyUserGroup, readonly StudyUserAssignment[]>): StudyAccessGrant[] {
+  const grants = new Map<string, StudyAccessGrant>();
+  for (const list of Object.keys(STUDY_USER_LIST_ROLES) as StudyUserGroup[]) {
+    const allowed = STUDY_USER_LIST_ROLES[list];
+    for (const entry of lists[list]) {
+      const userId = typeof entry === 'number' ? entry : entry.id;
+      const role = typeof entry === 'number' || entry.roleId === undefined ? roleByName(allowed[0]) : roleById(entry.roleId);
+      if (!role) throw new BadRequestError(USER_MESSAGES.roleNotAssignable);
+      if (!allowed.includes(role.name)) throw new BadRequestError(roleNotForUserList(list, role.displayName));
+      grants.set(`${userId}:${role.id}`, { userId, roleId: role.id, roleName: role.name });
+    }
+  }
+  return [...grants.values()];
+}
 
 function isCountKey(key: StudySortKey): key is StudySortKey & StudyCountKey {
   return key.startsWith('numberOf');
@@ -85,7 +114,11 @@ export function studyRoutes(db: Db) {
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const id = await studies.create(request.body, actorOf(request), principal.id);
+        const { uploaders, readers, readonlyUsers, ...config } = request.body;
+        const access = studyAccessOfPayload({ uploaders, readers, readonlyUsers });
+        if (access.length > 0 && !principal.actions.has('UM_GrantStudyAccess')) throw new ForbiddenError(MESSAGES.accessDenied);
+        if (access.some((a) => a.userId === principal.id)) throw new ForbiddenError(USER_MESSAGES.ownStudyAccess);
+        const id = await studies.create(config, actorOf(request), principal.id, access);
         const study = await studies.view(id, principal);
         return reply.code(201).send({ success: true as const, message: STUDY_MESSAGES.studyCreated, study });
       },

@@ -29,6 +29,14 @@ import {
 } from './studyConfig.js';
 import { classesWithAnnotations, findStudySummary, listStudyClasses, listStudyUsers, studyNameTaken } from './studyQueries.js';
 import { presentStudyView } from './studyPresenter.js';
+import { grantStudyAccessInTransaction } from '../users/studyAccessService.js';
+
+/** A study access row to create with a new study. */
+export interface StudyAccessGrant {
+  userId: number;
+  roleId: number;
+  roleName: string;
+}
 
 const CELIAC = 'CELIAC_DISEASE';
 
@@ -63,8 +71,11 @@ export class StudyService {
     return presentStudyView(row, classes, users, principal);
   }
 
-  /** Creates a study (POST /api/studies); celiac defaults are added when celiac is chosen. */
-  async create(config: StudyConfig, actor: Actor, createdBy: number): Promise<number> {
+  /**
+   * Creates a study (POST /api/studies); celiac defaults are added when celiac is chosen, and the
+   * study access of the payload's user lists is granted in the same transaction.
+   */
+  async create(config: StudyConfig, actor: Actor, createdBy: number, access: readonly StudyAccessGrant[] = []): Promise<number> {
     const scalars = normalizeScalars(config);
     const lists = emptyLists<PlannedClass>();
     for (const list of ANNOTATION_CLASS_LIST_NAMES) lists[list] = planClassList([], config[list]).classes;
@@ -87,6 +98,9 @@ export class StudyService {
       for (const field of SCALAR_FIELDS) events.push({ ...base, field, newValue: scalars[field] });
       for (const list of ANNOTATION_CLASS_LIST_NAMES) events.push({ ...base, field: list, newValue: saved[list].map(classSnapshot) });
       await recordAudit(tx, actor, events);
+      for (const grant of access) {
+        await grantStudyAccessInTransaction(tx, { studyId: study.id, userId: grant.userId, roleId: grant.roleId }, grant.roleName, actor);
+      }
       return study.id;
     });
   }

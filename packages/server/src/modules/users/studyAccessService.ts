@@ -1,21 +1,48 @@
+import type { Transaction } from 'kysely';
+import type { DB } from '../../platform/db/schema.js';
 import { USER_MESSAGES, isAssignableRole, roleById, type StudyAccessChange } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 
-/** Roles held per study that are not in the assignable set of spec doc 1 §6: only a system admin grants them. */
-const SYSTEM_ADMIN_GRANTABLE = new Set(['Site', 'NOTO', 'LIS']);
-
 /**
- * Whether the principal may grant or revoke this role as study access: the assignable roles of
- * spec doc 1 §6 (ISC, DM, PM, Sponsor, LabTech, Uploader, CR) for anyone with the permission; also
- * Site, NOTO and LIS for a system admin working as SystemAdmin. Never SystemAdmin or StudyAdmin.
+ * Roles held per study that are not in the assignable set of spec doc 1 §6. Nobody grants them as
+ * study access (they come with the integration that provisions those accounts, and the demo seed);
+ * a system admin may still revoke such access, so that an account can always be cut off.
  */
-export function mayGrantRole(principal: Principal, roleId: number): boolean {
+const SYSTEM_ADMIN_REVOCABLE = new Set(['Site', 'NOTO', 'LIS']);
+
+/** Whether the principal may grant this role as study access: only the assignable roles of spec doc 1 §6. */
+export function mayGrantRole(roleId: number): boolean {
+  return isAssignableRole(roleId);
+}
+
+/** Whether the principal may revoke this role: the assignable roles, and Site, NOTO and LIS for a system admin. */
+export function mayRevokeRole(principal: Principal, roleId: number): boolean {
   if (isAssignableRole(roleId)) return true;
   const role = roleById(roleId);
-  return role !== undefined && SYSTEM_ADMIN_GRANTABLE.has(role.name) && principal.isSystemAdmin && principal.workAsRole?.name === 'SystemAdmin';
+  return role !== undefined && SYSTEM_ADMIN_REVOCABLE.has(role.name) && principal.isSystemAdmin && principal.workAsRole?.name === 'SystemAdmin';
+}
+
+/**
+ * Adds one study access row and its audit event inside the caller's transaction: the user must
+ * exist and be active; a row that exists already is a conflict. The caller has checked the role.
+ */
+export async function grantStudyAccessInTransaction(tx: Transaction<DB>, change: StudyAccessChange, roleName: string, actor: Actor): Promise<void> {
+  const user = await tx.selectFrom('users').select(['id', 'active']).where('id', '=', change.userId).executeTakeFirst();
+  if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
+  if (!user.active) throw new ConflictError(USER_MESSAGES.accountDeactivated);
+  const inserted = await tx
+    .insertInto('study_access')
+    .values({ user_id: change.userId, study_id: change.studyId, role_id: change.roleId })
+    .onConflict((oc) => oc.doNothing())
+    .returning('user_id')
+    .executeTakeFirst();
+  if (!inserted) throw new ConflictError(USER_MESSAGES.studyAccessExists);
+  await recordAudit(tx, actor, [
+    { action: 'STUDY_ACCESS_GRANTED', entityType: 'user', entityId: change.userId, studyId: change.studyId, field: 'studyAccess', newValue: roleName },
+  ]);
 }
 
 /**
@@ -26,33 +53,12 @@ export class StudyAccessService {
   constructor(private readonly db: Db) {}
 
   async grant(change: StudyAccessChange, principal: Principal, actor: Actor): Promise<void> {
-    const role = this.checkChange(change, principal);
-    await this.db.transaction().execute(async (tx) => {
-      const user = await tx.selectFrom('users').select(['id', 'active']).where('id', '=', change.userId).executeTakeFirst();
-      if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
-      if (!user.active) throw new ConflictError(USER_MESSAGES.accountDeactivated);
-      const inserted = await tx
-        .insertInto('study_access')
-        .values({ user_id: change.userId, study_id: change.studyId, role_id: change.roleId })
-        .onConflict((oc) => oc.doNothing())
-        .returning('user_id')
-        .executeTakeFirst();
-      if (!inserted) throw new ConflictError(USER_MESSAGES.studyAccessExists);
-      await recordAudit(tx, actor, [
-        {
-          action: 'STUDY_ACCESS_GRANTED',
-          entityType: 'user',
-          entityId: change.userId,
-          studyId: change.studyId,
-          field: 'studyAccess',
-          newValue: role,
-        },
-      ]);
-    });
+    const role = this.checkChange(change, principal, mayGrantRole(change.roleId));
+    await this.db.transaction().execute((tx) => grantStudyAccessInTransaction(tx, change, role, actor));
   }
 
   async revoke(change: StudyAccessChange, principal: Principal, actor: Actor): Promise<void> {
-    const role = this.checkChange(change, principal);
+    const role = this.checkChange(change, principal, mayRevokeRole(principal, change.roleId));
     await this.db.transaction().execute(async (tx) => {
       const removed = await tx
         .deleteFrom('study_access')
@@ -76,10 +82,10 @@ export class StudyAccessService {
   }
 
   /** The role's name, after the checks every change passes. */
-  private checkChange(change: StudyAccessChange, principal: Principal): string {
+  private checkChange(change: StudyAccessChange, principal: Principal, allowed: boolean): string {
     if (change.userId === principal.id) throw new ForbiddenError(USER_MESSAGES.ownStudyAccess);
     const role = roleById(change.roleId);
-    if (!role || !mayGrantRole(principal, change.roleId)) throw new BadRequestError(USER_MESSAGES.roleNotAssignable);
+    if (!role || !allowed) throw new BadRequestError(USER_MESSAGES.roleNotAssignable);
     return role.name;
   }
 }
