@@ -1,14 +1,277 @@
-import { useParams } from 'react-router';
-import { PlaceholderPage } from '../../components/PlaceholderPage';
+import {
+  Button,
+  Callout,
+  FormGroup,
+  H2,
+  HTMLSelect,
+  HTMLTable,
+  InputGroup,
+  NonIdealState,
+  Spinner,
+} from '@blueprintjs/core';
+import {
+  confirmStudyAccessText,
+  hasAny,
+  removeStudyAccessText,
+  roleById,
+  STUDY_MESSAGES,
+  USER_MESSAGES,
+  type StudyUserRef,
+} from '@lamina/domain';
+import { useId, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { errorMessage, isApiError } from '../../api/ApiError';
+import { useUserInfo } from '../../api/users';
+import { showToast } from '../../components/appToaster';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { PageSpinner } from '../../components/PageSpinner';
+import { useDebouncedValue } from '../../components/useDebouncedValue';
+import { usePageTitle } from '../../components/usePageTitle';
+import { useAddStudyAccess, usePermissionRoles, useRemoveStudyAccess, useUserList } from '../users/api';
+import { assignableRoles } from '../users/userAccess';
+import { useStudy, useUsersInStudy } from './api';
+import { parseStudyId } from './studyTabs';
 
-/** /studies/:id/configure/associate-users: the study access screen. */
+/** How many users the picker offers before asking for a narrower search. */
+const USER_CHOICES = 100;
+
+interface PendingGrant {
+  userId: number;
+  username: string;
+  roleId: number;
+  roleName: string;
+}
+
+const roleLabel = (row: Pick<StudyUserRef, 'roleId' | 'roleName'>) => roleById(row.roleId)?.displayName ?? row.roleName;
+const fullName = (row: Pick<StudyUserRef, 'firstName' | 'lastName'>) =>
+  [row.firstName, row.lastName].filter(Boolean).join(' ') || '-';
+
+/**
+ * /studies/:id/configure/associate-users (doc 1 §2.1, §2.6, §2.8): the study access screen seen from
+ * the study. Pick a user and an assignable role, '+ Add' after 'Confirm Study Access'; every user with
+ * access in a table, each role with 'Remove Access' after its confirmation.
+ */
 export function StudyAccessPage() {
-  const { id = '' } = useParams();
+  const ids = { search: useId(), user: useId(), role: useId() };
+  const studyId = parseStudyId(useParams().id);
+  const study = useStudy(studyId);
+  usePageTitle(study.data ? `${study.data.name}: study access` : 'Study access');
+  const actions = useUserInfo().data?.actions ?? [];
+  const mayGrant = hasAny(actions, ['UM_GrantStudyAccess']);
+  const mayRevoke = hasAny(actions, ['UM_RevokeStudyAccess']);
+  const members = useUsersInStudy(study.data ? study.data.id : null);
+  const roles = usePermissionRoles();
+  const [userSearch, setUserSearch] = useState('');
+  const name = useDebouncedValue(userSearch.trim());
+  const candidates = useUserList({ name, pageIndex: 0, pageSize: USER_CHOICES, sort: 'username' });
+  const [userId, setUserId] = useState<number | null>(null);
+  const [roleId, setRoleId] = useState<number | null>(null);
+  const [adding, setAdding] = useState<PendingGrant | null>(null);
+  const [removing, setRemoving] = useState<StudyUserRef | null>(null);
+  const add = useAddStudyAccess();
+  const remove = useRemoveStudyAccess();
+
+  if (studyId === null || isApiError(study.error, 404)) {
+    return (
+      <section className="lamina-page">
+        <Callout intent="warning" title={STUDY_MESSAGES.studyNotFound} />
+      </section>
+    );
+  }
+  if (study.isError) {
+    return (
+      <section className="lamina-page">
+        <Callout intent="danger" title="Error" role="alert">
+          {errorMessage(study.error)}
+        </Callout>
+      </section>
+    );
+  }
+  if (study.isPending) return <PageSpinner />;
+  const studyName = study.data.name;
+
+  const roleChoices = assignableRoles(roles.data ?? []);
+  const user = candidates.data?.users.find((u) => u.id === userId);
+  const role = roleChoices.find((r) => r.id === roleId);
+
+  function handleAddClick() {
+    if (user && role) setAdding({ userId: user.id, username: user.username, roleId: role.id, roleName: role.displayName });
+  }
+
+  function handleConfirmAdd() {
+    if (!adding || studyId === null) return;
+    add.mutate(
+      { studyId, userId: adding.userId, roleId: adding.roleId },
+      {
+        onSuccess: (response) => {
+          setAdding(null);
+          setUserId(null);
+          setRoleId(null);
+          void showToast(response.message);
+        },
+      },
+    );
+  }
+
+  function handleConfirmRemove() {
+    if (!removing || studyId === null) return;
+    remove.mutate(
+      { studyId, userId: removing.id, roleId: removing.roleId },
+      {
+        onSuccess: (response) => {
+          setRemoving(null);
+          void showToast(response.message);
+        },
+      },
+    );
+  }
+
   return (
-    <PlaceholderPage
-      title={`Study ${id}: associate users`}
-      icon="new-person"
-      description="Give users access to this study in a role, and remove it."
-    />
+    <section className="lamina-page" aria-labelledby="page-title">
+      <header className="lamina-page-header">
+        <H2 id="page-title">{studyName}: study access</H2>
+        <Link to={`/studies/${studyId}/configure/users`}>Back to the study's users</Link>
+      </header>
+
+      {mayGrant && (
+        <div className="lamina-access-add">
+          <FormGroup label="Find user" labelFor={ids.search}>
+            <InputGroup
+              id={ids.search}
+              type="search"
+              leftIcon="search"
+              placeholder="Search by name or email"
+              value={userSearch}
+              onValueChange={setUserSearch}
+            />
+          </FormGroup>
+          <FormGroup
+            label="User"
+            labelFor={ids.user}
+            intent={candidates.isError ? 'danger' : 'none'}
+            helperText={
+              candidates.isError
+                ? errorMessage(candidates.error)
+                : (candidates.data?.total ?? 0) > USER_CHOICES
+                  ? `Showing the first ${USER_CHOICES}; search to narrow.`
+                  : undefined
+            }
+          >
+            <HTMLSelect
+              id={ids.user}
+              value={userId ?? ''}
+              onChange={(event) => setUserId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))}
+              options={[
+                { value: '', label: 'Choose a user' },
+                ...(candidates.data?.users ?? [])
+                  .filter((u) => u.active)
+                  .map((u) => ({ value: u.id, label: `${u.username}${fullName(u) === '-' ? '' : ` (${fullName(u)})`}` })),
+              ]}
+            />
+          </FormGroup>
+          <FormGroup
+            label="Role"
+            labelFor={ids.role}
+            intent={roles.isError ? 'danger' : 'none'}
+            helperText={roles.isError ? errorMessage(roles.error) : undefined}
+          >
+            <HTMLSelect
+              id={ids.role}
+              value={roleId ?? ''}
+              onChange={(event) => setRoleId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))}
+              options={[{ value: '', label: 'Choose a role' }, ...roleChoices.map((r) => ({ value: r.id, label: r.displayName }))]}
+            />
+          </FormGroup>
+          <Button intent="primary" text="+ Add" disabled={!user || !role} onClick={handleAddClick} className="lamina-access-add-button" />
+        </div>
+      )}
+
+      {members.isPending ? (
+        <Spinner size={30} aria-label="Loading the study's users" />
+      ) : members.isError ? (
+        <Callout intent="danger" title="Error" role="alert">
+          {errorMessage(members.error)}
+        </Callout>
+      ) : members.data.length === 0 ? (
+        <NonIdealState icon="people" title="Nobody has access to this study yet" className="lamina-table-state" />
+      ) : (
+        <HTMLTable className="lamina-table" aria-label="Users with access">
+          <thead>
+            <tr>
+              <th scope="col">Username</th>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Organization</th>
+              {mayRevoke && (
+                <th scope="col">
+                  <span className="bp6-text-muted">Remove</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {members.data.map((row) => (
+              <tr key={`${row.id}-${row.roleId}`}>
+                <td>
+                  <Link to={`/users/${row.id}/studyAccess`}>{row.username}</Link>
+                </td>
+                <td>{fullName(row)}</td>
+                <td>{roleLabel(row)}</td>
+                <td>{row.organizationName ?? '-'}</td>
+                {mayRevoke && (
+                  <td>
+                    <Button
+                      variant="minimal"
+                      intent="danger"
+                      text="Remove Access"
+                      aria-label={`Remove Access of ${row.username} as ${roleLabel(row)}`}
+                      onClick={() => setRemoving(row)}
+                    />
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </HTMLTable>
+      )}
+
+      <ConfirmDialog
+        isOpen={adding !== null}
+        title={USER_MESSAGES.confirmStudyAccessTitle}
+        confirmText="Confirm"
+        isPending={add.isPending}
+        error={add.isError ? errorMessage(add.error) : null}
+        onConfirm={handleConfirmAdd}
+        onClose={() => {
+          setAdding(null);
+          add.reset();
+        }}
+      >
+        {adding && (
+          <p>
+            {adding.username}: {confirmStudyAccessText(adding.roleName, studyName)}
+          </p>
+        )}
+      </ConfirmDialog>
+      <ConfirmDialog
+        isOpen={removing !== null}
+        title={USER_MESSAGES.removeStudyAccessQuestion}
+        confirmText="Remove Access"
+        intent="danger"
+        isPending={remove.isPending}
+        error={remove.isError ? errorMessage(remove.error) : null}
+        onConfirm={handleConfirmRemove}
+        onClose={() => {
+          setRemoving(null);
+          remove.reset();
+        }}
+      >
+        {removing && (
+          <p>
+            {removing.username} ({roleLabel(removing)}): {removeStudyAccessText(studyName)}
+          </p>
+        )}
+      </ConfirmDialog>
+    </section>
   );
 }

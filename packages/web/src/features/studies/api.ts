@@ -9,6 +9,8 @@ import {
   type StudySaveResponse,
   type StudyUpdate,
   type StudyView,
+  USER_MESSAGES,
+  usersInStudyResponseSchema,
 } from '@lamina/domain';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { withFallbackMessage } from '../../api/ApiError';
@@ -91,5 +93,23 @@ export function useSaveStudy() {
       queryClient.setQueryData(studyKeys.detail(response.study.id), response.study);
       return queryClient.invalidateQueries({ queryKey: ['studies', 'list'] });
     },
+  });
+}
+
+/** Users holding access to a study; under the study's key, so study-access changes refresh it. */
+export const studyUsersKey = (studyId: number) => ['studies', studyId, 'users'] as const;
+
+/** POST /api/users/inStudy/{studyId}: every user with access to the study, one row per role. */
+export function useUsersInStudy(studyId: number | null) {
+  return useQuery({
+    queryKey: studyUsersKey(studyId ?? 0),
+    queryFn: async ({ signal }) =>
+      (
+        await withFallbackMessage(
+          apiFetch(`/api/users/inStudy/${studyId}`, { method: 'POST', body: {}, schema: usersInStudyResponseSchema, signal }),
+          USER_MESSAGES.unableToFetchUsersInStudy,
+        )
+      ).users,
+    enabled: studyId !== null,
   });
 }

@@ -1,5 +1,6 @@
-import { HTMLTable, Section, SectionCard } from '@blueprintjs/core';
-import { roleById, type StudyUserRef, type StudyView } from '@lamina/domain';
+import { HTMLTable, Icon, Section, SectionCard } from '@blueprintjs/core';
+import { hasAny, roleById, type StudyUserRef, type StudyView } from '@lamina/domain';
+import { useUserInfo } from '../../../api/users';
 import { Link } from 'react-router';
 
 function UsersTable({ title, users }: { title: string; users: readonly StudyUserRef[] }) {
@@ -45,8 +46,17 @@ function UsersTable({ title, users }: { title: string; users: readonly StudyUser
 
 /** The Users tab of study configuration (doc 1 §2.6): who uploads, reads, or only looks. */
 export function StudyUsersTab({ study }: { study: StudyView }) {
+  const actions = useUserInfo().data?.actions ?? [];
   return (
     <div className="lamina-study-users">
+      {hasAny(actions, ['UM_GrantStudyAccess', 'UM_RevokeStudyAccess']) && (
+        <div className="lamina-toolbar">
+          <Link to={`/studies/${study.id}/configure/associate-users`} className="bp6-button bp6-intent-primary">
+            <Icon icon="new-person" />
+            <span className="bp6-button-text">Add or remove study access</span>
+          </Link>
+        </div>
+      )}
       <UsersTable title="Uploaders" users={study.uploaders} />
       <UsersTable title="Readers" users={study.readers} />
       <UsersTable title="Read-only users" users={study.readonlyUsers} />
