@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { buildApp } from './app.js';
 import { loadConfig, type Config } from './platform/config.js';
+import { AuditAnchorWriter } from './platform/audit/anchors.js';
 import { openDatabase } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { syncReferenceData } from './platform/rbac/referenceData.js';
@@ -24,7 +25,9 @@ async function persistentSessionSecret(config: Config): Promise<string> {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  if (!config.databaseUrl && process.env.SESSION_SECRET === undefined) {
+  if (process.env.SESSION_SECRET === undefined) {
+    // Kept in DATA_DIR so that a restart keeps everyone logged in and signed tile and upload URLs
+    // valid. Processes on several machines share one only through SESSION_SECRET.
     config.sessionSecret = await persistentSessionSecret(config);
   }
   const started = Date.now();
@@ -38,9 +41,14 @@ async function main(): Promise<void> {
 
   const app = await buildApp({ config, database, logger: true });
   let stopWorker: (() => Promise<void>) | null = null;
+  // The audit chain's head, copied outside the database (platform/audit/anchors.ts).
+  const anchors = config.roles.has('api')
+    ? new AuditAnchorWriter(database.db, { file: config.auditAnchorFile, intervalSeconds: config.auditAnchorIntervalSeconds, log: app.log })
+    : null;
   const close = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
     await stopWorker?.();
+    await anchors?.stop();
     await app.close();
     await database.close();
     process.exit(0);
@@ -49,6 +57,7 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void close('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  await anchors?.start();
   // Slide pipeline: the processing worker, and the demo slide (processed by that same worker).
   if (config.roles.has('worker')) {
     const worker = await startImageWorker({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs, mailer: app.slides.mailer, tmpDir: path.join(config.dataDir, 'tmp'), log: app.log });

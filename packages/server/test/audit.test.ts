@@ -1,8 +1,12 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { Database } from '../src/platform/db/database.js';
 import { recordAudit, SYSTEM_ACTOR, hashRow, type Actor } from '../src/platform/audit/audit.js';
 import { verifyAuditChain } from '../src/platform/audit/verify.js';
+import { AuditAnchorWriter, readAnchors, type AuditAnchor } from '../src/platform/audit/anchors.js';
 import { changeEvents, requireReasonsForChange } from '../src/platform/audit/changes.js';
 import { openTestDatabase } from './testApp.js';
 
@@ -153,6 +157,84 @@ describe('audit chain verification detects tampering', () => {
         .execute();
       expect(await verifyAuditChain(db.db)).toMatchObject({ ok: false, brokenAt: { id } });
     });
+  });
+});
+
+describe('audit anchors: the chain head copied outside the database', () => {
+  async function withAnchoredChain(fn: (db: Database, anchors: AuditAnchor[], file: string) => Promise<void>) {
+    const { database: db, drop: dropIt } = await openTestDatabase();
+    const dir = await mkdtemp(path.join(tmpdir(), 'lamina-anchors-'));
+    const file = path.join(dir, 'nested', 'audit-anchors.jsonl');
+    try {
+      const writer = new AuditAnchorWriter(db.db, { file, intervalSeconds: 3600 });
+      const append = (n: number) =>
+        db.db.transaction().execute((tx) => recordAudit(tx, SYSTEM_ACTOR, Array.from({ length: n }, (_, i) => ({ action: 'E', entityType: 't', entityId: i }))));
+      await append(4);
+      await writer.start();
+      await append(3);
+      await writer.stop(); // anchors the moved head on the way out
+      await fn(db, await readAnchors(file), file);
+    } finally {
+      await db.close();
+      await dropIt();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  const tamperOn = (db: Database, statement: string) =>
+    db.raw.exec(`ALTER TABLE audit_events DISABLE TRIGGER USER; ${statement}; ALTER TABLE audit_events ENABLE TRIGGER USER;`);
+
+  it('writes the head when it moved (at start and at stop), and the intact chain verifies against it', async () => {
+    await withAnchoredChain(async (db, anchors, file) => {
+      const head = await db.db.selectFrom('audit_events').select(['id', 'hash']).orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
+      expect(anchors.map((a) => a.id)).toEqual([head.id - 3, head.id]);
+      expect(anchors.at(-1)?.hash).toBe(head.hash);
+      // Nothing new: no new anchor.
+      expect(await new AuditAnchorWriter(db.db, { file, intervalSeconds: 3600 }).anchorNow()).not.toBeNull(); // a fresh writer knows no last id
+      const writer = new AuditAnchorWriter(db.db, { file, intervalSeconds: 3600 });
+      await writer.start();
+      expect(await writer.anchorNow()).toBeNull();
+      await writer.stop();
+      expect(await verifyAuditChain(db.db, { anchors: await readAnchors(file) })).toMatchObject({ ok: true, anchorsChecked: 3 });
+    });
+  });
+
+  it('detects rows cut from the end of the chain, which the chain alone cannot show', async () => {
+    await withAnchoredChain(async (db, anchors) => {
+      const last = anchors.at(-1)!.id;
+      await tamperOn(db, `DELETE FROM audit_events WHERE id >= ${last - 1}`);
+      expect((await verifyAuditChain(db.db)).ok).toBe(true);
+      const result = await verifyAuditChain(db.db, { anchors });
+      expect(result).toMatchObject({ ok: false, brokenAt: { id: last - 1 } });
+      expect(result.brokenAt?.problem).toMatch(/rows deleted from the end/);
+    });
+  });
+
+  it('detects a chain recomputed from some row on (every later hash rewritten consistently)', async () => {
+    await withAnchoredChain(async (db, anchors) => {
+      const anchored = anchors.at(-1)!.id;
+      // Forge the anchored row and recompute its hash so the chain itself stays consistent.
+      const prev = await db.db.selectFrom('audit_events').selectAll().where('id', '=', anchored - 1).executeTakeFirstOrThrow();
+      const row = await db.db.selectFrom('audit_events').selectAll().where('id', '=', anchored).executeTakeFirstOrThrow();
+      const forged = { ...row, new_value: 'forged' };
+      const hash = hashRow(prev.hash, forged);
+      await tamperOn(db, `UPDATE audit_events SET new_value = 'forged', hash = '${hash}' WHERE id = ${anchored}`);
+      expect((await verifyAuditChain(db.db)).ok).toBe(true);
+      const result = await verifyAuditChain(db.db, { anchors });
+      expect(result).toMatchObject({ ok: false, brokenAt: { id: anchored } });
+      expect(result.brokenAt?.problem).toMatch(/rewritten/);
+    });
+  });
+
+  it('reads no anchors from a missing file and refuses a damaged one', async () => {
+    expect(await readAnchors(path.join(tmpdir(), `no-such-${Date.now()}.jsonl`))).toEqual([]);
+    const dir = await mkdtemp(path.join(tmpdir(), 'lamina-anchors-'));
+    try {
+      const file = path.join(dir, 'bad.jsonl');
+      await writeFile(file, '{"id":1,"hash":"a","at":"t"}\n{"id":"x"}\n');
+      await expect(readAnchors(file)).rejects.toThrow(/bad.jsonl:2 is not an audit anchor/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -34,6 +34,10 @@ export interface Config {
   mailFrom: string;
   /** Lifetime of signed upload and download URLs, seconds. */
   uploadUrlTtlSeconds: number;
+  /** Where the audit chain's head is copied (JSON lines), outside the database. */
+  auditAnchorFile: string;
+  /** Seconds between anchors of the audit chain's head (written only when it moved). */
+  auditAnchorIntervalSeconds: number;
 }
 
 export interface StorageConfig {
@@ -98,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     smtpUrl: env.SMTP_URL || null,
     mailFrom: env.MAIL_FROM || 'Lamina <no-reply@lamina.local>',
     uploadUrlTtlSeconds: positive(env.UPLOAD_URL_TTL, 'UPLOAD_URL_TTL', 3600),
+    auditAnchorFile: path.resolve(cwd, env.AUDIT_ANCHOR_FILE || path.join(env.DATA_DIR || 'data', 'audit-anchors.jsonl')),
+    auditAnchorIntervalSeconds: positive(env.AUDIT_ANCHOR_INTERVAL, 'AUDIT_ANCHOR_INTERVAL', 300),
   };
 }
 
