@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect } from 'vitest';
-import type { Response } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import { appUrl } from '../src/env.js';
 import { loginViaUi, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
@@ -16,7 +16,7 @@ const DEMO_STUDY = 'DEMO-UC-001';
 /** Processing of a 2 MB slide takes seconds; the worker may still be busy with the demo slide. */
 const PROCESSING_TIMEOUT = 120_000;
 
-async function demoStudyId(page: import('playwright-core').Page): Promise<number> {
+async function demoStudyId(page: Page): Promise<number> {
   const response = await page.request.get(appUrl(`/api/studies/list?name=${DEMO_STUDY}`), { headers: { Accept: 'application/json' } });
   const { studies } = (await response.json()) as { studies: { id: number; name: string }[] };
   const study = studies.find((s) => s.name.startsWith(DEMO_STUDY));

@@ -5,7 +5,6 @@ import {
   type ImageStatus,
   type ImageView,
   type ProcessingStatus,
-  type QueryResolution,
   type StudyImageRow,
 } from '@lamina/domain';
 import type { TileTokens } from '../../platform/tiles/tileToken.js';
@@ -142,7 +141,7 @@ export function presentStudyImageRow(row: StudyImageListRow): StudyImageRow {
     status: row.status as ImageStatus,
     statusMessage: row.status_message,
     lastLabQuery: row.query_status
-      ? { queryStatus: row.query_status as 'OPEN' | 'CLOSED', resolution: row.resolution as QueryResolution | null }
+      ? { queryStatus: row.query_status, resolution: row.resolution }
       : null,
     simpleCase: row.case_id !== null ? { id: row.case_id, procId: row.case_proc_id } : null,
   };

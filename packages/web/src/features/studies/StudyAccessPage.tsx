@@ -14,33 +14,23 @@ import {
   hasAny,
   removeStudyAccessText,
   roleById,
-  STUDY_MESSAGES,
-  USER_MESSAGES,
   type StudyUserRef,
 } from '@lamina/domain';
 import { useId, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { errorMessage, isApiError } from '../../api/ApiError';
+import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
-import { showToast } from '../../components/appToaster';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
-import { PageSpinner } from '../../components/PageSpinner';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { usePageTitle } from '../../components/usePageTitle';
-import { useAddStudyAccess, usePermissionRoles, useRemoveStudyAccess, useUserList } from '../users/api';
+import { usePermissionRoles, useUserList } from '../users/api';
+import { StudyAccessConfirmDialogs, type PendingAccessChange } from '../users/StudyAccessConfirmDialogs';
 import { assignableRoles } from '../users/userAccess';
 import { useStudy, useUsersInStudy } from './api';
+import { studyLoadFallback } from './StudyLoadFallback';
 import { parseStudyId } from './studyTabs';
 
 /** How many users the picker offers before asking for a narrower search. */
 const USER_CHOICES = 100;
-
-interface PendingGrant {
-  userId: number;
-  username: string;
-  roleId: number;
-  roleName: string;
-}
 
 const roleLabel = (row: Pick<StudyUserRef, 'roleId' | 'roleName'>) => roleById(row.roleId)?.displayName ?? row.roleName;
 const fullName = (row: Pick<StudyUserRef, 'firstName' | 'lastName'>) =>
@@ -66,28 +56,11 @@ export function StudyAccessPage() {
   const candidates = useUserList({ name, pageIndex: 0, pageSize: USER_CHOICES, sort: 'username' });
   const [userId, setUserId] = useState<number | null>(null);
   const [roleId, setRoleId] = useState<number | null>(null);
-  const [adding, setAdding] = useState<PendingGrant | null>(null);
-  const [removing, setRemoving] = useState<StudyUserRef | null>(null);
-  const add = useAddStudyAccess();
-  const remove = useRemoveStudyAccess();
+  const [adding, setAdding] = useState<PendingAccessChange | null>(null);
+  const [removing, setRemoving] = useState<PendingAccessChange | null>(null);
 
-  if (studyId === null || isApiError(study.error, 404)) {
-    return (
-      <section className="lamina-page">
-        <Callout intent="warning" title={STUDY_MESSAGES.studyNotFound} />
-      </section>
-    );
-  }
-  if (study.isError) {
-    return (
-      <section className="lamina-page">
-        <Callout intent="danger" title="Error" role="alert">
-          {errorMessage(study.error)}
-        </Callout>
-      </section>
-    );
-  }
-  if (study.isPending) return <PageSpinner />;
+  const fallback = studyLoadFallback(studyId, study);
+  if (fallback !== null || !study.data || studyId === null) return <section className="lamina-page">{fallback}</section>;
   const studyName = study.data.name;
 
   const roleChoices = assignableRoles(roles.data ?? []);
@@ -95,35 +68,20 @@ export function StudyAccessPage() {
   const role = roleChoices.find((r) => r.id === roleId);
 
   function handleAddClick() {
-    if (user && role) setAdding({ userId: user.id, username: user.username, roleId: role.id, roleName: role.displayName });
+    if (user && role && studyId !== null) {
+      setAdding({
+        change: { studyId, userId: user.id, roleId: role.id },
+        text: `${user.username}: ${confirmStudyAccessText(role.displayName, studyName)}`,
+      });
+    }
   }
 
-  function handleConfirmAdd() {
-    if (!adding || studyId === null) return;
-    add.mutate(
-      { studyId, userId: adding.userId, roleId: adding.roleId },
-      {
-        onSuccess: (response) => {
-          setAdding(null);
-          setUserId(null);
-          setRoleId(null);
-          void showToast(response.message);
-        },
-      },
-    );
-  }
-
-  function handleConfirmRemove() {
-    if (!removing || studyId === null) return;
-    remove.mutate(
-      { studyId, userId: removing.id, roleId: removing.roleId },
-      {
-        onSuccess: (response) => {
-          setRemoving(null);
-          void showToast(response.message);
-        },
-      },
-    );
+  function handleRemoveClick(row: StudyUserRef) {
+    if (studyId === null) return;
+    setRemoving({
+      change: { studyId, userId: row.id, roleId: row.roleId },
+      text: `${row.username} (${roleLabel(row)}): ${removeStudyAccessText(studyName)}`,
+    });
   }
 
   return (
@@ -225,7 +183,7 @@ export function StudyAccessPage() {
                       intent="danger"
                       text="Remove Access"
                       aria-label={`Remove Access of ${row.username} as ${roleLabel(row)}`}
-                      onClick={() => setRemoving(row)}
+                      onClick={() => handleRemoveClick(row)}
                     />
                   </td>
                 )}
@@ -235,43 +193,18 @@ export function StudyAccessPage() {
         </HTMLTable>
       )}
 
-      <ConfirmDialog
-        isOpen={adding !== null}
-        title={USER_MESSAGES.confirmStudyAccessTitle}
-        confirmText="Confirm"
-        isPending={add.isPending}
-        error={add.isError ? errorMessage(add.error) : null}
-        onConfirm={handleConfirmAdd}
-        onClose={() => {
+      <StudyAccessConfirmDialogs
+        adding={adding}
+        removing={removing}
+        onAddClosed={(added) => {
           setAdding(null);
-          add.reset();
+          if (added) {
+            setUserId(null);
+            setRoleId(null);
+          }
         }}
-      >
-        {adding && (
-          <p>
-            {adding.username}: {confirmStudyAccessText(adding.roleName, studyName)}
-          </p>
-        )}
-      </ConfirmDialog>
-      <ConfirmDialog
-        isOpen={removing !== null}
-        title={USER_MESSAGES.removeStudyAccessQuestion}
-        confirmText="Remove Access"
-        intent="danger"
-        isPending={remove.isPending}
-        error={remove.isError ? errorMessage(remove.error) : null}
-        onConfirm={handleConfirmRemove}
-        onClose={() => {
-          setRemoving(null);
-          remove.reset();
-        }}
-      >
-        {removing && (
-          <p>
-            {removing.username} ({roleLabel(removing)}): {removeStudyAccessText(studyName)}
-          </p>
-        )}
-      </ConfirmDialog>
+        onRemoveClosed={() => setRemoving(null)}
+      />
     </section>
   );
 }

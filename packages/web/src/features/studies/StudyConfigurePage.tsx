@@ -1,11 +1,9 @@
-import { Callout, H2 } from '@blueprintjs/core';
-import { STUDY_MESSAGES } from '@lamina/domain';
+import { H2 } from '@blueprintjs/core';
 import { useParams } from 'react-router';
-import { errorMessage, isApiError } from '../../api/ApiError';
 import { NotFoundPage } from '../../app/NotFoundPage';
-import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';
+import { studyLoadFallback } from './StudyLoadFallback';
 import { useStudy } from './api';
 import { StudySettingsForm } from './config/StudySettingsForm';
 import { StudyUsersTab } from './config/StudyUsersTab';
@@ -27,16 +25,8 @@ export function StudyConfigurePage() {
   let content;
   if (isNew) {
     content = <StudySettingsForm />;
-  } else if (studyId === null || isApiError(study.error, 404)) {
-    content = <Callout intent="warning" title={STUDY_MESSAGES.studyNotFound} />;
-  } else if (study.isError) {
-    content = (
-      <Callout intent="danger" title="Error" role="alert">
-        {errorMessage(study.error)}
-      </Callout>
-    );
-  } else if (study.isPending) {
-    content = <PageSpinner />;
+  } else if (studyLoadFallback(studyId, study) !== null || !study.data) {
+    content = studyLoadFallback(studyId, study);
   } else {
     // The form stays mounted on the Users tab, so unsaved edits survive a look at the users.
     content = (

@@ -1,8 +1,7 @@
 import { Button, Callout, H2, NonIdealState } from '@blueprintjs/core';
-import { hasAny, STUDY_MESSAGES } from '@lamina/domain';
+import { hasAny } from '@lamina/domain';
 import { useEffect } from 'react';
 import { Navigate, useNavigate, useParams } from 'react-router';
-import { errorMessage, isApiError } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { fullPageReplace } from '../../app/browser';
 import { NotFoundPage } from '../../app/NotFoundPage';
@@ -10,8 +9,9 @@ import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';
 import { useStudy } from './api';
+import { studyLoadFallback } from './StudyLoadFallback';
 import { StudyImagesTab } from './images/StudyImagesTab';
-import { allowedStudyTabs, parseStudyId, resolveStudyTab, STUDY_TABS, type StudyTab } from './studyTabs';
+import { allowedStudyTabs, parseStudyId, resolveStudyTab, STUDY_TABS } from './studyTabs';
 
 
 /** /studies/:id and /studies/:id/:tab (doc 1 §2.5): name, hold banner, Edit Study, Cases and Images tabs. */
@@ -34,23 +34,8 @@ export function StudyPage() {
   if (tab === null) return <PageSpinner />;
   if (tab !== requested) return <Navigate to={`/studies/${rawId ?? ''}/${tab}`} replace />;
 
-  if (studyId === null || isApiError(study.error, 404)) {
-    return (
-      <section className="lamina-page">
-        <Callout intent="warning" title={STUDY_MESSAGES.studyNotFound} />
-      </section>
-    );
-  }
-  if (study.isError) {
-    return (
-      <section className="lamina-page">
-        <Callout intent="danger" title="Error" role="alert">
-          {errorMessage(study.error)}
-        </Callout>
-      </section>
-    );
-  }
-  if (study.isPending) return <PageSpinner />;
+  const fallback = studyLoadFallback(studyId, study);
+  if (fallback !== null || !study.data) return <section className="lamina-page">{fallback}</section>;
 
   const data = study.data;
   return (

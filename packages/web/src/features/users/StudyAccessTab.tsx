@@ -12,27 +12,18 @@ import {
   confirmStudyAccessText,
   hasAny,
   removeStudyAccessText,
-  USER_MESSAGES,
   type StudyAccessRow,
 } from '@lamina/domain';
 import { useId, useState } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
-import { showToast } from '../../components/appToaster';
-import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { useStudyList } from '../studies/api';
-import { useAddStudyAccess, usePermissionRoles, useRemoveStudyAccess, useStudyAccess } from './api';
+import { usePermissionRoles, useStudyAccess } from './api';
+import { StudyAccessConfirmDialogs, type PendingAccessChange } from './StudyAccessConfirmDialogs';
 import { assignableRoles } from './userAccess';
 
 const STUDY_CHOICES = 100;
-
-interface Pending {
-  studyId: number;
-  studyName: string;
-  roleId: number;
-  roleName: string;
-}
 
 /** The Study Access tab (doc 1 §2.8): grant a study in a role, list the grants, remove one. */
 export function StudyAccessTab({ userId }: { userId: number }) {
@@ -47,46 +38,24 @@ export function StudyAccessTab({ userId }: { userId: number }) {
   const studies = useStudyList({ name, pageIndex: 0, pageSize: STUDY_CHOICES, sort: 'name' }, mayGrant);
   const [studyId, setStudyId] = useState<number | null>(null);
   const [roleId, setRoleId] = useState<number | null>(null);
-  const [adding, setAdding] = useState<Pending | null>(null);
-  const [removing, setRemoving] = useState<StudyAccessRow | null>(null);
-  const add = useAddStudyAccess();
-  const remove = useRemoveStudyAccess();
+  const [adding, setAdding] = useState<PendingAccessChange | null>(null);
+  const [removing, setRemoving] = useState<PendingAccessChange | null>(null);
 
   const roleChoices = assignableRoles(roles.data ?? []);
   const study = studies.data?.studies.find((s) => s.id === studyId);
   const role = roleChoices.find((r) => r.id === roleId);
 
   function handleAddClick() {
-    if (study && role)
-      setAdding({ studyId: study.id, studyName: study.name, roleId: role.id, roleName: role.displayName });
+    if (study && role) {
+      setAdding({
+        change: { studyId: study.id, userId, roleId: role.id },
+        text: confirmStudyAccessText(role.displayName, study.name),
+      });
+    }
   }
 
-  function handleConfirmAdd() {
-    if (!adding) return;
-    add.mutate(
-      { studyId: adding.studyId, userId, roleId: adding.roleId },
-      {
-        onSuccess: (response) => {
-          setAdding(null);
-          setStudyId(null);
-          setRoleId(null);
-          void showToast(response.message);
-        },
-      },
-    );
-  }
-
-  function handleConfirmRemove() {
-    if (!removing) return;
-    remove.mutate(
-      { studyId: removing.studyId, userId, roleId: removing.roleId },
-      {
-        onSuccess: (response) => {
-          setRemoving(null);
-          void showToast(response.message);
-        },
-      },
-    );
+  function handleRemoveClick(row: StudyAccessRow) {
+    setRemoving({ change: { studyId: row.studyId, userId, roleId: row.roleId }, text: removeStudyAccessText(row.studyName) });
   }
 
   return (
@@ -188,7 +157,7 @@ export function StudyAccessTab({ userId }: { userId: number }) {
                       intent="danger"
                       text="Remove Access"
                       aria-label={`Remove Access to ${row.studyName} as ${row.roleName}`}
-                      onClick={() => setRemoving(row)}
+                      onClick={() => handleRemoveClick(row)}
                     />
                   </td>
                 )}
@@ -198,35 +167,18 @@ export function StudyAccessTab({ userId }: { userId: number }) {
         </HTMLTable>
       )}
 
-      <ConfirmDialog
-        isOpen={adding !== null}
-        title={USER_MESSAGES.confirmStudyAccessTitle}
-        confirmText="Confirm"
-        isPending={add.isPending}
-        error={add.isError ? errorMessage(add.error) : null}
-        onConfirm={handleConfirmAdd}
-        onClose={() => {
+      <StudyAccessConfirmDialogs
+        adding={adding}
+        removing={removing}
+        onAddClosed={(added) => {
           setAdding(null);
-          add.reset();
+          if (added) {
+            setStudyId(null);
+            setRoleId(null);
+          }
         }}
-      >
-        {adding && <p>{confirmStudyAccessText(adding.roleName, adding.studyName)}</p>}
-      </ConfirmDialog>
-      <ConfirmDialog
-        isOpen={removing !== null}
-        title={USER_MESSAGES.removeStudyAccessQuestion}
-        confirmText="Remove Access"
-        intent="danger"
-        isPending={remove.isPending}
-        error={remove.isError ? errorMessage(remove.error) : null}
-        onConfirm={handleConfirmRemove}
-        onClose={() => {
-          setRemoving(null);
-          remove.reset();
-        }}
-      >
-        {removing && <p>{removeStudyAccessText(removing.studyName)}</p>}
-      </ConfirmDialog>
+        onRemoveClosed={() => setRemoving(null)}
+      />
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { Button, Icon, Menu, MenuItem, Popover, ProgressBar, Tooltip } from '@blueprintjs/core';
+import { Button, Icon, Menu, MenuItem, PopoverNext, ProgressBar, Tooltip } from '@blueprintjs/core';
 import {
   imageQueryState,
   isProcessing,
@@ -75,9 +75,9 @@ function RowMenu({ image, actions }: { image: StudyImageRow; actions: ImageRowAc
   const stop = (event: MouseEvent) => event.stopPropagation();
   return (
     <span onClick={stop} onKeyDown={(event) => event.stopPropagation()} role="presentation">
-      <Popover content={<Menu>{items}</Menu>} placement="bottom-end">
+      <PopoverNext content={<Menu>{items}</Menu>} placement="bottom-end">
         <Button variant="minimal" icon="more" aria-label={`Actions for ${image.name}`} />
-      </Popover>
+      </PopoverNext>
     </span>
   );
 }
