@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MESSAGES } from './messages.js';
 
 export const loginRequestSchema = z.object({
   username: z.string().trim().min(1).max(320),
@@ -24,6 +25,11 @@ export const userInfoSchema = z.object({
   actions: z.array(z.string()),
   isSystemAdmin: z.boolean(),
   studyCount: z.number().int(),
+  /**
+   * The account still has its one-time initial password: every call but users/info, csrf, logout
+   * and the password change is refused until it is changed (not in the spec).
+   */
+  mustChangePassword: z.boolean(),
 });
 export type UserInfo = z.infer<typeof userInfoSchema>;
 
@@ -56,3 +62,54 @@ export type ActionResponse = z.infer<typeof actionResponseSchema>;
 
 export const errorResponseSchema = z.object({ success: z.literal(false), message: z.string() });
 export type ErrorResponse = z.infer<typeof errorResponseSchema>;
+
+/** The password rules (not in the spec), shared by the change-password form and the server. */
+export const PASSWORD_RULES = {
+  /** Characters as a person counts them (code points), so an emoji is one. */
+  minLength: 12,
+  /** A size cap in UTF-16 code units, as the schema and the input's maxLength count. */
+  maxLength: 1024,
+  /** A username local part shorter than this is not looked for (`a@x.org` would forbid every 'a'). */
+  usernameMinLength: 3,
+} as const;
+
+export interface PasswordRuleInput {
+  newPassword: string;
+  currentPassword: string;
+  username: string;
+}
+
+/** The part of a username before the last '@' (usernames are email addresses), else the whole name. */
+export function usernameLocalPart(username: string): string {
+  const at = username.lastIndexOf('@');
+  return (at > 0 ? username.slice(0, at) : username).trim();
+}
+
+/**
+ * Every password rule the new password breaks, in a fixed order (empty when it is acceptable):
+ * at least 12 characters, at most 1024, not the current password, and not containing the
+ * username's local part in any letter case.
+ */
+export function passwordRuleErrors({ newPassword, currentPassword, username }: PasswordRuleInput): string[] {
+  const errors: string[] = [];
+  if (Array.from(newPassword).length < PASSWORD_RULES.minLength) errors.push(MESSAGES.passwordTooShort);
+  if (newPassword.length > PASSWORD_RULES.maxLength) errors.push(MESSAGES.passwordTooLong);
+  if (newPassword !== '' && newPassword === currentPassword) errors.push(MESSAGES.passwordUnchanged);
+  const local = usernameLocalPart(username).toLowerCase();
+  if (local.length >= PASSWORD_RULES.usernameMinLength && newPassword.toLowerCase().includes(local)) {
+    errors.push(MESSAGES.passwordContainsUsername);
+  }
+  return errors;
+}
+
+/** The first rule the new password breaks, or null: what the server answers with 400. */
+export function passwordRuleError(input: PasswordRuleInput): string | null {
+  return passwordRuleErrors(input)[0] ?? null;
+}
+
+/** POST /api/auth/password: the user's own password, changed by giving the current one. */
+export const changePasswordRequestSchema = z.object({
+  currentPassword: z.string().min(1, MESSAGES.currentPasswordRequired).max(PASSWORD_RULES.maxLength),
+  newPassword: z.string().max(PASSWORD_RULES.maxLength, MESSAGES.passwordTooLong),
+});
+export type ChangePasswordRequest = z.infer<typeof changePasswordRequestSchema>;

@@ -25,6 +25,16 @@ export const MESSAGES = {
   // studies (doc 1 §8)
   studyNotFound: 'Study not found',
   reasonForChangeRequired: 'Reason for change is required',
+  // password change (not in the spec: accounts created with a one-time password)
+  passwordChangeRequired: 'Change your password to continue',
+  currentPasswordRequired: 'Enter your current password',
+  currentPasswordIncorrect: 'Current password is incorrect',
+  passwordChanged: 'Password changed',
+  passwordTooShort: 'The new password must be at least 12 characters long',
+  passwordTooLong: 'The new password must be at most 1024 characters long',
+  passwordUnchanged: 'The new password must be different from the current password',
+  passwordContainsUsername: 'The new password must not contain your username',
+  passwordsDoNotMatch: 'The new passwords do not match',
 } as const;
 
 /** 'Cannot decode ... from {value}' (doc 1 §8, doc 3 §5) for unknown enumeration values. */

@@ -198,6 +198,7 @@ describe('GET /api/users/info', () => {
         'isSystemAdmin',
         'lastLoginDt',
         'lastName',
+        'mustChangePassword',
         'organizationId',
         'organizationName',
         'registered',
@@ -211,6 +212,7 @@ describe('GET /api/users/info', () => {
     expect(body.actions).toContain('UM_ViewUsersPage');
     expect(body.actions).not.toContain('AP_CaseViewer_MarkCaseasScored');
     expect(body.isSystemAdmin).toBe(false);
+    expect(body.mustChangePassword).toBe(false);
     expect(typeof body.lastLoginDt).toBe('string');
   });
 });

@@ -1,8 +1,16 @@
-import { actionResponseSchema, loginResponseSchema, type LoginRequest, type LoginResponse } from '@lamina/domain';
-import { useMutation } from '@tanstack/react-query';
+import {
+  actionResponseSchema,
+  loginResponseSchema,
+  type ActionResponse,
+  type ChangePasswordRequest,
+  type LoginRequest,
+  type LoginResponse,
+} from '@lamina/domain';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { fullPageNavigate } from '../app/browser';
 import { apiFetch, setCsrfToken } from './client';
 import { useConfig } from './config';
+import { queryKeys } from './queryKeys';
 
 /** POST /api/auth/login. Keeps the returned CSRF token; the caller decides where to go next. */
 export function useLogin() {
@@ -32,5 +40,19 @@ export function useLogout() {
       setCsrfToken(null);
       fullPageNavigate(logoutUrl);
     },
+  });
+}
+
+/**
+ * POST /api/auth/password: the user's own password, given the current one. The session (and its
+ * CSRF token) stays; users/info is refetched before the caller's onSuccess runs, so the guard of
+ * the next page already sees that no change is pending.
+ */
+export function useChangePassword() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (change: ChangePasswordRequest): Promise<ActionResponse> =>
+      apiFetch('/api/auth/password', { method: 'POST', body: change, schema: actionResponseSchema }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.userInfo }),
   });
 }

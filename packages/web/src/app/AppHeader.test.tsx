@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setCsrfToken } from '../api/client';
 import { makeConfig, makeUser } from '../test/fixtures';
 import { mockFetch } from '../test/mockFetch';
-import { renderWithProviders } from '../test/render';
+import { LocationProbe, renderRoutes, renderWithProviders } from '../test/render';
 import { AppHeader } from './AppHeader';
 import { fullPageNavigate } from './browser';
 import { displayName } from './UserMenu';
@@ -78,6 +78,34 @@ describe('AppHeader', () => {
     expect(screen.queryByRole('menuitem', { name: 'Hub' })).toBeNull();
     fireEvent.click(screen.getByRole('menuitem', { name: 'Logout' }));
     await waitFor(() => expect(fullPageNavigate).toHaveBeenCalledWith('/login'));
+  });
+
+  it('opens Change password from the menu, coming back to the current page afterwards', async () => {
+    const header = (
+      <>
+        <AppHeader config={makeConfig()} user={makeUser()} embedded={false} />
+        <LocationProbe />
+      </>
+    );
+    renderRoutes([{ path: '*', element: header }], { path: '/studies/3/cases?page=2' });
+    fireEvent.click(screen.getByTestId('user-menu'));
+    fireEvent.click(await screen.findByRole('menuitem', { name: 'Change password' }));
+    await waitFor(() =>
+      expect(screen.getByTestId('location').textContent).toBe(
+        '/changePassword?redirect=%2Fstudies%2F3%2Fcases%3Fpage%3D2',
+      ),
+    );
+  });
+
+  it('shows no tabs and no Work As... while a one-time password must be changed', async () => {
+    renderWithProviders(
+      <AppHeader config={makeConfig()} user={makeUser({ mustChangePassword: true })} embedded={false} />,
+    );
+    expect(screen.queryByRole('navigation', { name: 'Main' })).toBeNull();
+    fireEvent.click(screen.getByTestId('user-menu'));
+    expect(await screen.findByRole('menuitem', { name: 'Change password' })).toBeTruthy();
+    expect(screen.getByRole('menuitem', { name: 'Logout' })).toBeTruthy();
+    expect(screen.queryByRole('menuitem', { name: 'Work As...' })).toBeNull();
   });
 
   it('opens the Work As dialog from the menu', async () => {

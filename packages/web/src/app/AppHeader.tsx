@@ -24,7 +24,8 @@ function Logo() {
 
 /**
  * The top navigation and header (doc 1 §2.3). In embedded mode only a slim bar with the logo and
- * the work-as role remains: no tabs, no user menu.
+ * the work-as role remains: no tabs, no user menu. No tabs either while a one-time password must
+ * be changed (every page but /changePassword is closed then).
  */
 export function AppHeader({ config, user, embedded }: AppHeaderProps) {
   const role = user?.workAsRole?.displayName;
@@ -32,7 +33,7 @@ export function AppHeader({ config, user, embedded }: AppHeaderProps) {
     <Navbar className={embedded ? 'lamina-header lamina-header-embedded' : 'lamina-header'}>
       <NavbarGroup align={Alignment.START}>
         <Logo />
-        {!embedded && user && <NavTabs actions={user.actions} />}
+        {!embedded && user && !user.mustChangePassword && <NavTabs actions={user.actions} />}
       </NavbarGroup>
       <NavbarGroup align={Alignment.END} className="lamina-header-end">
         {user && role !== undefined && (

@@ -12,6 +12,8 @@ interface RequireAuthProps {
   /** Any-of permissions (`ROUTE_PERMISSIONS.*`); omitted means being logged in is enough. */
   anyOf?: readonly Permission[];
   allowUnregistered?: boolean;
+  /** Open while a one-time password must still be changed (only /changePassword). */
+  allowDuringPasswordChange?: boolean;
   children: ReactNode;
 }
 
@@ -21,12 +23,22 @@ const NONE: readonly Permission[] = [];
  * Route guard (doc 1 §2.2). Redirects reload the page, and replace the history entry so that Back
  * does not bounce straight into the same redirect.
  */
-export function RequireAuth({ anyOf = NONE, allowUnregistered = false, children }: RequireAuthProps) {
+export function RequireAuth({
+  anyOf = NONE,
+  allowUnregistered = false,
+  allowDuringPasswordChange = false,
+  children,
+}: RequireAuthProps) {
   const { data, error, isPending } = useUserInfo();
   const location = useLocation();
   const decision = error
     ? 'loading'
-    : decideGuard({ user: isPending ? undefined : data, required: anyOf, allowUnregistered });
+    : decideGuard({
+        user: isPending ? undefined : data,
+        required: anyOf,
+        allowUnregistered,
+        allowDuringPasswordChange,
+      });
   const target = guardTarget(decision, `${location.pathname}${location.search}`);
 
   useEffect(() => {

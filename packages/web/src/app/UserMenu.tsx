@@ -1,7 +1,9 @@
 import { Button, Menu, MenuDivider, MenuItem, PopoverNext } from '@blueprintjs/core';
 import type { AppConfig, UserInfo } from '@lamina/domain';
 import { useState } from 'react';
+import { useLocation, useNavigate } from 'react-router';
 import { useLogout } from '../api/auth';
+import { CHANGE_PASSWORD_PATH, changePasswordUrlFor } from './safeRedirect';
 import { WorkAsDialog } from './WorkAsDialog';
 
 export function displayName(user: Pick<UserInfo, 'firstName' | 'lastName' | 'username'>): string {
@@ -14,13 +16,23 @@ interface UserMenuProps {
   config: AppConfig;
 }
 
-/** The header's user menu (doc 1 §2.3): Work As..., the hub link when configured, Logout. */
+/**
+ * The header's user menu (doc 1 §2.3): Work As..., Change password (not in the spec), the hub link
+ * when configured, Logout. Work As... waits while a one-time password must be changed.
+ */
 export function UserMenu({ user, config }: UserMenuProps) {
   const [workAsOpen, setWorkAsOpen] = useState(false);
   const logout = useLogout();
+  const navigate = useNavigate();
+  const location = useLocation();
 
   function handleWorkAs() {
     setWorkAsOpen(true);
+  }
+
+  function handleChangePassword() {
+    if (location.pathname === CHANGE_PASSWORD_PATH) return;
+    void navigate(changePasswordUrlFor(`${location.pathname}${location.search}`));
   }
 
   function handleLogout() {
@@ -29,7 +41,8 @@ export function UserMenu({ user, config }: UserMenuProps) {
 
   const menu = (
     <Menu aria-label="User menu">
-      <MenuItem icon="swap-horizontal" text="Work As..." onClick={handleWorkAs} />
+      {!user.mustChangePassword && <MenuItem icon="swap-horizontal" text="Work As..." onClick={handleWorkAs} />}
+      <MenuItem icon="key" text="Change password" onClick={handleChangePassword} />
       {config.ssoLoginUrl !== null && <MenuItem icon="home" text="Hub" href={config.ssoLoginUrl} />}
       <MenuDivider />
       <MenuItem icon="log-out" text="Logout" onClick={handleLogout} disabled={logout.isPending} />

@@ -2,8 +2,21 @@ import { NAV_TABS, ROUTE_PERMISSIONS, type Permission } from '@lamina/domain';
 import { describe, expect, it } from 'vitest';
 import { decideGuard, guardTarget, type GuardState } from './decideGuard';
 
-const registered = (actions: string[]): GuardState['user'] => ({ registered: true, actions });
-const unregistered = (actions: string[]): GuardState['user'] => ({ registered: false, actions });
+const registered = (actions: string[]): GuardState['user'] => ({
+  registered: true,
+  actions,
+  mustChangePassword: false,
+});
+const unregistered = (actions: string[]): GuardState['user'] => ({
+  registered: false,
+  actions,
+  mustChangePassword: false,
+});
+const mustChange = (registeredToo: boolean, actions: string[]): GuardState['user'] => ({
+  registered: registeredToo,
+  actions,
+  mustChangePassword: true,
+});
 
 describe('decideGuard', () => {
   it('waits while the user loads', () => {
@@ -52,6 +65,28 @@ describe('decideGuard', () => {
     );
   });
 
+  it('sends a user with a one-time password to /changePassword before anything else', () => {
+    const holdsAll = mustChange(true, [...ROUTE_PERMISSIONS.studies, ...ROUTE_PERMISSIONS.users]);
+    expect(decideGuard({ user: holdsAll, required: ROUTE_PERMISSIONS.studies })).toBe('changePassword');
+    expect(decideGuard({ user: holdsAll, required: [] })).toBe('changePassword');
+    // Before /welcome: an unregistered user changes the password first.
+    expect(decideGuard({ user: mustChange(false, []), required: [], allowUnregistered: true })).toBe('changePassword');
+    expect(decideGuard({ user: mustChange(false, []), required: ROUTE_PERMISSIONS.users })).toBe('changePassword');
+    // Before access denied.
+    expect(decideGuard({ user: mustChange(true, []), required: ROUTE_PERMISSIONS.users })).toBe('changePassword');
+  });
+
+  it('lets a user with a one-time password stay on /changePassword, registered or not', () => {
+    const page = { required: [], allowUnregistered: true, allowDuringPasswordChange: true } as const;
+    expect(decideGuard({ user: mustChange(true, []), ...page })).toBe('ok');
+    expect(decideGuard({ user: mustChange(false, []), ...page })).toBe('ok');
+    // …which any other logged-in user may open too; logged-out visitors still log in first.
+    expect(decideGuard({ user: registered([]), ...page })).toBe('ok');
+    expect(decideGuard({ user: unregistered([]), ...page })).toBe('ok');
+    expect(decideGuard({ user: null, ...page })).toBe('login');
+    expect(decideGuard({ user: undefined, ...page })).toBe('loading');
+  });
+
   it('lets any logged-in registered user through a route with no permission', () => {
     expect(decideGuard({ user: registered([]), required: [] })).toBe('ok');
   });
@@ -80,6 +115,7 @@ describe('decideGuard', () => {
 describe('guardTarget', () => {
   it('maps each decision to where the browser goes', () => {
     expect(guardTarget('login', '/users?name=a')).toBe('/login?redirect=%2Fusers%3Fname%3Da');
+    expect(guardTarget('changePassword', '/users?name=a')).toBe('/changePassword?redirect=%2Fusers%3Fname%3Da');
     expect(guardTarget('welcome', '/users')).toBe('/welcome');
     expect(guardTarget('accessDenied', '/users')).toBe('/accessDenied');
     expect(guardTarget('ok', '/users')).toBeNull();

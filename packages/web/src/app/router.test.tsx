@@ -50,6 +50,7 @@ describe('route table (doc 1 §2.1)', () => {
     ['/', '/'],
     ['/welcome', '/welcome'],
     ['/accessDenied', '/accessDenied'],
+    ['/changePassword', '/changePassword'],
     ['/successMessage', '/successMessage'],
     ['/studies', '/studies'],
     ['/studies/3', '/studies/:id/:tab?'],
@@ -85,6 +86,32 @@ describe('guarded routes', () => {
       expect(fullPageReplace).toHaveBeenCalledWith('/login?redirect=%2Fstudies%2F3%2Fcases%3Fsort%3Dname'),
     );
     expect(screen.getByRole('link', { name: 'Log in' })).toBeTruthy();
+  });
+
+  it('sends a user with a one-time password to /changePassword first, with the path to come back to', async () => {
+    serve(makeUser({ mustChangePassword: true }));
+    renderRoutes(appRoutes, { path: '/studies?x=1' });
+    await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/changePassword?redirect=%2Fstudies%3Fx%3D1'));
+    cleanup();
+    vi.mocked(fullPageReplace).mockClear();
+    serve(makeUser({ mustChangePassword: true, registered: false }));
+    renderRoutes(appRoutes, { path: '/welcome' });
+    await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/changePassword?redirect=%2Fwelcome'));
+  });
+
+  it('opens /changePassword to a user with a one-time password, registered or not, without tabs', async () => {
+    serve(makeUser({ mustChangePassword: true, registered: false }));
+    renderRoutes(appRoutes, { path: '/changePassword?redirect=%2Fstudies' });
+    expect(await screen.findByText(MESSAGES.passwordChangeRequired)).toBeTruthy();
+    expect(screen.getByLabelText('Current password')).toBeTruthy();
+    expect(screen.queryByRole('navigation', { name: 'Main' })).toBeNull();
+    expect(fullPageReplace).not.toHaveBeenCalled();
+  });
+
+  it('sends a logged-out visitor of /changePassword to /login', async () => {
+    serve({ success: false, message: MESSAGES.pleaseLogIn }, 401);
+    renderRoutes(appRoutes, { path: '/changePassword' });
+    await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/login?redirect=%2FchangePassword'));
   });
 
   it('sends an unregistered user to /welcome', async () => {

@@ -11,6 +11,7 @@ import { RouteErrorScreen } from './RouteErrorScreen';
 const WelcomePage = lazyPage(() => import('../features/auth/WelcomePage'), 'WelcomePage');
 const AccessDeniedPage = lazyPage(() => import('../features/auth/AccessDeniedPage'), 'AccessDeniedPage');
 const SuccessMessagePage = lazyPage(() => import('../features/auth/SuccessMessagePage'), 'SuccessMessagePage');
+const ChangePasswordPage = lazyPage(() => import('../features/auth/ChangePasswordPage'), 'ChangePasswordPage');
 const StudiesPage = lazyPage(() => import('../features/studies/StudiesPage'), 'StudiesPage');
 const StudyPage = lazyPage(() => import('../features/studies/StudyPage'), 'StudyPage');
 const StudyConfigurePage = lazyPage(() => import('../features/studies/StudyConfigurePage'), 'StudyConfigurePage');
@@ -53,6 +54,15 @@ export const appRoutes: RouteObject[] = [
         element: (
           <RequireAuth allowUnregistered>
             <WelcomePage />
+          </RequireAuth>
+        ),
+      },
+      {
+        // Not in the spec: the one page open while a one-time password must be changed.
+        path: '/changePassword',
+        element: (
+          <RequireAuth allowUnregistered allowDuringPasswordChange>
+            <ChangePasswordPage />
           </RequireAuth>
         ),
       },

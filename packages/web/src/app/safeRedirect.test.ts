@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_AFTER_LOGIN, loginUrlFor, safeRedirect } from './safeRedirect';
+import {
+  afterPasswordChange,
+  changePasswordUrlFor,
+  DEFAULT_AFTER_LOGIN,
+  loginUrlFor,
+  safeRedirect,
+} from './safeRedirect';
 
 describe('safeRedirect', () => {
   it.each([
@@ -42,5 +48,25 @@ describe('loginUrlFor', () => {
   it('round-trips through URLSearchParams and safeRedirect', () => {
     const url = new URL(loginUrlFor('/image-management/cases?page=2'), 'http://x');
     expect(safeRedirect(url.searchParams.get('redirect'))).toBe('/image-management/cases?page=2');
+  });
+});
+
+describe('afterPasswordChange', () => {
+  it('follows a safe redirect, else goes to /', () => {
+    expect(afterPasswordChange('/studies/3/cases?x=1')).toBe('/studies/3/cases?x=1');
+    expect(afterPasswordChange(null)).toBe('/');
+    expect(afterPasswordChange('//evil.example.com')).toBe('/');
+    expect(afterPasswordChange('https://evil.example.com/studies')).toBe('/');
+  });
+
+  it('never goes back to the change page itself', () => {
+    expect(afterPasswordChange('/changePassword?redirect=%2Fusers')).toBe('/');
+    expect(afterPasswordChange('/changePassword/')).toBe('/');
+  });
+
+  it('round-trips through changePasswordUrlFor', () => {
+    const url = new URL(changePasswordUrlFor('/users/7/studyAccess?x=1'), 'http://x');
+    expect(url.pathname).toBe('/changePassword');
+    expect(afterPasswordChange(url.searchParams.get('redirect'))).toBe('/users/7/studyAccess?x=1');
   });
 });

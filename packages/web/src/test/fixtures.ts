@@ -28,6 +28,7 @@ export function makeUser(overrides: Partial<UserInfo> = {}): UserInfo {
     actions: ['S_Main_ViewStudyPage', 'UM_ViewUsersPage'],
     isSystemAdmin: false,
     studyCount: 3,
+    mustChangePassword: false,
     ...overrides,
   };
 }

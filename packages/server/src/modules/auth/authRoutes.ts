@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { loginRequestSchema } from '@lamina/domain';
+import { actionResponseSchema, changePasswordRequestSchema, loginRequestSchema, MESSAGES } from '@lamina/domain';
 import { policy } from '../../platform/rbac/policy.js';
-import { actorOf } from '../../platform/http/requestContext.js';
+import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { clearSessionCookie, setSessionCookie } from '../../platform/http/cookies.js';
 import { UnauthorizedError } from '../../platform/errors.js';
 import { presentUserInfo } from '../users/userInfoPresenter.js';
@@ -21,16 +21,29 @@ export function authRoutes(auth: AuthService, embeddedCookies: boolean) {
       return { success: true, message: 'Logged in', csrfToken: tokens.csrfToken, user: presentUserInfo(principal) };
     });
 
-    r.post('/api/auth/logout', { config: { policy: policy.authenticated() } }, async (request, reply) => {
+    r.post('/api/auth/logout', { config: { policy: policy.authenticated({ duringPasswordChange: true }) } }, async (request, reply) => {
       if (!request.session) throw new UnauthorizedError();
       await auth.logout(request.session.sessionId, actorOf(request));
       clearSessionCookie(reply, request, embeddedCookies);
       return { success: true, message: 'Logged out' };
     });
 
-    r.get('/api/auth/csrf', { config: { policy: policy.authenticated() } }, async (request) => {
+    r.get('/api/auth/csrf', { config: { policy: policy.authenticated({ duringPasswordChange: true }) } }, async (request) => {
       if (!request.session) throw new UnauthorizedError();
       return { csrfToken: request.session.csrfToken };
     });
+
+    r.post(
+      '/api/auth/password',
+      {
+        config: { policy: policy.authenticated({ duringPasswordChange: true }) },
+        schema: { body: changePasswordRequestSchema, response: { 200: actionResponseSchema } },
+      },
+      async (request) => {
+        if (!request.session) throw new UnauthorizedError();
+        await auth.changePassword(principalOf(request), request.session.sessionId, request.body, actorOf(request));
+        return { success: true, message: MESSAGES.passwordChanged };
+      },
+    );
   };
 }

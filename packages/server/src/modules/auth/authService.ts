@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import { LOGIN_THROTTLE, MESSAGES } from '@lamina/domain';
+import { LOGIN_THROTTLE, MESSAGES, passwordRuleError, type ChangePasswordRequest } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
-import { verifyPassword } from '../../platform/auth/passwords.js';
+import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
 import { loadPrincipal, type Principal } from '../../platform/auth/principal.js';
 import { insertSession, type SessionKeys, type SessionTokens } from '../../platform/auth/session.js';
-import { TooManyRequestsError, UnauthorizedError } from '../../platform/errors.js';
+import { BadRequestError, TooManyRequestsError, UnauthorizedError } from '../../platform/errors.js';
 
 export interface LoginResult {
   tokens: SessionTokens;
@@ -79,6 +79,78 @@ export class AuthService {
     const principal = await loadPrincipal(this.db, user.id);
     if (!principal) throw new UnauthorizedError(MESSAGES.invalidLogin);
     return { tokens, principal };
+  }
+
+  /**
+   * Changes the user's own password (any logged-in user; the way out of a one-time password).
+   * The current password must be given: wrong ones count as login failures of the account from
+   * this IP, so a stolen session cannot guess it faster than the login form allows, and the same
+   * throttle refuses them. The new one must pass the domain's rules. On success, in one transaction:
+   * the new argon2id hash, the must-change flag cleared, every other session of the user ended
+   * (this one stays), the failures cleared, and PASSWORD_CHANGED audited without any password value.
+   */
+  async changePassword(principal: Principal, sessionId: string, change: ChangePasswordRequest, actor: Actor): Promise<void> {
+    const ip = actor.clientIp ?? 'unknown';
+    const entity = { entityType: 'user', entityId: principal.id } as const;
+    if ((await this.recentFailures(principal.username, ip)) >= LOGIN_THROTTLE.maxFailures) {
+      await this.db.transaction().execute((tx) =>
+        recordAudit(tx, actor, [{ action: 'PASSWORD_CHANGE_THROTTLED', ...entity }]),
+      );
+      throw new TooManyRequestsError(MESSAGES.tooManyLogins);
+    }
+    const ruleError = passwordRuleError({ ...change, username: principal.username });
+    if (ruleError !== null) throw new BadRequestError(ruleError);
+
+    const stored = await this.db.selectFrom('users').select('password_hash').where('id', '=', principal.id).executeTakeFirst();
+    const storedHash = stored?.password_hash ?? null;
+    if (storedHash === null || !(await verifyPassword(storedHash, change.currentPassword))) {
+      await this.db.transaction().execute(async (tx) => {
+        await tx.insertInto('login_failures').values({ username: principal.username, ip }).execute();
+        await recordAudit(tx, actor, [
+          { action: 'PASSWORD_CHANGE_FAILED', ...entity, newValue: 'current password incorrect' },
+        ]);
+      });
+      throw new BadRequestError(MESSAGES.currentPasswordIncorrect);
+    }
+
+    const newHash = await hashPassword(change.newPassword);
+    await this.db.transaction().execute(async (tx) => {
+      const row = await tx
+        .selectFrom('users')
+        .select(['password_hash', 'must_change_password'])
+        .where('id', '=', principal.id)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
+      // Changed by a concurrent request since it was verified: the password given is no longer current.
+      if (row.password_hash !== storedHash) throw new BadRequestError(MESSAGES.currentPasswordIncorrect);
+      await tx
+        .updateTable('users')
+        .set({ password_hash: newHash, must_change_password: false, updated_at: sql<Date>`now()` })
+        .where('id', '=', principal.id)
+        .execute();
+      const ended = await tx
+        .updateTable('sessions')
+        .set({ ended_at: sql<Date>`now()` })
+        .where('user_id', '=', principal.id)
+        .where('id', '<>', sessionId)
+        .where('ended_at', 'is', null)
+        .executeTakeFirst();
+      await tx
+        .deleteFrom('login_failures')
+        .where(sql<string>`lower(username)`, '=', principal.username.toLowerCase())
+        .where('ip', '=', ip)
+        .execute();
+      const endedSessions = Number(ended.numUpdatedRows);
+      await recordAudit(tx, actor, [
+        { action: 'PASSWORD_CHANGED', ...entity, field: 'password' },
+        ...(row.must_change_password
+          ? [{ action: 'PASSWORD_CHANGED', ...entity, field: 'mustChangePassword', oldValue: true, newValue: false }]
+          : []),
+        ...(endedSessions > 0
+          ? [{ action: 'SESSIONS_ENDED', ...entity, field: 'sessions', newValue: `${endedSessions} other session(s) ended by the password change` }]
+          : []),
+      ]);
+    });
   }
 
   async logout(sessionId: string, actor: Actor): Promise<void> {

@@ -17,5 +17,6 @@ export function presentUserInfo(principal: Principal): UserInfo {
     actions: [...principal.actions].sort(),
     isSystemAdmin: principal.isSystemAdmin,
     studyCount: principal.studyCount,
+    mustChangePassword: principal.mustChangePassword,
   };
 }

@@ -24,6 +24,8 @@ export interface Principal {
   /** The permission strings of the work-as role. */
   actions: ReadonlySet<string>;
   studyCount: number;
+  /** The account still has its one-time password: the guard refuses most routes until it is changed. */
+  mustChangePassword: boolean;
 }
 
 const SYSTEM_ADMIN_ROLE_ID = 1;
@@ -61,6 +63,7 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
       'users.is_system_admin',
       'users.work_as_role_id',
       'users.last_login_at',
+      'users.must_change_password',
       (eb) =>
         eb
           .selectFrom('study_access')
@@ -94,5 +97,6 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
     workAsRole,
     actions: new Set(actions),
     studyCount: user.study_count ?? 0,
+    mustChangePassword: user.must_change_password,
   };
 }

@@ -29,9 +29,9 @@ function sameOrigin(request: FastifyRequest): boolean {
 }
 
 /**
- * The one guard. onRequest: session, CSRF and Origin for mutations, login, registration and
- * permission per the route's declared policy. preHandler (after the body is parsed and validated):
- * the study the request touches must be visible to the user.
+ * The one guard. onRequest: session, CSRF and Origin for mutations, login, a pending password
+ * change, registration and permission per the route's declared policy. preHandler (after the body
+ * is parsed and validated): the study the request touches must be visible to the user.
  */
 export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): void {
   app.decorateRequest('session', null);
@@ -62,6 +62,10 @@ export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): 
     const principal = request.principal;
     if (!principal || !request.session) throw new UnauthorizedError();
     if (mutating) checkCsrf(request);
+    // A one-time password must be changed before anything else (not even registration counts first).
+    if (principal.mustChangePassword && !(policy.kind === 'authenticated' && policy.duringPasswordChange)) {
+      throw new ForbiddenError(MESSAGES.passwordChangeRequired);
+    }
     switch (policy.kind) {
       case 'authenticated':
         return;

@@ -10,8 +10,12 @@ export type StudyResolver = (request: FastifyRequest) => number | null | undefin
  */
 export type Policy =
   | { readonly kind: 'public' }
-  /** Any logged-in user, registered or not (users/info, logout, work-as …). */
-  | { readonly kind: 'authenticated' }
+  /**
+   * Any logged-in user, registered or not (users/info, logout, work-as …). While the user must
+   * change their password, only routes with `duringPasswordChange` are open (users/info, csrf,
+   * logout and the change itself); every other non-public route answers 403.
+   */
+  | { readonly kind: 'authenticated'; readonly duringPasswordChange?: boolean }
   /** A registered user holding any one of the permissions; optionally scoped to a study. */
   | { readonly kind: 'permission'; readonly anyOf: readonly Permission[]; readonly study?: StudyResolver }
   /** A system admin working as SystemAdmin. */
@@ -24,7 +28,10 @@ export type Policy =
 
 export const policy = {
   public: (): Policy => ({ kind: 'public' }),
-  authenticated: (): Policy => ({ kind: 'authenticated' }),
+  authenticated: (options: { duringPasswordChange?: boolean } = {}): Policy => ({
+    kind: 'authenticated',
+    duringPasswordChange: options.duringPasswordChange ?? false,
+  }),
   anyOf: (anyOf: readonly Permission[], options: { study?: StudyResolver } = {}): Policy => ({
     kind: 'permission',
     anyOf,

@@ -70,6 +70,24 @@ describe('LoginPage', () => {
     expect(getCsrfToken()).toBe('tok');
   });
 
+  it('sends a user with a one-time password to /changePassword, keeping the redirect', async () => {
+    mockFetch({
+      'GET /api/config': { body: makeConfig() },
+      'GET /api/users/info': loggedOut,
+      'POST /api/auth/login': {
+        body: { success: true, message: 'Logged in', csrfToken: 'tok', user: makeUser({ mustChangePassword: true }) },
+      },
+    });
+    renderWithProviders(<LoginPage />, { path: '/login?redirect=%2Fusers%3Fx%3D1' });
+    fillAndSubmit();
+    await waitFor(() => expect(fullPageNavigate).toHaveBeenCalledWith('/changePassword?redirect=%2Fusers%3Fx%3D1'));
+    cleanup();
+    vi.mocked(fullPageNavigate).mockClear();
+    renderWithProviders(<LoginPage />, { path: '/login' });
+    fillAndSubmit();
+    await waitFor(() => expect(fullPageNavigate).toHaveBeenCalledWith('/changePassword?redirect=%2Fstudies'));
+  });
+
   it('ignores a redirect to another site and goes to /studies', async () => {
     mockFetch({
       'GET /api/config': { body: makeConfig() },

@@ -6,10 +6,13 @@ import { useLogin } from '../../api/auth';
 import { useConfig } from '../../api/config';
 import { useUserInfo } from '../../api/users';
 import { fullPageNavigate, fullPageReplace } from '../../app/browser';
-import { DEFAULT_AFTER_LOGIN, safeRedirect } from '../../app/safeRedirect';
+import { changePasswordUrlFor, DEFAULT_AFTER_LOGIN, safeRedirect } from '../../app/safeRedirect';
 import { usePageTitle } from '../../components/usePageTitle';
 
-/** /login (doc 1 §2.1): username and password; follows a safe `?redirect=` with a full page load. */
+/**
+ * /login (doc 1 §2.1): username and password; follows a safe `?redirect=` with a full page load,
+ * through /changePassword when the account still has a one-time password.
+ */
 export function LoginPage() {
   usePageTitle('Log in');
   const [params] = useSearchParams();
@@ -28,7 +31,14 @@ export function LoginPage() {
   function handleSubmit(event: SubmitEvent<HTMLFormElement>) {
     event.preventDefault();
     if (login.isPending || username.trim() === '' || password === '') return;
-    login.mutate({ username: username.trim(), password }, { onSuccess: () => fullPageNavigate(redirect) });
+    login.mutate(
+      { username: username.trim(), password },
+      {
+        // A one-time password is changed first; the change page then goes on to the redirect.
+        onSuccess: (response) =>
+          fullPageNavigate(response.user.mustChangePassword ? changePasswordUrlFor(redirect) : redirect),
+      },
+    );
   }
 
   const ssoLoginUrl = config.data?.ssoLoginUrl ?? null;
