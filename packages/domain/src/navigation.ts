@@ -34,7 +34,10 @@ export function visibleNavTabs(actions: readonly string[]): NavTab[] {
 export const ROUTE_PERMISSIONS = {
   studies: ['S_Main_ViewStudyPage'],
   study: ['S_Main_ViewStudyPage'],
-  studyConfigure: ['S_Main_EditStudy', 'S_Main_CreateStudy'],
+  /** /studies/:id/configure: editing an existing study. */
+  studyConfigure: ['S_Main_EditStudy'],
+  /** /studies/new/configure: creating one. */
+  studyCreate: ['S_Main_CreateStudy'],
   imageViewer: ['AP_ImageViewer_ViewimageViewer'],
   caseViewer: ['AP_CaseViewer_ViewCaseViewer'],
   users: ['UM_ViewUsersPage'],

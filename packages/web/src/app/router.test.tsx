@@ -28,6 +28,7 @@ const everything = makeUser({
   actions: [
     'S_Main_ViewStudyPage',
     'S_Main_EditStudy',
+    'S_Main_CreateStudy',
     'UM_ViewUsersPage',
     'R_ViewReportsTab',
     'IM_ImageListTab_ViewImageslistTab',

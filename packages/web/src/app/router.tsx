@@ -1,6 +1,7 @@
 import { ROUTE_PERMISSIONS, type Permission } from '@lamina/domain';
 import type { ReactNode } from 'react';
-import { Navigate, createBrowserRouter, useLocation, type RouteObject } from 'react-router';
+import { Navigate, createBrowserRouter, useLocation, useParams, type RouteObject } from 'react-router';
+import { NEW_STUDY_ID } from '../features/studies/studyTabs';
 import { LoginPage } from '../features/auth/LoginPage';
 import { AppShell } from './AppShell';
 import { lazyPage } from './lazyPage';
@@ -31,6 +32,13 @@ const QueriesPage = lazyPage(() => import('../features/queries/QueriesPage'), 'Q
 function RootRedirect() {
   const { search } = useLocation();
   return <Navigate to={{ pathname: '/studies', search }} replace />;
+}
+
+/** /studies/new/configure needs the create-study permission; /studies/{id}/configure the edit one. */
+function StudyConfigureRoute() {
+  const { id } = useParams();
+  const required = id === NEW_STUDY_ID ? ROUTE_PERMISSIONS.studyCreate : ROUTE_PERMISSIONS.studyConfigure;
+  return guarded(required, <StudyConfigurePage />);
 }
 
 function guarded(anyOf: readonly Permission[], page: ReactNode): ReactNode {
@@ -75,10 +83,7 @@ export const appRoutes: RouteObject[] = [
         path: '/studies/:id/configure/associate-users',
         element: guarded(ROUTE_PERMISSIONS.studyConfigure, <StudyAccessPage />),
       },
-      {
-        path: '/studies/:id/configure/:tab?',
-        element: guarded(ROUTE_PERMISSIONS.studyConfigure, <StudyConfigurePage />),
-      },
+      { path: '/studies/:id/configure/:tab?', element: <StudyConfigureRoute /> },
       { path: '/studies/:id/:tab?', element: guarded(ROUTE_PERMISSIONS.study, <StudyPage />) },
       { path: '/studies', element: guarded(ROUTE_PERMISSIONS.studies, <StudiesPage />) },
 
