@@ -20,6 +20,8 @@ import { configRoutes } from './modules/config/configRoutes.js';
 import { studyRoutes } from './modules/studies/studyRoutes.js';
 import { createSlidePipeline, slideApiRoutes, type SlidePipelineOverrides } from './modules/images/slidePipeline.js';
 import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
+import { tileSecurityHeaders } from './modules/tiles/tileHandler.js';
+import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
 
 export interface AppDeps {
   config: Config;
@@ -45,11 +47,14 @@ declare module 'fastify' {
 
 export async function buildApp({ config, database, logger = false, slides: slideOverrides }: AppDeps): Promise<FastifyInstance> {
   installZodMessages();
+  // Tile requests skip Fastify: the HTTP server answers them first (modules/tiles/tileServer.ts).
+  const tileFastPath = new TileFastPath();
   const app = Fastify({
     logger: logger ? { level: config.logLevel } : false,
     trustProxy: config.trustProxy,
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
+    serverFactory: (handler) => createAppServer(handler, tileFastPath),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -82,7 +87,17 @@ export async function buildApp({ config, database, logger = false, slides: slide
   }
 
   if (config.roles.has('tiles')) {
-    await registerTileRoutes(app, { db: database.db, storage: slides.storage, tileTokens: slides.tileTokens });
+    const tiles = await registerTileRoutes(app, {
+      db: database.db,
+      storage: slides.storage,
+      tileTokens: slides.tileTokens,
+      securityHeaders: tileSecurityHeaders(config),
+    });
+    // From now on the server answers tiles before Fastify; while closing, Fastify answers (503).
+    tileFastPath.install(tiles.handler, tiles.respond, tiles.templates);
+    app.addHook('preClose', async () => {
+      tileFastPath.stop();
+    });
   }
 
   await registerWebApp(app, config.webDist);

@@ -464,6 +464,9 @@ describe('GET /tiles/{imageId}/{z}/{x}/{y}', () => {
     const pooled = new PyramidCache({ db: database.db, storage: local.storage }, { localReads: 'async' });
     const a = (await sync.get(images.classic))!;
     const b = (await pooled.get(images.classic))!;
+    // The mode reaches the open file: only blocking reads offer the handler a synchronous read.
+    expect(a.file.readTileSync).toBeTypeOf('function');
+    expect(b.file.readTileSync).toBeUndefined();
     const { locateTile } = await import('../src/modules/tiles/pyramidIndex.js');
     for (const [z, x, y] of [
       [0, 0, 0],

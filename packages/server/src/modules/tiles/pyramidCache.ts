@@ -145,7 +145,7 @@ export class PyramidCache {
     let file: PyramidFile | null;
     try {
       file = storage.localPath
-        ? await LocalPyramidFile.open(storage.localPath(cogKey))
+        ? await LocalPyramidFile.open(storage.localPath(cogKey), this.localReads)
         : await StoragePyramidFile.open(storage, cogKey);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') file = null;

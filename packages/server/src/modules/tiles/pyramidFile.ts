@@ -14,6 +14,11 @@ export interface PyramidFile {
   readonly size: number;
   readRange: RangeReader;
   readTile(location: TileLocation): Promise<Buffer>;
+  /**
+   * The same as readTile, answered at once with a blocking read; present only on files read that
+   * way (a local pyramid with TILE_READS=sync), so the tile handler needs no promise per tile.
+   */
+  readonly readTileSync?: ((location: TileLocation) => Buffer) | undefined;
   /** No new reads will start; release resources once the current ones finish. */
   retire(): void;
 }
@@ -80,11 +85,15 @@ export class LocalPyramidFile implements PyramidFile {
   private retired = false;
   private closed = false;
 
+  readonly readTileSync: ((location: TileLocation) => Buffer) | undefined;
+
   private constructor(
     private readonly fd: number,
     readonly size: number,
     private readonly mode: LocalReadMode,
-  ) {}
+  ) {
+    this.readTileSync = mode === 'sync' ? (location) => this.readTileBlocking(location) : undefined;
+  }
 
   static async open(filePath: string, mode: LocalReadMode = 'sync'): Promise<LocalPyramidFile> {
     const fd = await new Promise<number>((resolve, reject) => {
@@ -126,22 +135,33 @@ export class LocalPyramidFile implements PyramidFile {
    * regular file returns the whole range unless it ends first), no second copy.
    */
   async readTile(location: TileLocation): Promise<Buffer> {
+    if (this.mode === 'sync') return this.readTileBlocking(location);
     if (this.closed) throw new Error('Pyramid file is closed');
     const { prefix, offset, length } = location;
     const start = prefix.length - 2;
     const buffer = tileBuffers.take(start + length);
-    const n =
-      this.mode === 'sync'
-        ? fs.readSync(this.fd, buffer, start, length, offset)
-        : await new Promise<number>((resolve, reject) => {
-            this.inFlight++;
-            fs.read(this.fd, buffer, start, length, offset, (error, bytesRead) => {
-              this.inFlight--;
-              this.closeIfIdle();
-              if (error) reject(error);
-              else resolve(bytesRead);
-            });
-          });
+    const n = await new Promise<number>((resolve, reject) => {
+      this.inFlight++;
+      fs.read(this.fd, buffer, start, length, offset, (error, bytesRead) => {
+        this.inFlight--;
+        this.closeIfIdle();
+        if (error) reject(error);
+        else resolve(bytesRead);
+      });
+    });
+    return this.complete(location, buffer, n);
+  }
+
+  private readTileBlocking(location: TileLocation): Buffer {
+    if (this.closed) throw new Error('Pyramid file is closed');
+    const { prefix, offset, length } = location;
+    const start = prefix.length - 2;
+    const buffer = tileBuffers.take(start + length);
+    return this.complete(location, buffer, fs.readSync(this.fd, buffer, start, length, offset));
+  }
+
+  private complete({ prefix, offset, length }: TileLocation, buffer: Buffer, n: number): Buffer {
+    const start = prefix.length - 2;
     if (n !== length) throw new TruncatedTileError(`Tile at ${offset} is truncated (${n} of ${length} bytes)`);
     if (!startsWithSoi(buffer, start)) return assembleJpeg(prefix, buffer.subarray(start));
     prefix.copy(buffer, 0);

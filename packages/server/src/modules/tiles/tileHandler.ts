@@ -1,0 +1,213 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
+import { MESSAGES } from '@lamina/domain';
+import type { Config } from '../../platform/config.js';
+import { contentSecurityPolicy } from '../../platform/http/securityHeaders.js';
+import type { PyramidCache, OpenPyramid } from './pyramidCache.js';
+import { locateTile } from './pyramidIndex.js';
+import { parseTileUrl, type TileRequest } from './tileRequest.js';
+import type { VerifiedTokens } from './verifiedTokens.js';
+
+/** A request handler written against Node's own request and response (no framework in between). */
+export type RawHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A year: tile bytes under one URL (token, version) never change. */
+export const TILE_CACHE_CONTROL = 'private, max-age=31536000, immutable';
+
+/**
+ * The headers the app's onSend hook (platform/http/securityHeaders.ts) puts on every response,
+ * as name/value pairs: tile responses carry the same (a test compares them with the app's).
+ */
+export function tileSecurityHeaders(config: Pick<Config, 'frameAncestors' | 'tileServerLocation'>): string[] {
+  return [
+    'Content-Security-Policy',
+    contentSecurityPolicy(config),
+    'X-Content-Type-Options',
+    'nosniff',
+    'Referrer-Policy',
+    'strict-origin-when-cross-origin',
+    'Cross-Origin-Opener-Policy',
+    'same-origin',
+  ];
+}
+
+export interface TileResponderDeps {
+  cache: PyramidCache;
+  tokens: VerifiedTokens;
+  /** Where failed reads are logged. */
+  log: FastifyBaseLogger;
+}
+
+/** The value of a request header (all of its occurrences, comma-joined), read from the raw list. */
+function requestHeader(req: IncomingMessage, lowerName: string): string | undefined {
+  const raw = req.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName) {
+      const next = raw[i + 1] ?? '';
+      value = value === undefined ? next : `${value}, ${next}`;
+    }
+  }
+  return value;
+}
+
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  // If-None-Match uses the weak comparison (RFC 9110 §13.1.2): W/ prefixes are ignored.
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+}
+
+/** What a tile request is answered: the status and what varies; the headers come from templates. */
+export type TileAnswer =
+  | { status: 200; etag: string; body: Buffer }
+  | { status: 304; etag: string; body: null }
+  | { status: 403 | 404 | 500; etag: null; body: Buffer };
+
+/** Answers a tile request from its URL (path and query) and If-None-Match; never rejects. */
+export type TileResponder = (url: string, ifNoneMatch: string | undefined) => TileAnswer | Promise<TileAnswer>;
+
+const REFUSALS = {
+  403: Buffer.from(JSON.stringify({ success: false, message: MESSAGES.accessDenied })),
+  404: Buffer.from(JSON.stringify({ success: false, message: MESSAGES.notFound })),
+  500: Buffer.from(JSON.stringify({ success: false, message: MESSAGES.internalError })),
+} as const;
+const FORBIDDEN: TileAnswer = { status: 403, etag: null, body: REFUSALS[403] };
+const NOT_FOUND: TileAnswer = { status: 404, etag: null, body: REFUSALS[404] };
+const FAILED: TileAnswer = { status: 500, etag: null, body: REFUSALS[500] };
+
+/**
+ * The response headers of each kind of answer as name/value pairs (`writeHead`); the 200 and 304
+ * lists have the Content-Length (index 3) and ETag (index 5 / 1) to fill in.
+ */
+export interface TileHeaderTemplates {
+  ok: readonly string[];
+  notModified: readonly string[];
+  refusal: Readonly<Record<403 | 404 | 500, readonly string[]>>;
+}
+
+export function tileHeaderTemplates(securityHeaders: readonly string[]): TileHeaderTemplates {
+  const refusal = (status: 403 | 404 | 500) => [
+    'Content-Type',
+    'application/json; charset=utf-8',
+    'Content-Length',
+    String(REFUSALS[status].length),
+    'Cache-Control',
+    'no-store',
+    ...securityHeaders,
+  ];
+  return {
+    ok: [
+      'Content-Type',
+      'image/jpeg',
+      'Content-Length',
+      '',
+      'ETag',
+      '',
+      'Cache-Control',
+      TILE_CACHE_CONTROL,
+      ...securityHeaders,
+    ],
+    notModified: ['ETag', '', 'Cache-Control', TILE_CACHE_CONTROL, ...securityHeaders],
+    refusal: { 403: refusal(403), 404: refusal(404), 500: refusal(500) },
+  };
+}
+
+/**
+ * `GET|HEAD /tiles/{imageId}/{z}/{x}/{y}?t={token}[&stack=n]`: the stored JPEG tile of the
+ * pyramid, copied with one ranged read and the JPEG tables spliced in; no decode, no re-encode, no
+ * database round trip (the token is an HMAC, remembered once verified; the pyramid index is cached
+ * per image). Synchronous when the image is cached and its file is read with blocking reads.
+ *
+ * 403 (no, wrong or expired token; checked before anything is looked up), 404 (not a tile URL,
+ * outside the grid, no such plane or pyramid), 500 (the read failed, logged): `{ success: false,
+ * message }` with `Cache-Control: no-store`. 200 with a strong ETag and a year of private caching;
+ * 304 when If-None-Match names the ETag.
+ */
+export function createTileResponder(deps: TileResponderDeps): TileResponder {
+  const { cache, tokens, log } = deps;
+
+  const fail = (url: string, error: unknown): TileAnswer => {
+    // The path only: the query holds the token.
+    log.error({ err: error, path: url.split('?')[0] }, 'tile request failed');
+    return FAILED;
+  };
+
+  const answer = (url: string, ifNoneMatch: string | undefined, tile: TileRequest, pyramid: OpenPyramid | null) => {
+    const location = pyramid ? locateTile(pyramid.index, tile.z, tile.x, tile.y, tile.stack) : null;
+    if (!pyramid || !location) return NOT_FOUND;
+    const etag = `"${tile.imageId}-${pyramid.index.version}-${tile.z}-${tile.x}-${tile.y}-${tile.stack}"`;
+    if (etagMatches(ifNoneMatch, etag)) return { status: 304, etag, body: null } as const;
+    const file = pyramid.file;
+    // A local pyramid read with a blocking pread (from the page cache: microseconds).
+    if (file.readTileSync) return { status: 200, etag, body: file.readTileSync(location) } as const;
+    return file.readTile(location).then(
+      (body): TileAnswer => ({ status: 200, etag, body }),
+      (error: unknown) => fail(url, error),
+    );
+  };
+
+  return function respond(url, ifNoneMatch) {
+    try {
+      const tile = parseTileUrl(url);
+      if (tile === null) return NOT_FOUND;
+      if (tile.imageId <= 0 || !tokens.verify(tile.token, tile.imageId)) return FORBIDDEN;
+      if (tile.z < 0 || tile.x < 0 || tile.y < 0 || tile.stack < 0) return NOT_FOUND;
+      const pyramid = cache.peek(tile.imageId);
+      if (pyramid !== undefined) return answer(url, ifNoneMatch, tile, pyramid);
+      // First tile of an image (or after the cache let it go): read its row and directories once.
+      return cache.get(tile.imageId).then(
+        (loaded) => {
+          try {
+            return answer(url, ifNoneMatch, tile, loaded);
+          } catch (error) {
+            return fail(url, error);
+          }
+        },
+        (error: unknown) => fail(url, error),
+      );
+    } catch (error) {
+      return fail(url, error);
+    }
+  };
+}
+
+/**
+ * The responder against Node's own request and response: answers requests that reach it before
+ * Fastify (tileServer.ts) and through Fastify's route (inject, or no fast path). Every response
+ * carries the app's security headers.
+ */
+export function createTileHandler(respond: TileResponder, templates: TileHeaderTemplates): RawHandler {
+  const send = (res: ServerResponse, answer: TileAnswer) => {
+    if (answer.status === 200) {
+      const headers = templates.ok.slice();
+      headers[3] = String(answer.body.length);
+      headers[5] = answer.etag;
+      res.writeHead(200, headers);
+      res.end(answer.body);
+    } else if (answer.status === 304) {
+      const headers = templates.notModified.slice();
+      headers[1] = answer.etag;
+      res.writeHead(304, headers);
+      res.end();
+    } else {
+      res.writeHead(answer.status, templates.refusal[answer.status] as string[]);
+      res.end(answer.body);
+    }
+  };
+  // The responder never throws; should writing fail anyway, the connection is dropped rather than
+  // the process (no framework catches errors here).
+  const sendOrDrop = (res: ServerResponse, answer: TileAnswer) => {
+    try {
+      send(res, answer);
+    } catch {
+      res.destroy();
+    }
+  };
+  return function handleTile(req, res) {
+    const answer = respond(req.url ?? '', requestHeader(req, 'if-none-match'));
+    if (answer instanceof Promise) void answer.then((a) => sendOrDrop(res, a));
+    else sendOrDrop(res, answer);
+  };
+}

@@ -1,0 +1,635 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/platform/config.js';
+import type { Database } from '../src/platform/db/database.js';
+import { initStorage } from '../src/platform/storage/createStorage.js';
+import { TileTokens } from '../src/platform/tiles/tileToken.js';
+import { TILE_CACHE_CONTROL } from '../src/modules/tiles/tileRoutes.js';
+import { parseTileUrl } from '../src/modules/tiles/tileRequest.js';
+import { createImage } from './factories.js';
+import { openTestDatabase } from './testApp.js';
+
+/**
+ * The tile fast path, over real sockets: plain tile requests are answered on the connection
+ * (tileConnection.ts); a connection is handed to Node's HTTP server at its first other request,
+ * where GET and HEAD under /tiles/ still skip Fastify (the request listener, tileServer.ts); the
+ * same responder answers through Fastify's route (inject).
+ */
+
+const SOURCE = path.resolve(import.meta.dirname, '../../../../shared/testdata/wsi/CMU-1-Small-Region.svs');
+const SESSION_SECRET = 'tile-http-test-secret';
+const PYRAMID_KEY = 'images/test-http/pyramid.tif';
+const tokens = new TileTokens(SESSION_SECRET);
+
+interface Served {
+  app: FastifyInstance;
+  base: string;
+  /** Requests Fastify saw (its onRequest hooks ran). */
+  fastifyRequests: string[];
+}
+
+let dir: string;
+let database: Database;
+let drop: () => Promise<void>;
+let tilesOnly: Served;
+let allRoles: Served;
+/** TILE_HTTP=http: no connection-level answers, tiles through Node's HTTP server only. */
+let httpMode: Served;
+let imageId = 0;
+let secondImageId = 0;
+
+async function serve(roles: string, env: Record<string, string> = {}): Promise<Served> {
+  const saved = process.env.TILE_HTTP;
+  if (env.TILE_HTTP === undefined) delete process.env.TILE_HTTP;
+  else process.env.TILE_HTTP = env.TILE_HTTP;
+  const config = loadConfig({ DEMO: 'false', SESSION_SECRET, WEB_DIST: '/nonexistent', ROLES: roles, DATA_DIR: dir });
+  const app = await buildApp({ config, database });
+  if (saved === undefined) delete process.env.TILE_HTTP;
+  else process.env.TILE_HTTP = saved;
+  const fastifyRequests: string[] = [];
+  app.addHook('onRequest', async (request) => {
+    fastifyRequests.push(`${request.method} ${request.url.split('?')[0]}`);
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  return { app, base: `http://127.0.0.1:${port}`, fastifyRequests };
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** One request on a new keep-alive connection (node:http, so HEAD and raw paths go out as written). */
+function send(base: string, method: string, url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const agent = new Agent({ keepAlive: true });
+  return new Promise<Answer>((resolve, reject) => {
+    const req = httpRequest(`${base}${url}`, { method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, String(v)])),
+          body: Buffer.concat(chunks),
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  }).finally(() => agent.destroy());
+}
+
+interface Exchange {
+  responses: Answer[];
+  /** The server closed the connection. */
+  closed: boolean;
+}
+
+/**
+ * Writes the chunks on one connection (a few ms apart) and reads `count` responses (HTTP/1.1,
+ * Content-Length bodies; `bodiless[i]`: the i-th answers a HEAD).
+ */
+function exchange(
+  base: string,
+  chunks: (string | Buffer)[],
+  count: number,
+  bodiless: boolean[] = [],
+): Promise<Exchange> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const responses: Answer[] = [];
+    let received = Buffer.alloc(0);
+    let closed = false;
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`timed out with ${responses.length} of ${count} responses: ${received.toString('latin1')}`));
+    }, 10_000);
+    const done = () => {
+      clearTimeout(timer);
+      resolve({ responses, closed });
+    };
+    const parse = () => {
+      for (;;) {
+        const end = received.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const lines = received.subarray(0, end).toString('latin1').split('\r\n');
+        const status = Number(lines[0]?.split(' ')[1]);
+        const headers: Record<string, string> = {};
+        for (const line of lines.slice(1)) {
+          const colon = line.indexOf(':');
+          headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+        }
+        const length = bodiless[responses.length] || status === 304 ? 0 : Number(headers['content-length'] ?? 0);
+        if (received.length < end + 4 + length) return;
+        responses.push({ status, headers, body: Buffer.from(received.subarray(end + 4, end + 4 + length)) });
+        received = received.subarray(end + 4 + length);
+      }
+    };
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      parse();
+      if (responses.length >= count) {
+        // Wait a moment to see whether the server closes the connection.
+        setTimeout(() => {
+          socket.destroy();
+          done();
+        }, 50);
+      }
+    });
+    socket.on('close', () => {
+      closed = true;
+      if (responses.length >= count) done();
+    });
+    socket.on('error', () => {});
+    void (async () => {
+      for (const chunk of chunks) {
+        socket.write(chunk);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+  });
+}
+
+const get = (url: string, extra = '') => `GET ${url} HTTP/1.1\r\nHost: tiles.test\r\n${extra}\r\n`;
+
+const token = (id: number) => tokens.issue(id, 1, 600);
+const tileUrl = (id: number, z: number, x: number, y: number, t: string | null = token(id)) =>
+  `/tiles/${id}/${z}/${x}/${y}${t === null ? '' : `?t=${encodeURIComponent(t)}`}`;
+
+/** The headers a tile response must carry the same on both paths. */
+const COMPARED = [
+  'content-type',
+  'content-length',
+  'etag',
+  'cache-control',
+  'content-security-policy',
+  'x-content-type-options',
+  'referrer-policy',
+  'cross-origin-opener-policy',
+];
+
+function pick(headers: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(COMPARED.map((name) => [name, headers[name]]));
+}
+
+function injected(response: LightMyRequestResponse): Answer {
+  return {
+    status: response.statusCode,
+    headers: Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, String(v)])),
+    body: response.rawPayload,
+  };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'lamina-tiles-http-'));
+  ({ database, drop } = await openTestDatabase());
+  const file = path.join(dir, 'pyramid.tif');
+  await sharp(SOURCE)
+    .tiff({ tile: true, tileWidth: 256, tileHeight: 256, pyramid: true, compression: 'jpeg', quality: 85 })
+    .toFile(file);
+  tilesOnly = await serve('tiles');
+  allRoles = await serve('api,tiles');
+  httpMode = await serve('tiles', { TILE_HTTP: 'http' });
+  await initStorage(tilesOnly.app.slides.storage);
+  await tilesOnly.app.slides.storage.write(PYRAMID_KEY, { filePath: file });
+  const dims = { width: 2220, height: 2967, levels: 5, cogKey: PYRAMID_KEY };
+  imageId = (await createImage(database.db, dims)).id;
+  secondImageId = (await createImage(database.db, dims)).id;
+}, 120_000);
+
+afterAll(async () => {
+  await tilesOnly?.app.close();
+  await allRoles?.app.close();
+  await httpMode?.app.close();
+  await database?.close();
+  await drop?.();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('tile URLs parsed by hand', () => {
+  it('reads the path numbers, the token and the plane', () => {
+    expect(parseTileUrl('/tiles/12/3/4/5?t=a.b.c.d&stack=2')).toEqual({
+      imageId: 12,
+      z: 3,
+      x: 4,
+      y: 5,
+      stack: 2,
+      token: 'a.b.c.d',
+    });
+    expect(parseTileUrl('/tiles/12/3/4/5')).toMatchObject({ stack: 0, token: undefined });
+    // Query values are decoded as a query-string parser would; the first of a repeated one counts.
+    expect(parseTileUrl('/tiles/1/0/0/0?x=1&t=a%2Eb+c&t=other')?.token).toBe('a.b c');
+    expect(parseTileUrl('/tiles/1/0/0/0?t=%E0%A4%A')?.token).toBe('');
+    expect(parseTileUrl('/tiles/1/0/0/0?stack=')?.stack).toBe(-1);
+  });
+
+  it('marks anything but 1–9 decimal digits as -1, and refuses other path shapes', () => {
+    expect(parseTileUrl('/tiles/1/a/-1/0.5')).toMatchObject({ z: -1, x: -1, y: -1 });
+    expect(parseTileUrl('/tiles/1/0/0/1234567890')?.y).toBe(-1);
+    expect(parseTileUrl('/tiles/%31/0/0/0')?.imageId).toBe(-1);
+    for (const url of [
+      '/tiles/',
+      '/tiles/1/2/3',
+      '/tiles/1/2/3/4/',
+      '/tiles/1/2/3/4/5',
+      '/tiles/1//3/4',
+      '/tiles//2/3/4',
+      '/tile/1/2/3/4',
+      '/tiles/1/2/3/?t=x/y',
+    ]) {
+      expect(parseTileUrl(url), url).toBeNull();
+    }
+    expect(parseTileUrl('/tiles/1/2/3/4?t=a/b')?.token).toBe('a/b');
+  });
+});
+
+describe('the tile fast path (real HTTP)', () => {
+  it('answers tiles without Fastify, on the connection and through Node, with the same status, headers and bytes as the route', async () => {
+    const cases: [string, Record<string, string>][] = [
+      [tileUrl(imageId, 2, 1, 1), {}],
+      [tileUrl(imageId, 4, 8, 11), {}],
+      [`${tileUrl(imageId, 0, 0, 0)}&stack=0`, {}],
+      [tileUrl(imageId, 0, 0, 0, null), {}], // 403: no token
+      [tileUrl(imageId, 0, 0, 0, token(secondImageId)), {}], // 403: another image's token
+      [tileUrl(imageId, 4, 9, 0), {}], // 404: outside the grid
+      [`${tileUrl(imageId, 0, 0, 0)}&stack=1`, {}], // 404: no such plane
+      [tileUrl(imageId, 0, 0, 0).replace('/0/0/0?', '/a/0/0?'), {}], // 404: not a number
+      [tileUrl(999_999, 0, 0, 0), {}], // 404: no such image
+    ];
+    for (const [url, headers] of cases) {
+      const seen = tilesOnly.fastifyRequests.length;
+      const onConnection = await send(tilesOnly.base, 'GET', url, headers);
+      expect(tilesOnly.fastifyRequests.length, url).toBe(seen);
+      const throughHttp = await send(httpMode.base, 'GET', url, headers);
+      expect(httpMode.fastifyRequests, url).toEqual([]);
+      const routed = injected(await tilesOnly.app.inject({ method: 'GET', url, headers }));
+      expect(tilesOnly.fastifyRequests.length, url).toBe(seen + 1);
+      for (const fast of [onConnection, throughHttp]) {
+        expect(fast.status, url).toBe(routed.status);
+        expect(pick(fast.headers), url).toEqual(pick(routed.headers));
+        expect(fast.body.equals(routed.body), url).toBe(true);
+        expect(fast.headers.connection).toBe('keep-alive');
+        expect(fast.headers['keep-alive']).toBe('timeout=72');
+        expect(fast.headers.date).toBeDefined();
+      }
+    }
+  });
+
+  it('200: a JPEG with a strong ETag, a year of private caching and the security headers', async () => {
+    const response = await send(tilesOnly.base, 'GET', tileUrl(imageId, 3, 2, 2));
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('image/jpeg');
+    expect(Number(response.headers['content-length'])).toBe(response.body.length);
+    expect([...response.body.subarray(0, 2)]).toEqual([0xff, 0xd8]);
+    expect(response.headers.etag).toMatch(/^"[^"]+"$/);
+    expect(response.headers['cache-control']).toBe(TILE_CACHE_CONTROL);
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['set-cookie']).toBeUndefined();
+    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    expect(response.headers.date).toBeDefined();
+    expect(response.headers.connection).toBe('keep-alive');
+    const decoded = await sharp(response.body).metadata();
+    expect([decoded.width, decoded.height]).toEqual([256, 256]);
+  });
+
+  it('carries the security headers the app puts on its other responses', async () => {
+    const tile = await send(tilesOnly.base, 'GET', tileUrl(imageId, 0, 0, 0));
+    const page = await send(tilesOnly.base, 'GET', '/api/nothing-here');
+    expect(page.status).toBe(404);
+    for (const name of [
+      'content-security-policy',
+      'x-content-type-options',
+      'referrer-policy',
+      'cross-origin-opener-policy',
+    ]) {
+      expect(page.headers[name], name).toBeDefined();
+      expect(tile.headers[name], name).toBe(page.headers[name]);
+    }
+  });
+
+  it('304 for a matching If-None-Match, over HTTP as through the route', async () => {
+    const url = tileUrl(imageId, 2, 0, 1);
+    const first = await send(tilesOnly.base, 'GET', url);
+    const etag = first.headers.etag!;
+    for (const header of [etag, `"other", W/${etag}`, '*']) {
+      const again = await send(tilesOnly.base, 'GET', url, { 'If-None-Match': header });
+      expect(again.status, header).toBe(304);
+      expect(again.body.length).toBe(0);
+      expect(again.headers.etag).toBe(etag);
+      expect(again.headers['cache-control']).toBe(TILE_CACHE_CONTROL);
+      expect(again.headers['x-content-type-options']).toBe('nosniff');
+    }
+    expect((await send(tilesOnly.base, 'GET', url, { 'If-None-Match': '"stale"' })).status).toBe(200);
+  });
+
+  it('403 and 404 are JSON envelopes that are not cached', async () => {
+    const forbidden = await send(tilesOnly.base, 'GET', tileUrl(imageId, 0, 0, 0, 'garbage'));
+    expect(forbidden.status).toBe(403);
+    expect(JSON.parse(forbidden.body.toString())).toEqual({
+      success: false,
+      message: 'You do not have permission to do this',
+    });
+    expect(forbidden.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(forbidden.headers['cache-control']).toBe('no-store');
+    expect(forbidden.headers['x-content-type-options']).toBe('nosniff');
+    const missing = await send(tilesOnly.base, 'GET', tileUrl(imageId, 7, 0, 0));
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(missing.body.toString())).toEqual({ success: false, message: 'Not found' });
+    expect(missing.headers['cache-control']).toBe('no-store');
+  });
+
+  it('answers malformed tile URLs with 404 or 403, never 500, and keeps the connection usable', async () => {
+    const t = encodeURIComponent(token(imageId));
+    const answers: [string, number][] = [
+      ['/tiles/', 404],
+      ['/tiles/x', 404],
+      [`/tiles/${imageId}/0/0?t=${t}`, 404],
+      [`/tiles/${imageId}/0/0/0/0?t=${t}`, 404],
+      [`/tiles/${imageId}//0/0?t=${t}`, 404],
+      [`/tiles/${imageId}/0/0/0/?t=${t}`, 404],
+      [`/tiles/${imageId}/0/0/99999999999?t=${t}`, 404],
+      [`/tiles/${imageId}/%zz/0/0?t=${t}`, 404],
+      [`/tiles/%zz/0/0/0?t=${t}`, 403],
+      [`/tiles/${imageId}/0/0/0?t=%E0%A4%A`, 403],
+      [`/tiles/${imageId}/0/0/0?t`, 403],
+      [`/tiles/${imageId}/0/0/0?t=${t}&stack=%zz`, 404],
+      [`/tiles/${'9'.repeat(500)}/0/0/0?t=${t}`, 403],
+    ];
+    for (const [url, status] of answers) {
+      const response = await send(tilesOnly.base, 'GET', url);
+      expect(response.status, url).toBe(status);
+      expect(JSON.parse(response.body.toString()).success, url).toBe(false);
+    }
+    expect((await send(tilesOnly.base, 'GET', tileUrl(imageId, 0, 0, 0))).status).toBe(200);
+  });
+
+  it('HEAD: the headers of the GET, no body', async () => {
+    const url = tileUrl(imageId, 3, 1, 2);
+    const get = await send(tilesOnly.base, 'GET', url);
+    const seen = tilesOnly.fastifyRequests.length;
+    const head = await send(tilesOnly.base, 'HEAD', url);
+    expect(tilesOnly.fastifyRequests.length).toBe(seen);
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    expect(pick(head.headers)).toEqual(pick(get.headers));
+    const routed = await tilesOnly.app.inject({ method: 'HEAD', url });
+    expect(routed.statusCode).toBe(200);
+    expect(pick(injected(routed).headers)).toEqual(pick(get.headers));
+    expect(routed.rawPayload.length).toBe(0);
+    expect((await send(tilesOnly.base, 'HEAD', tileUrl(imageId, 0, 0, 0, null))).status).toBe(403);
+    expect((await send(tilesOnly.base, 'HEAD', url, { 'If-None-Match': get.headers.etag! })).status).toBe(304);
+  });
+
+  it('sends other methods and every other path to Fastify', async () => {
+    const seen = tilesOnly.fastifyRequests.length;
+    const post = await send(tilesOnly.base, 'POST', tileUrl(imageId, 0, 0, 0));
+    expect(post.status).toBe(404);
+    const options = await send(tilesOnly.base, 'OPTIONS', tileUrl(imageId, 0, 0, 0));
+    expect(options.status).toBe(404);
+    expect((await send(tilesOnly.base, 'GET', '/tilesx/1/0/0/0')).status).toBe(404);
+    expect(tilesOnly.fastifyRequests.slice(seen)).toEqual([
+      `POST /tiles/${imageId}/0/0/0`,
+      `OPTIONS /tiles/${imageId}/0/0/0`,
+      'GET /tilesx/1/0/0/0',
+    ]);
+  });
+
+  it('serves tiles beside the API on one server (all roles), the API still through Fastify', async () => {
+    const seen = allRoles.fastifyRequests.length;
+    const tile = await send(allRoles.base, 'GET', tileUrl(imageId, 1, 1, 1));
+    expect(tile.status).toBe(200);
+    expect(allRoles.fastifyRequests.length).toBe(seen);
+    const config = await send(allRoles.base, 'GET', '/api/config');
+    expect(config.status).toBe(200);
+    expect(config.headers['cache-control']).toBe('no-store');
+    expect(allRoles.fastifyRequests.slice(seen)).toEqual(['GET /api/config']);
+  });
+
+  it('loads an image once for concurrent first requests, many on few connections', async () => {
+    const cache = tilesOnly.app.tileCache!;
+    const loads = cache.loads;
+    const urls = Array.from({ length: 60 }, (_, i) => tileUrl(secondImageId, 4, i % 9, Math.floor(i / 9)));
+    const responses = await Promise.all(urls.map((url) => fetch(`${tilesOnly.base}${url}`)));
+    expect(responses.map((r) => r.status)).toEqual(urls.map(() => 200));
+    await Promise.all(responses.map((r) => r.arrayBuffer()));
+    expect(cache.loads).toBe(loads + 1);
+  });
+
+  it('keeps the tile route in the route table with its declared policy (signedUrl)', () => {
+    const tiles = tilesOnly.app.registeredRoutes.filter((r) => r.url === '/tiles/:imageId/:z/:x/:y');
+    expect(tiles.map((r) => r.method).sort()).toEqual(['GET', 'HEAD']);
+    expect(tiles.every((r) => r.hasPolicy)).toBe(true);
+  });
+
+  it('500 with the envelope when a read fails; the next tile is served', async () => {
+    const pyramid = await tilesOnly.app.tileCache!.get(imageId);
+    const file = pyramid!.file;
+    expect(file.readTileSync).toBeTypeOf('function');
+    const failing = vi
+      .spyOn(file as { readTileSync: (l: unknown) => Buffer }, 'readTileSync')
+      .mockImplementationOnce(() => {
+        throw new Error('disk gone');
+      });
+    const response = await send(tilesOnly.base, 'GET', tileUrl(imageId, 1, 0, 0));
+    failing.mockRestore();
+    expect(response.status).toBe(500);
+    expect(JSON.parse(response.body.toString())).toEqual({
+      success: false,
+      message: 'Something went wrong on the server. The error has been logged.',
+    });
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect((await send(tilesOnly.base, 'GET', tileUrl(imageId, 1, 0, 0))).status).toBe(200);
+  });
+
+  it('only the tiles role installs the fast path: an API-only server leaves /tiles/ to Fastify', async () => {
+    const api = await serve('api');
+    try {
+      const response = await send(api.base, 'GET', tileUrl(imageId, 0, 0, 0));
+      expect(response.status).toBe(404);
+      expect(api.fastifyRequests).toEqual([`GET /tiles/${imageId}/0/0/0`]);
+    } finally {
+      await api.app.close();
+    }
+  });
+});
+
+describe('tile requests answered on the connection', () => {
+  it('answers pipelined tile requests in order on one keep-alive connection, without Fastify', async () => {
+    const seen = tilesOnly.fastifyRequests.length;
+    const urls = [
+      tileUrl(imageId, 2, 1, 1),
+      tileUrl(imageId, 0, 0, 0, 'forged'),
+      tileUrl(imageId, 7, 0, 0),
+      tileUrl(imageId, 0, 0, 0),
+    ];
+    const { responses, closed } = await exchange(tilesOnly.base, [urls.map((u) => get(u)).join('')], 4);
+    expect(responses.map((r) => r.status)).toEqual([200, 403, 404, 200]);
+    expect(closed).toBe(false);
+    for (const [i, url] of urls.entries()) {
+      const routed = injected(await tilesOnly.app.inject({ method: 'GET', url }));
+      expect(responses[i]!.body.equals(routed.body), url).toBe(true);
+      expect(pick(responses[i]!.headers), url).toEqual(pick(routed.headers));
+    }
+    expect(tilesOnly.fastifyRequests.length).toBe(seen + urls.length); // the inject calls only
+  });
+
+  it('keeps requests pipelined behind an answer that waits (first tile of an image) in order', async () => {
+    tilesOnly.app.tileCache!.invalidate(imageId);
+    const urls = [
+      tileUrl(imageId, 4, 0, 0),
+      tileUrl(imageId, 4, 1, 0),
+      tileUrl(imageId, 9, 0, 0),
+      tileUrl(imageId, 4, 2, 0),
+    ];
+    const { responses } = await exchange(tilesOnly.base, [urls.map((u) => get(u)).join('')], 4);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 404, 200]);
+    for (const [i, url] of urls.entries()) {
+      const routed = injected(await tilesOnly.app.inject({ method: 'GET', url }));
+      expect(responses[i]!.body.equals(routed.body), url).toBe(true);
+    }
+  });
+
+  it('waits for a head split across packets', async () => {
+    const request = get(tileUrl(imageId, 1, 0, 1));
+    const { responses } = await exchange(
+      tilesOnly.base,
+      [request.slice(0, 9), request.slice(9, 40), request.slice(40, -3), request.slice(-3)],
+      1,
+    );
+    expect(responses[0]?.status).toBe(200);
+  });
+
+  it('HEAD and 304 carry no body, and the next request on the connection is read right', async () => {
+    const url = tileUrl(imageId, 3, 1, 2);
+    const first = await send(tilesOnly.base, 'GET', url);
+    const etag = first.headers.etag!;
+    const { responses } = await exchange(
+      tilesOnly.base,
+      [
+        `HEAD ${url} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        get(url, `If-None-Match: ${etag}\r\n`),
+        get(url, 'if-none-match: "stale"\r\n'),
+      ],
+      3,
+      [true],
+    );
+    expect(responses.map((r) => r.status)).toEqual([200, 304, 200]);
+    expect(responses[0]!.headers['content-length']).toBe(String(first.body.length));
+    expect(responses[0]!.body.length).toBe(0);
+    expect(responses[1]!.headers.etag).toBe(etag);
+    expect(responses[1]!.headers['content-length']).toBeUndefined();
+    expect(responses[2]!.body.equals(first.body)).toBe(true);
+  });
+
+  it('Connection: close: the answer says so and the server closes the connection', async () => {
+    const { responses, closed } = await exchange(
+      tilesOnly.base,
+      [get(tileUrl(imageId, 0, 0, 0), 'Connection: close\r\n') + get(tileUrl(imageId, 1, 0, 0))],
+      1,
+    );
+    expect(responses[0]!.status).toBe(200);
+    expect(responses[0]!.headers.connection).toBe('close');
+    expect(closed).toBe(true);
+  });
+
+  it('hands the connection to Node at its first other request; answers stay in order', async () => {
+    const seen = allRoles.fastifyRequests.length;
+    const tile = tileUrl(imageId, 2, 0, 0);
+    const { responses } = await exchange(allRoles.base, [get(tile) + get('/api/config') + get(tile), get(tile)], 4);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(responses.map((r) => r.headers['content-type'])).toEqual([
+      'image/jpeg',
+      'application/json; charset=utf-8',
+      'image/jpeg',
+      'image/jpeg',
+    ]);
+    expect(JSON.parse(responses[1]!.body.toString())).toHaveProperty('tileServerLocation');
+    expect(responses[2]!.body.equals(responses[0]!.body)).toBe(true);
+    // Fastify saw the API request only: after the hand-over, tiles still skip it.
+    expect(allRoles.fastifyRequests.slice(seen)).toEqual(['GET /api/config']);
+  });
+
+  it('leaves to Node what it must decide: HTTP/1.0, bodies, no Host, folded or oversized heads, bare line feeds', async () => {
+    const url = tileUrl(imageId, 0, 0, 0);
+    const http10 = await exchange(tilesOnly.base, [`GET ${url} HTTP/1.0\r\nHost: x\r\n\r\n`], 1);
+    expect(http10.responses[0]!.status).toBe(200);
+    // A body announced by Content-Length or chunked encoding is read (and ignored) by Node: the
+    // request after it is still found where it starts.
+    const withLength = await exchange(tilesOnly.base, [get(url, 'Content-Length: 5\r\n') + 'hello' + get(url)], 2);
+    expect(withLength.responses.map((r) => r.status)).toEqual([200, 200]);
+    const chunked = await exchange(
+      tilesOnly.base,
+      [get(url, 'Transfer-Encoding: chunked\r\n') + '5\r\nhello\r\n0\r\n\r\n' + get(url)],
+      2,
+    );
+    expect(chunked.responses.map((r) => r.status)).toEqual([200, 200]);
+    const noHost = await exchange(tilesOnly.base, [`GET ${url} HTTP/1.1\r\n\r\n`], 1);
+    expect(noHost.responses[0]!.status).toBe(400);
+    const folded = await exchange(tilesOnly.base, [`GET ${url} HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  2\r\n\r\n`], 1);
+    expect(folded.responses[0]!.status).toBe(400);
+    const huge = await exchange(tilesOnly.base, [get(url, `X-Big: ${'a'.repeat(20_000)}\r\n`)], 1);
+    expect(huge.responses[0]!.status).toBe(431);
+    const bareLf = await exchange(tilesOnly.base, [`GET ${url} HTTP/1.1\nHost: x\n\n`], 1);
+    expect(bareLf.responses[0]!.status).toBe(400);
+    const badChar = await exchange(tilesOnly.base, [`GET ${url} HTTP/1.1\r\nHost: x\r\nX-A: a\u0001b\r\n\r\n`], 1);
+    expect(badChar.responses[0]!.status).toBe(400);
+  });
+
+  it('stops reading while the client does not read its answers, then answers every request in order', async () => {
+    const { hostname, port } = new URL(tilesOnly.base);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => {});
+    const tiles = Array.from({ length: 600 }, (_, i) => tileUrl(imageId, 4, i % 9, Math.floor(i / 9) % 12));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.pause(); // the client reads nothing for now
+    socket.write(tiles.map((u) => get(u)).join(''));
+    await new Promise((r) => setTimeout(r, 300));
+    let received = Buffer.alloc(0);
+    let count = 0;
+    const all = new Promise<void>((resolve) => {
+      socket.on('data', (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        for (;;) {
+          const end = received.indexOf('\r\n\r\n');
+          if (end === -1) break;
+          const head = received.subarray(0, end).toString('latin1');
+          expect(head.startsWith('HTTP/1.1 200 OK')).toBe(true);
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+          if (received.length < end + 4 + length) break;
+          received = received.subarray(end + 4 + length);
+          count++;
+        }
+        if (count === tiles.length) resolve();
+      });
+    });
+    socket.resume();
+    await all;
+    socket.destroy();
+    expect(count).toBe(600);
+  });
+
+  it('closing the app closes idle tile connections', async () => {
+    const served = await serve('tiles');
+    const { hostname, port } = new URL(served.base);
+    const socket = connect(Number(port), hostname);
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => {});
+    const answered = new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.write(get(tileUrl(imageId, 0, 0, 0)));
+    await answered;
+    const started = Date.now();
+    await served.app.close();
+    await closed;
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
