@@ -4,23 +4,35 @@
  * `vips tiffsave --tile --pyramid` (Debian libvips-tools) with the same settings (256-px JPEG
  * tiles, Q85). Peak memory is the maximum resident set size of each process (/usr/bin/time, or
  * VmHWM sampled from /proc). BENCH_SLIDE=24x18 makes a 2.8-gigapixel slide; BENCH_RUNS (default 1).
+ * BENCH_WRITER=tiffsave|blocks forces one of the worker's two ways of writing (default: the worker's
+ * own choice, blocks above 65 535 px a side); the forced run is a child process of this script.
  */
 import { spawn } from 'node:child_process';
 import { rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { buildPyramid, type PyramidOptions } from '../../packages/server/src/modules/processing/pyramid.js';
+import { describeSlide } from '../../packages/server/src/modules/processing/slideInfo.js';
+import { readTiffStructure } from '../../packages/server/src/modules/processing/tiffStructure.js';
 import { BENCH_DIR, benchSlide, cpuInfo, ensureTools, has, log, ROOT, sampleMemory } from './lib.js';
+
+type Writer = NonNullable<PyramidOptions['writer']>;
 
 interface Run {
   seconds: number;
+  /** User + system CPU seconds (null without /usr/bin/time): steadier than wall time on a shared machine. */
+  cpuSeconds: number | null;
   peakMb: number;
   bytes: number;
 }
 
-function timed(command: string, args: string[]): Promise<{ seconds: number; peakMb: number; stdout: string }> {
+function timed(
+  command: string,
+  args: string[],
+): Promise<{ seconds: number; cpuSeconds: number | null; peakMb: number; stdout: string }> {
   const useTime = has('/usr/bin/time');
   const started = performance.now();
   const child = useTime
-    ? spawn('/usr/bin/time', ['-f', 'TIME_MAXRSS_KB %M', command, ...args], {
+    ? spawn('/usr/bin/time', ['-f', 'TIME_MAXRSS_KB %M CPU %U %S', command, ...args], {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       })
@@ -35,18 +47,26 @@ function timed(command: string, args: string[]): Promise<{ seconds: number; peak
       const seconds = (performance.now() - started) / 1000;
       const sampled = memory?.stop();
       if (code !== 0) return reject(new Error(`${command} failed (${code}): ${stderr.slice(-2000)}`));
-      const kb = Number(/TIME_MAXRSS_KB (\d+)/.exec(stderr)?.[1] ?? 0);
-      resolve({ seconds, peakMb: useTime ? kb / 1024 : (sampled?.peak ?? 0), stdout });
+      const times = /TIME_MAXRSS_KB (\d+) CPU ([\d.]+) ([\d.]+)/.exec(stderr);
+      const kb = Number(times?.[1] ?? 0);
+      const cpuSeconds = times ? Number(times[2]) + Number(times[3]) : null;
+      resolve({ seconds, cpuSeconds, peakMb: useTime ? kb / 1024 : (sampled?.peak ?? 0), stdout });
     });
   });
 }
 
-async function sharpRun(source: string, target: string): Promise<Run | string> {
+async function sharpRun(source: string, target: string, writer: Writer): Promise<Run | string> {
   rmSync(target, { force: true });
   try {
-    const script = path.join(ROOT, 'scripts/bench/convertSharp.ts');
-    const { seconds, peakMb } = await timed(process.execPath, ['--import', 'tsx', script, source, target]);
-    return { seconds, peakMb, bytes: statSync(target).size };
+    // The worker's own choice through convertSharp.ts; a forced writer through this script's child mode.
+    const args =
+      writer === 'auto'
+        ? [path.join(ROOT, 'scripts/bench/convertSharp.ts'), source, target]
+        : [path.join(ROOT, 'scripts/bench/convert.ts'), '--child', source, target, writer];
+    const { seconds, cpuSeconds, peakMb } = await timed(process.execPath, ['--import', 'tsx', ...args]);
+    const levels = (await readTiffStructure(target)).ifds.length;
+    log(`sharp (${writer}) wrote ${levels} levels`);
+    return { seconds, cpuSeconds, peakMb, bytes: statSync(target).size };
   } catch (error) {
     // e.g. sharp refuses JPEG-compressed TIFF output above 65535 px on a side.
     return /DecodeError: (.*)/.exec(String(error))?.[1] ?? String(error).slice(0, 300);
@@ -71,8 +91,8 @@ async function vipsRun(source: string, target: string, bigtiff: boolean): Promis
     '85',
   ];
   if (bigtiff) args.push('--bigtiff');
-  const { seconds, peakMb } = await timed('vips', args);
-  return { seconds, peakMb, bytes: statSync(target).size };
+  const { seconds, cpuSeconds, peakMb } = await timed('vips', args);
+  return { seconds, cpuSeconds, peakMb, bytes: statSync(target).size };
 }
 
 function best(runs: Run[]): Run {
@@ -81,8 +101,22 @@ function best(runs: Run[]): Run {
   return runs.reduce((a, b) => (b.seconds < a.seconds ? b : a), first);
 }
 
+/** Child mode: `convert.ts --child SOURCE TARGET WRITER` builds the pyramid as the worker does, with that writer. */
+async function child(source: string, target: string, writer: Writer): Promise<void> {
+  const info = describeSlide(await readTiffStructure(source));
+  await buildPyramid(source, target, info, undefined, { writer });
+}
+
+function writerFromEnv(): Writer {
+  const value = process.env.BENCH_WRITER ?? 'auto';
+  if (value !== 'auto' && value !== 'tiffsave' && value !== 'blocks')
+    throw new Error('BENCH_WRITER must be tiffsave or blocks');
+  return value;
+}
+
 async function main(): Promise<void> {
   ensureTools(['vips']);
+  const writer = writerFromEnv();
   log(cpuInfo());
   const source = benchSlide();
   const { size } = statSync(source);
@@ -102,8 +136,8 @@ async function main(): Promise<void> {
   const vipsRuns: Run[] = [];
   let sharpFailure: string | null = null;
   for (let i = 0; i < runs; i++) {
-    log(`run ${i + 1}/${runs}: sharp (worker code)`);
-    const run = await sharpRun(source, sharpOut);
+    log(`run ${i + 1}/${runs}: sharp (worker code, writer ${writer})`);
+    const run = await sharpRun(source, sharpOut, writer);
     if (typeof run === 'string') sharpFailure = run;
     else sharpRuns.push(run);
     log(`run ${i + 1}/${runs}: vips tiffsave`);
@@ -111,24 +145,30 @@ async function main(): Promise<void> {
   }
   const v = best(vipsRuns);
   const line = (name: string, r: Run) =>
-    `${name.padEnd(26)} ${r.seconds.toFixed(1).padStart(7)} s  peak RSS ${r.peakMb.toFixed(0).padStart(5)} MiB  pyramid ${(r.bytes / 1024 / 1024).toFixed(0)} MB  (${((width * height) / 1e6 / r.seconds).toFixed(0)} Mpx/s)`;
+    `${name.padEnd(26)} ${r.seconds.toFixed(1).padStart(7)} s  CPU ${r.cpuSeconds === null ? '?' : r.cpuSeconds.toFixed(1).padStart(6)} s  peak RSS ${r.peakMb.toFixed(0).padStart(5)} MiB  pyramid ${(r.bytes / 1024 / 1024).toFixed(0)} MB  (${((width * height) / 1e6 / r.seconds).toFixed(0)} Mpx/s)`;
   console.log('');
   console.log(`Pyramid build of a ${width} x ${height} slide (${(size / 1024 / 1024).toFixed(0)} MB), best of ${runs}`);
   console.log(line('vips tiffsave --pyramid', v));
   const s = sharpRuns.length > 0 ? best(sharpRuns) : null;
+  const name = writer === 'auto' ? 'sharp (Lamina worker)' : `sharp (worker, ${writer})`;
   if (!s) {
-    console.log(`${'sharp (Lamina worker)'.padEnd(26)} FAILED: ${sharpFailure ?? 'unknown error'}`);
+    console.log(`${name.padEnd(26)} FAILED: ${sharpFailure ?? 'unknown error'}`);
   } else {
-    console.log(line('sharp (Lamina worker)', s));
+    console.log(line(name, s));
+    const cpu = s.cpuSeconds !== null && v.cpuSeconds ? `, CPU time ${(s.cpuSeconds / v.cpuSeconds).toFixed(2)}` : '';
     console.log(
-      `sharp / vips time: ${(s.seconds / v.seconds).toFixed(2)} (target <= 1.2); sharp peak memory ${s.peakMb.toFixed(0)} MiB (target < 1024 MiB for a 2 GB slide)`,
+      `sharp / vips time: ${(s.seconds / v.seconds).toFixed(2)}${cpu} (target <= 1.2); sharp peak memory ${s.peakMb.toFixed(0)} MiB (target < 1024 MiB for a 2 GB slide)`,
     );
   }
   rmSync(sharpOut, { force: true });
   rmSync(vipsOut, { force: true });
 }
 
-main().catch((error: unknown) => {
+const [mode, childSource, childTarget, childWriter] = process.argv.slice(2);
+(mode === '--child' && childSource && childTarget
+  ? child(childSource, childTarget, (childWriter ?? 'auto') as Writer)
+  : main()
+).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

@@ -1,13 +1,46 @@
 import { stat } from 'node:fs/promises';
-import sharp from 'sharp';
-import { TILE_SIZE } from '@lamina/domain';
+import sharp, { type Sharp } from 'sharp';
+import { maxTmsZoom, TILE_SIZE } from '@lamina/domain';
 import type { SlideInfo } from './slideInfo.js';
+import { BlockPassError, writeBlockPyramid } from './blockPyramid.js';
 
 /** JPEG quality of the pyramid tiles. */
 export const PYRAMID_QUALITY = 85;
 
 /** Raw level-0 bytes above which the pyramid is written as BigTIFF (a classic TIFF stops at 4 GiB). */
 const BIGTIFF_RAW_BYTES = 4 * 1024 ** 3;
+
+/**
+ * The largest width and height sharp writes as a JPEG-compressed TIFF: it applies the JPEG format's
+ * whole-image limit to TIFF output although every tile is its own small JPEG
+ * ("Processed image is too large for the JPEG format"). Larger slides go through blockPyramid.ts.
+ */
+export const SHARP_JPEG_TIFF_MAX = 65535;
+
+/**
+ * The number of levels libvips tiffsave gives a pyramid: it halves (floor) while a level is larger
+ * than one tile and both sides are above 1 px. Where the last halving lands just above 256 px
+ * (a side of 513, 1026 … 32 800 px) this is one level short of maxTmsZoom + 1, and the viewer's
+ * zoom 0 would have no level.
+ */
+export function libvipsPyramidLevels(width: number, height: number): number {
+  let levels = 1;
+  for (let w = width, h = height; (w > TILE_SIZE || h > TILE_SIZE) && w > 1 && h > 1; levels++) {
+    w = Math.floor(w / 2);
+    h = Math.floor(h / 2);
+  }
+  return levels;
+}
+
+/**
+ * How the pyramid is written: 'tiffsave' (sharp → libvips tiffsave in one piece, up to 65 535 px a
+ * side), 'blocks' (the same per block of the slide, copied into one TIFF: any size;
+ * blockPyramid.ts), 'auto' (tiffsave when it can). `blockSize` is for tests.
+ */
+export interface PyramidOptions {
+  writer?: 'auto' | 'tiffsave' | 'blocks';
+  blockSize?: number;
+}
 
 /** A decode or encode error of libvips: the slide's pixel data is unreadable (not worth a retry). */
 export class DecodeError extends Error {
@@ -26,17 +59,56 @@ function transient(message: string): boolean {
  * size. Decoding is strict (`failOn: 'warning'`): a slide whose pixels decode with errors or
  * warnings (corrupt or truncated JPEG data) fails rather than showing damaged tissue.
  *
+ * Slides wider or taller than {@link SHARP_JPEG_TIFF_MAX} are written block by block with the same
+ * libvips code and assembled into one TIFF (blockPyramid.ts): the same tiles, levels and tags. So
+ * are the rare sizes where libvips would stop one level short of maxTmsZoom + 1
+ * ({@link libvipsPyramidLevels}); the block writer adds the missing level.
+ *
  * `onProgress` receives an estimate in 0..1 from the size written so far.
  */
-export async function buildPyramid(source: string, target: string, info: SlideInfo, onProgress?: (fraction: number) => void): Promise<void> {
+export async function buildPyramid(
+  source: string,
+  target: string,
+  info: SlideInfo,
+  onProgress?: (fraction: number) => void,
+  options: PyramidOptions = {},
+): Promise<void> {
   const pixelsPerMm = info.mpp ? 1000 / info.mpp : undefined;
+  const open = (sequentialRead: boolean) => sharp(source, { limitInputPixels: false, sequentialRead, page: 0, failOn: 'warning' });
+  const meta = await open(true)
+    .metadata()
+    .catch((error: unknown) => {
+      throw new DecodeError(`The image could not be opened (${firstLine(error)})`);
+    });
+  const prepare = (input: Sharp) => (meta.hasAlpha ? input.flatten({ background: '#ffffff' }) : input).toColourspace('srgb');
+  const width = meta.width || info.width;
+  const height = meta.height || info.height;
+  const writer = options.writer ?? 'auto';
+  const needsBlocks =
+    width > SHARP_JPEG_TIFF_MAX || height > SHARP_JPEG_TIFF_MAX || libvipsPyramidLevels(width, height) < maxTmsZoom(width, height) + 1;
+  if (writer === 'blocks' || (writer === 'auto' && needsBlocks)) {
+    try {
+      // Blocks read regions of the source (random access: a tiled or striped TIFF reads only the
+      // tiles or strips a block needs). BigTIFF only when the file passes 4 GiB (known at the end).
+      await writeBlockPyramid(() => prepare(open(false)), target, {
+        width,
+        height,
+        quality: PYRAMID_QUALITY,
+        ...(pixelsPerMm ? { pixelsPerCm: pixelsPerMm * 10 } : {}),
+        ...(options.blockSize ? { blockSize: options.blockSize } : {}),
+        ...(onProgress ? { onProgress } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof BlockPassError)) throw error;
+      const message = firstLine(error.original);
+      if (transient(message)) throw error.original;
+      throw new DecodeError(`The image data could not be decoded (${message})`);
+    }
+    return;
+  }
+
+  const image = prepare(open(true));
   const bigtiff = info.width * info.height * 3 > BIGTIFF_RAW_BYTES;
-  let image = sharp(source, { limitInputPixels: false, sequentialRead: true, page: 0, failOn: 'warning' });
-  const meta = await image.metadata().catch((error: unknown) => {
-    throw new DecodeError(`The image could not be opened (${firstLine(error)})`);
-  });
-  if (meta.hasAlpha) image = image.flatten({ background: '#ffffff' });
-  image = image.toColourspace('srgb');
   const output = image.tiff({
     tile: true,
     tileWidth: TILE_SIZE,
