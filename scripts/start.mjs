@@ -54,7 +54,9 @@ const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
 const server = spawn(tsx, [path.join(root, 'packages', 'server', 'src', 'main.ts')], {
   cwd: root,
   stdio: 'inherit',
-  env: { WEB_DIST: path.join(webDir, 'dist'), ...process.env },
+  // Two malloc arenas: libvips' threads otherwise leave glibc's heap fragmented, and the worker's
+  // resident memory on a 2 GB slide doubles (docs/BENCHMARKS.md, "Pyramid build").
+  env: { WEB_DIST: path.join(webDir, 'dist'), MALLOC_ARENA_MAX: '2', ...process.env },
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
