@@ -24,7 +24,13 @@ const tiers = [
   { name: 'domain', dir: 'packages/domain' },
   { name: 'server (embedded PGlite)', dir: 'packages/server', env: { TEST_DATABASE_URL: '' } },
   ...(process.env.TEST_DATABASE_URL
-    ? [{ name: 'server (PostgreSQL)', dir: 'packages/server', env: { TEST_DATABASE_URL: process.env.TEST_DATABASE_URL } }]
+    ? [
+        {
+          name: 'server (PostgreSQL)',
+          dir: 'packages/server',
+          env: { TEST_DATABASE_URL: process.env.TEST_DATABASE_URL },
+        },
+      ]
     : []),
   { name: 'web', dir: 'packages/web' },
   { name: 'web build', dir: 'packages/web', command: ['npm', ['run', 'build']] },

@@ -13,7 +13,12 @@ export const CSRF_HEADER = 'x-csrf-token';
 export const SESSION_COOKIE = 'lamina_session';
 
 /** Keys under which lists remember their page size (doc 1 §9). */
-export const ROWS_PER_PAGE_KEYS = ['studyRowsPerPage', 'caseRowsPerPage', 'imageRowsPerPage', 'userRowsPerPage'] as const;
+export const ROWS_PER_PAGE_KEYS = [
+  'studyRowsPerPage',
+  'caseRowsPerPage',
+  'imageRowsPerPage',
+  'userRowsPerPage',
+] as const;
 
 /** Query parameter and value that turn on embedded mode (doc 1 §2.3). */
 export const EMBEDDED_PARAM = 'embeddedBy';

@@ -45,7 +45,15 @@ export const IMAGE_STATUS_LABELS: Readonly<Record<ImageStatus, string>> = {
 export const PROCESSING_STATUSES = ['HOLDING', 'PENDING', 'SUBMITTED', 'SUCCESS', 'FAIL'] as const;
 export type ProcessingStatus = (typeof PROCESSING_STATUSES)[number];
 
-export const CASE_STATUSES = ['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED', 'COMPLETED', 'ON_HOLD', 'INVALID', 'ARCHIVED'] as const;
+export const CASE_STATUSES = [
+  'PENDING_LAB_QC',
+  'PENDING_QC',
+  'PROCESSED',
+  'COMPLETED',
+  'ON_HOLD',
+  'INVALID',
+  'ARCHIVED',
+] as const;
 export type CaseStatus = (typeof CASE_STATUSES)[number];
 
 /** Labels of the case statuses (doc 2 §2.2, §4). */
@@ -77,16 +85,51 @@ const anyImage = (except: readonly ImageStatus[]): ImageStatus[] => IMAGE_STATUS
 
 export const IMAGE_TRANSITIONS: readonly Transition<ImageStatus>[] = [
   // Processing (the slide pipeline).
-  { from: 'PROCESSING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'processing succeeded, the image has a study', since: 'now' },
-  { from: 'PROCESSING', to: 'STUDY_ASSIGNMENT_PENDING', trigger: 'processing succeeded, the image has no study', since: 'now' },
-  { from: 'PROCESSING', to: 'DUPLICATE_IMAGE', trigger: 'processing succeeded, the same content is already in the study', since: 'now' },
-  { from: 'PROCESSING', to: 'FAIL_PROCESSING', trigger: 'processing failed (unreadable, unsupported, or retries exhausted)', since: 'now' },
+  {
+    from: 'PROCESSING',
+    to: 'CASE_ASSIGNMENT_PENDING',
+    trigger: 'processing succeeded, the image has a study',
+    since: 'now',
+  },
+  {
+    from: 'PROCESSING',
+    to: 'STUDY_ASSIGNMENT_PENDING',
+    trigger: 'processing succeeded, the image has no study',
+    since: 'now',
+  },
+  {
+    from: 'PROCESSING',
+    to: 'DUPLICATE_IMAGE',
+    trigger: 'processing succeeded, the same content is already in the study',
+    since: 'now',
+  },
+  {
+    from: 'PROCESSING',
+    to: 'FAIL_PROCESSING',
+    trigger: 'processing failed (unreadable, unsupported, or retries exhausted)',
+    since: 'now',
+  },
   // Replacing an image archives the one it replaces, whatever its status (except archived).
-  ...anyImage(['ARCHIVED']).map((from) => ({ from, to: 'ARCHIVED' as const, trigger: 'replaced by a new upload, or archived with a reason', since: 'now' as const })),
+  ...anyImage(['ARCHIVED']).map((from) => ({
+    from,
+    to: 'ARCHIVED' as const,
+    trigger: 'replaced by a new upload, or archived with a reason',
+    since: 'now' as const,
+  })),
   // Later issues.
-  { from: 'STUDY_ASSIGNMENT_PENDING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'moved into a study', since: 'image-management' },
+  {
+    from: 'STUDY_ASSIGNMENT_PENDING',
+    to: 'CASE_ASSIGNMENT_PENDING',
+    trigger: 'moved into a study',
+    since: 'image-management',
+  },
   { from: 'CASE_ASSIGNMENT_PENDING', to: 'LAB_QC_PENDING', trigger: 'assigned to a case', since: 'cases' },
-  { from: 'DATA_INCOMPLETE', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'missing data completed', since: 'image-management' },
+  {
+    from: 'DATA_INCOMPLETE',
+    to: 'CASE_ASSIGNMENT_PENDING',
+    trigger: 'missing data completed',
+    since: 'image-management',
+  },
   { from: 'LAB_QC_PENDING', to: 'ISC_QC_PENDING', trigger: 'Pass Lab QC', since: 'qc' },
   { from: 'ISC_QC_PENDING', to: 'READY_FOR_READING', trigger: 'Pass ISC QC', since: 'qc' },
   { from: 'READY_FOR_READING', to: 'COMPLETE', trigger: 'case marked as scored', since: 'reading' },
@@ -98,15 +141,40 @@ export const CASE_TRANSITIONS: readonly Transition<CaseStatus>[] = [
   { from: 'PENDING_LAB_QC', to: 'PENDING_QC', trigger: 'Pass Lab QC of every image (status forward)', since: 'qc' },
   { from: 'PENDING_QC', to: 'PROCESSED', trigger: 'Pass ISC QC (status forward)', since: 'qc' },
   { from: 'PROCESSED', to: 'COMPLETED', trigger: 'Mark as Scored by the reader(s)', since: 'reading' },
-  ...(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const).map((from) => ({ from, to: 'ON_HOLD' as const, trigger: 'Put On Hold with a reason', since: 'cases' as const })),
-  ...(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const).map((to) => ({ from: 'ON_HOLD' as const, to, trigger: 'Remove Hold (back to the status before the hold)', since: 'cases' as const })),
+  ...(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const).map((from) => ({
+    from,
+    to: 'ON_HOLD' as const,
+    trigger: 'Put On Hold with a reason',
+    since: 'cases' as const,
+  })),
+  ...(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const).map((to) => ({
+    from: 'ON_HOLD' as const,
+    to,
+    trigger: 'Remove Hold (back to the status before the hold)',
+    since: 'cases' as const,
+  })),
   ...(['PENDING_QC', 'PROCESSED', 'COMPLETED', 'ON_HOLD'] as const).flatMap((from) =>
     (['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const)
       .filter((to) => to !== from)
-      .map((to) => ({ from, to, trigger: 'Revert Status with a reason (to an earlier workflow status)', since: 'cases' as const })),
+      .map((to) => ({
+        from,
+        to,
+        trigger: 'Revert Status with a reason (to an earlier workflow status)',
+        since: 'cases' as const,
+      })),
   ),
-  ...CASE_STATUSES.filter((s) => s !== 'ARCHIVED').map((from) => ({ from, to: 'ARCHIVED' as const, trigger: 'Archive Case with a reason (archives its images)', since: 'cases' as const })),
-  ...CASE_STATUSES.filter((s) => s !== 'ARCHIVED' && s !== 'INVALID').map((from) => ({ from, to: 'INVALID' as const, trigger: 'marked invalid', since: 'cases' as const })),
+  ...CASE_STATUSES.filter((s) => s !== 'ARCHIVED').map((from) => ({
+    from,
+    to: 'ARCHIVED' as const,
+    trigger: 'Archive Case with a reason (archives its images)',
+    since: 'cases' as const,
+  })),
+  ...CASE_STATUSES.filter((s) => s !== 'ARCHIVED' && s !== 'INVALID').map((from) => ({
+    from,
+    to: 'INVALID' as const,
+    trigger: 'marked invalid',
+    since: 'cases' as const,
+  })),
 ];
 
 export function canTransitionImage(from: ImageStatus, to: ImageStatus): boolean {
@@ -140,7 +208,10 @@ export function canTransitionProcessing(from: ProcessingStatus, to: ProcessingSt
 }
 
 /** Study page 'Processed' column (doc 2 §4): Succeeded when the image has a cogKey, Failed, or neither. */
-export function processedState(image: { cogKey: string | null; processingStatus: ProcessingStatus }): 'Succeeded' | 'Failed' | null {
+export function processedState(image: {
+  cogKey: string | null;
+  processingStatus: ProcessingStatus;
+}): 'Succeeded' | 'Failed' | null {
   if (image.cogKey) return 'Succeeded';
   if (image.processingStatus === 'FAIL') return 'Failed';
   return null;
@@ -199,9 +270,15 @@ export const cancelledUpload = (file: string, url: string): string => `Cancelled
 export const errorUploading = (file: string, url: string): string => `Error uploading ${file} to ${url}`;
 
 /** The message the viewer shows for an image that is not ready (doc 3 §2, §4). */
-export function viewerProcessingMessage(image: { processingStatus: ProcessingStatus; status: ImageStatus; statusMessage: string | null }): string | null {
+export function viewerProcessingMessage(image: {
+  processingStatus: ProcessingStatus;
+  status: ImageStatus;
+  statusMessage: string | null;
+}): string | null {
   if (image.processingStatus === 'FAIL' || image.status === 'FAIL_PROCESSING') {
-    return image.statusMessage ? `${IMAGE_MESSAGES.imageProcessingFailed}: ${image.statusMessage}` : IMAGE_MESSAGES.imageProcessingFailed;
+    return image.statusMessage
+      ? `${IMAGE_MESSAGES.imageProcessingFailed}: ${image.statusMessage}`
+      : IMAGE_MESSAGES.imageProcessingFailed;
   }
   if (image.processingStatus !== 'SUCCESS') return IMAGE_MESSAGES.imageProcessing;
   return null;
@@ -228,7 +305,9 @@ export function effectiveObjectivePower(objectivePower: number | null, mpp: numb
   if (!mpp || mpp <= 0) return null;
   const estimate = 10 / mpp;
   const standard = [1.25, 2.5, 5, 10, 20, 40, 60, 80, 100];
-  return standard.reduce((best, m) => (Math.abs(Math.log(m / estimate)) < Math.abs(Math.log(best / estimate)) ? m : best));
+  return standard.reduce((best, m) =>
+    Math.abs(Math.log(m / estimate)) < Math.abs(Math.log(best / estimate)) ? m : best,
+  );
 }
 
 /** The spec's magnifications that the slide supports (≤ its objective power); empty when unknown. */
@@ -378,7 +457,9 @@ export type QueryResolution = (typeof QUERY_RESOLUTIONS)[number];
 /** The query icon of an image row (doc 2 §2.5): Open, Resolved or Unresolvable. */
 export type ImageQueryState = 'Open' | 'Resolved' | 'Unresolvable';
 
-export function imageQueryState(query: { queryStatus: 'OPEN' | 'CLOSED'; resolution: QueryResolution | null } | null): ImageQueryState | null {
+export function imageQueryState(
+  query: { queryStatus: 'OPEN' | 'CLOSED'; resolution: QueryResolution | null } | null,
+): ImageQueryState | null {
   if (!query) return null;
   if (query.resolution === 'UNRESOLVABLE') return 'Unresolvable';
   if (query.resolution === 'RESOLVED') return 'Resolved';
@@ -400,7 +481,9 @@ export const studyImageRowSchema = z.object({
   status: z.enum(IMAGE_STATUSES),
   statusMessage: z.string().nullable(),
   /** The image's latest query (doc 2 §3 image-and-query row). */
-  lastLabQuery: z.object({ queryStatus: z.enum(['OPEN', 'CLOSED']), resolution: z.enum(QUERY_RESOLUTIONS).nullable() }).nullable(),
+  lastLabQuery: z
+    .object({ queryStatus: z.enum(['OPEN', 'CLOSED']), resolution: z.enum(QUERY_RESOLUTIONS).nullable() })
+    .nullable(),
   simpleCase: z.object({ id: z.number().int(), procId: z.string().nullable() }).nullable(),
 });
 export type StudyImageRow = z.infer<typeof studyImageRowSchema>;
@@ -414,5 +497,9 @@ export type StudyImageListResponse = z.infer<typeof studyImageListResponseSchema
 
 /** True while an image is still on its way through the worker (the list polls for progress). */
 export function isProcessing(image: { processingStatus: ProcessingStatus }): boolean {
-  return image.processingStatus === 'HOLDING' || image.processingStatus === 'PENDING' || image.processingStatus === 'SUBMITTED';
+  return (
+    image.processingStatus === 'HOLDING' ||
+    image.processingStatus === 'PENDING' ||
+    image.processingStatus === 'SUBMITTED'
+  );
 }

@@ -17,7 +17,11 @@ export function valuesDiffer(before: unknown, after: unknown): boolean {
  * The reason-for-change rule (spec doc 1 §5, doc 2 §5, doc 3 §5): a changed field whose previous
  * value was not empty needs a non-empty reason. Returns the spec's message, or null when fine.
  */
-export function reasonForChangeError(before: unknown, after: unknown, reason: string | null | undefined): string | null {
+export function reasonForChangeError(
+  before: unknown,
+  after: unknown,
+  reason: string | null | undefined,
+): string | null {
   if (!valuesDiffer(before, after)) return null;
   if (isEmptyValue(before)) return null;
   if (reason === null || reason === undefined || reason.trim() === '') return MESSAGES.reasonForChangeRequired;

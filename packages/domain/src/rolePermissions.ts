@@ -341,27 +341,20 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
 /** Why each role holds what it holds; rendered into docs/PERMISSIONS.md. */
 export const ROLE_REASONING: Readonly<Record<RoleName, string>> = {
   SystemAdmin:
-    'Held through the user\'s system-admin flag. Everything an administrator may do, plus creating annotations so that an administrator can demonstrate and support the reader tools (spec doc 3 §6: annotation deletion is allowed for system admins). Not the reading-only permissions: a system admin does not mark cases scored, and has the full audit trail (PDF or CSV), not the PDF-only variant.',
+    "Held through the user's system-admin flag. Everything an administrator may do, plus creating annotations so that an administrator can demonstrate and support the reader tools (spec doc 3 §6: annotation deletion is allowed for system admins). Not the reading-only permissions: a system admin does not mark cases scored, and has the full audit trail (PDF or CSV), not the PDF-only variant.",
   StudyAdmin:
-    'Admin-level checks accept system admin, ISC or StudyAdmin (spec doc 1 §6). Runs studies: sees every study, configures them, manages users and study access, sees every column, every report and the audit trail. Does not create annotations or mark cases as scored: that is the blinded reader\'s work.',
-  ISC:
-    'Image-sample coordinator, admin-level for quality: passes ISC QC (and lab QC, since it reviews images in both QC states), edits image and case data, moves, copies, archives and assigns images, changes case status and holds, imports AI annotations, sees labels. Sees columns the spec lists for SystemAdmin/StudyAdmin/ISC (Lab Visit ID, Endo Procedure ID, File Name, Organization). Does not manage users or study configuration.',
-  DM:
-    'Data manager: reconciles case data. The only role that sees the Histo Procedure ID, Date Created and CR Assignment columns by default (doc 2 §6), so it holds the case-data edit permissions, case editing and manual reader assignment, the query workflow and the audit trail (PDF or CSV). Does not see labels or file names.',
-  PM:
-    'Project manager: follows progress. Sees the ISC QC column (doc 2 §6), lists, image and case viewers read-only, raises and follows up queries, PDF-only audit trail and image-detail and query reports. Does not edit data.',
+    "Admin-level checks accept system admin, ISC or StudyAdmin (spec doc 1 §6). Runs studies: sees every study, configures them, manages users and study access, sees every column, every report and the audit trail. Does not create annotations or mark cases as scored: that is the blinded reader's work.",
+  ISC: 'Image-sample coordinator, admin-level for quality: passes ISC QC (and lab QC, since it reviews images in both QC states), edits image and case data, moves, copies, archives and assigns images, changes case status and holds, imports AI annotations, sees labels. Sees columns the spec lists for SystemAdmin/StudyAdmin/ISC (Lab Visit ID, Endo Procedure ID, File Name, Organization). Does not manage users or study configuration.',
+  DM: 'Data manager: reconciles case data. The only role that sees the Histo Procedure ID, Date Created and CR Assignment columns by default (doc 2 §6), so it holds the case-data edit permissions, case editing and manual reader assignment, the query workflow and the audit trail (PDF or CSV). Does not see labels or file names.',
+  PM: 'Project manager: follows progress. Sees the ISC QC column (doc 2 §6), lists, image and case viewers read-only, raises and follows up queries, PDF-only audit trail and image-detail and query reports. Does not edit data.',
   SPONSOR:
     'Sponsor: read-only progress. Sees Sponsor and In Query columns, not Protocol ID or Upload Date (doc 2 §6); sponsor image-detail report; sees queries with its role and may comment. No Image Management tabs, no edits, no labels.',
   UPLOADER:
     'Uploader kind of user (doc 1 §2.4: Open Queries column only): uploads and replaces images of its assigned studies (replace image is offered to Uploader in the query table, doc 3 §6), sees the image columns the spec lists for Uploader (Sponsor, File Name, Organization, QA Comments, In Query; not Visit ID or Status), answers image queries. No cases, no Image Management tabs.',
-  CR:
-    'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored. Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees case queries with its role, may raise case queries to ISC, DM or PM and resolve those sent to it.',
+  CR: 'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored. Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees case queries with its role, may raise case queries to ISC, DM or PM and resolve those sent to it.',
   LabTech:
     'Lab technician: uploads, creates and edits cases, assigns images to cases, passes lab QC, sees the lab columns of doc 2 §6 (Sponsor, Lab Visit ID, File Name, Organization, QA Comments, In Query; not Visit ID or Status). Sees labels to check slide identity. Answers queries sent to its role.',
-  Site:
-    'Clinical site staff, held per study (not in the assignable set of spec doc 1 §6, so granted by a system admin): uploads images for its subjects and answers image queries sent to the site. Sees labels of its own slides. No cases, no Image Management.',
-  NOTO:
-    'Reader working inside NOTO through the embedded mode: the reader\'s viewer permissions only, no top-level pages (the embedding platform is its navigation).',
-  LIS:
-    'Laboratory information system integration account: sees the Image Management images list of its assigned studies, imports sample data and edits image metadata (accession number, anatomical segment, protocol ID, collection date). No viewer, no queries.',
+  Site: 'Clinical site staff, held per study (not in the assignable set of spec doc 1 §6, so granted by a system admin): uploads images for its subjects and answers image queries sent to the site. Sees labels of its own slides. No cases, no Image Management.',
+  NOTO: "Reader working inside NOTO through the embedded mode: the reader's viewer permissions only, no top-level pages (the embedding platform is its navigation).",
+  LIS: 'Laboratory information system integration account: sees the Image Management images list of its assigned studies, imports sample data and edits image metadata (accession number, anatomical segment, protocol ID, collection date). No viewer, no queries.',
 };

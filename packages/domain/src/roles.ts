@@ -35,7 +35,8 @@ export const ROLES: readonly RoleDefinition[] = [
     id: 1,
     name: 'SystemAdmin',
     displayName: 'System Admin',
-    description: 'Administers the whole platform: users, organizations, every study. Held through the system-admin flag on the user, never granted as study access.',
+    description:
+      'Administers the whole platform: users, organizations, every study. Held through the system-admin flag on the user, never granted as study access.',
     roleType: 'SYSTEM',
   },
   {
@@ -84,7 +85,8 @@ export const ROLES: readonly RoleDefinition[] = [
     id: 8,
     name: 'CR',
     displayName: 'Central Reader',
-    description: 'Blinded central reader: annotates images and scores cases; never sees subject, site or visit IDs or slide labels.',
+    description:
+      'Blinded central reader: annotates images and scores cases; never sees subject, site or visit IDs or slide labels.',
     roleType: 'STUDY',
   },
   {
@@ -98,7 +100,8 @@ export const ROLES: readonly RoleDefinition[] = [
     id: 10,
     name: 'Site',
     displayName: 'Site',
-    description: 'Clinical site staff: uploads images for its subjects and answers image queries. Held per study, granted by a system admin.',
+    description:
+      'Clinical site staff: uploads images for its subjects and answers image queries. Held per study, granted by a system admin.',
     roleType: 'STUDY',
   },
   {

@@ -115,7 +115,15 @@ export interface UserListRow {
 // ---------------------------------------------------------------------------------------------
 // The users API as built (docs/STUDIES.md, "Users and study access"): queries and responses.
 
-export const USER_SORT_KEYS = ['username', 'firstName', 'lastName', 'lastLoginDt', 'organizationName', 'studyCount', 'registered'] as const;
+export const USER_SORT_KEYS = [
+  'username',
+  'firstName',
+  'lastName',
+  'lastLoginDt',
+  'organizationName',
+  'studyCount',
+  'registered',
+] as const;
 export type UserSortKey = (typeof USER_SORT_KEYS)[number];
 
 /** GET /api/users: role (id or name), name (first, last or username), registered, exclude (ids, comma list). */
@@ -164,7 +172,11 @@ export const userListRowSchema = z.object({
   isSystemAdmin: z.boolean(),
 }) satisfies z.ZodType<UserListRow>;
 
-export const userListResponseSchema = z.object({ success: z.literal(true), users: z.array(userListRowSchema), total: z.number().int() });
+export const userListResponseSchema = z.object({
+  success: z.literal(true),
+  users: z.array(userListRowSchema),
+  total: z.number().int(),
+});
 export type UserListResponse = z.infer<typeof userListResponseSchema>;
 
 /** A user holding study access (POST /api/users/inStudy/{studyId}; the study view's user lists). */
@@ -179,7 +191,11 @@ export const studyUserRowSchema = z.object({
 });
 export const usersInStudyResponseSchema = z.object({ success: z.literal(true), users: z.array(studyUserRowSchema) });
 
-export const userSaveResponseSchema = z.object({ success: z.literal(true), message: z.string(), user: userListRowSchema });
+export const userSaveResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  user: userListRowSchema,
+});
 export type UserSaveResponse = z.infer<typeof userSaveResponseSchema>;
 
 /** POST /api/users: the one-time initial password is in this response only. */

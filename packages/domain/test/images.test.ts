@@ -39,7 +39,15 @@ describe('statuses', () => {
       'COMPLETE',
       'ARCHIVED',
     ]);
-    expect(CASE_STATUSES).toEqual(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED', 'COMPLETED', 'ON_HOLD', 'INVALID', 'ARCHIVED']);
+    expect(CASE_STATUSES).toEqual([
+      'PENDING_LAB_QC',
+      'PENDING_QC',
+      'PROCESSED',
+      'COMPLETED',
+      'ON_HOLD',
+      'INVALID',
+      'ARCHIVED',
+    ]);
     expect(PROCESSING_STATUSES).toEqual(['HOLDING', 'PENDING', 'SUBMITTED', 'SUCCESS', 'FAIL']);
     expect(IMAGE_STATUS_LABELS.CASE_ASSIGNMENT_PENDING).toBe('Case Assignment Pending');
   });
@@ -58,8 +66,16 @@ describe('statuses', () => {
   });
 
   it('processing leads from PROCESSING to exactly the four outcomes', () => {
-    const fromProcessing = IMAGE_TRANSITIONS.filter((t) => t.from === 'PROCESSING').map((t) => t.to).sort();
-    expect(fromProcessing).toEqual(['ARCHIVED', 'CASE_ASSIGNMENT_PENDING', 'DUPLICATE_IMAGE', 'FAIL_PROCESSING', 'STUDY_ASSIGNMENT_PENDING']);
+    const fromProcessing = IMAGE_TRANSITIONS.filter((t) => t.from === 'PROCESSING')
+      .map((t) => t.to)
+      .sort();
+    expect(fromProcessing).toEqual([
+      'ARCHIVED',
+      'CASE_ASSIGNMENT_PENDING',
+      'DUPLICATE_IMAGE',
+      'FAIL_PROCESSING',
+      'STUDY_ASSIGNMENT_PENDING',
+    ]);
     fc.assert(
       fc.property(fc.boolean(), fc.boolean(), fc.boolean(), (ok, hasStudy, duplicate) => {
         const to = statusAfterProcessing({ ok, hasStudy, duplicate });
@@ -84,11 +100,19 @@ describe('statuses', () => {
     expect(processedState({ cogKey: 'images/1/pyramid.tif', processingStatus: 'SUCCESS' })).toBe('Succeeded');
     expect(processedState({ cogKey: null, processingStatus: 'FAIL' })).toBe('Failed');
     expect(processedState({ cogKey: null, processingStatus: 'SUBMITTED' })).toBeNull();
-    expect(viewerProcessingMessage({ processingStatus: 'PENDING', status: 'PROCESSING', statusMessage: null })).toBe('Image processing...');
-    expect(viewerProcessingMessage({ processingStatus: 'FAIL', status: 'FAIL_PROCESSING', statusMessage: 'JPEG 2000 slides are not supported yet' })).toBe(
-      'Image processing failed: JPEG 2000 slides are not supported yet',
+    expect(viewerProcessingMessage({ processingStatus: 'PENDING', status: 'PROCESSING', statusMessage: null })).toBe(
+      'Image processing...',
     );
-    expect(viewerProcessingMessage({ processingStatus: 'SUCCESS', status: 'CASE_ASSIGNMENT_PENDING', statusMessage: null })).toBeNull();
+    expect(
+      viewerProcessingMessage({
+        processingStatus: 'FAIL',
+        status: 'FAIL_PROCESSING',
+        statusMessage: 'JPEG 2000 slides are not supported yet',
+      }),
+    ).toBe('Image processing failed: JPEG 2000 slides are not supported yet');
+    expect(
+      viewerProcessingMessage({ processingStatus: 'SUCCESS', status: 'CASE_ASSIGNMENT_PENDING', statusMessage: null }),
+    ).toBeNull();
   });
 });
 
@@ -113,7 +137,14 @@ describe('accepted files', () => {
   it('validates the upload payloads', () => {
     expect(signedUrlsRequestSchema.safeParse({ studyId: 1, fileNames: ['a.svs'] }).success).toBe(true);
     expect(signedUrlsRequestSchema.safeParse({ studyId: 1, fileNames: [] }).success).toBe(false);
-    expect(createImageRequestSchema.safeParse({ name: 'a.svs', s3Key: 'uploads/1/x/a.svs', studyId: 1, imageToReplaceId: null }).success).toBe(true);
+    expect(
+      createImageRequestSchema.safeParse({
+        name: 'a.svs',
+        s3Key: 'uploads/1/x/a.svs',
+        studyId: 1,
+        imageToReplaceId: null,
+      }).success,
+    ).toBe(true);
     expect(notifyUploadRequestSchema.parse({ studyId: 1, numFiles: 2 }).failures).toBe(0);
   });
 });

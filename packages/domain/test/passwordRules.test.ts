@@ -20,7 +20,9 @@ const rules = (newPassword: string, currentPassword = 'the old one', user = user
 describe('password rules', () => {
   it('accepts a long password unrelated to the username and the current password', () => {
     expect(rules('correct horse battery staple')).toEqual([]);
-    expect(passwordRuleError({ newPassword: 'correct horse battery staple', currentPassword: 'x', username })).toBeNull();
+    expect(
+      passwordRuleError({ newPassword: 'correct horse battery staple', currentPassword: 'x', username }),
+    ).toBeNull();
   });
 
   it('needs at least 12 characters, counted as a person counts them', () => {
@@ -104,9 +106,9 @@ describe('password rules', () => {
 describe('changePasswordRequestSchema', () => {
   it('needs the current password and caps both sizes', () => {
     expect(changePasswordRequestSchema.safeParse({ currentPassword: 'a', newPassword: 'b' }).success).toBe(true);
-    expect(changePasswordRequestSchema.safeParse({ currentPassword: '', newPassword: 'b' }).error?.issues[0]?.message).toBe(
-      MESSAGES.currentPasswordRequired,
-    );
+    expect(
+      changePasswordRequestSchema.safeParse({ currentPassword: '', newPassword: 'b' }).error?.issues[0]?.message,
+    ).toBe(MESSAGES.currentPasswordRequired);
     expect(changePasswordRequestSchema.safeParse({ newPassword: 'b' }).error?.issues[0]?.message).toBe(
       'currentPassword is required',
     );

@@ -38,14 +38,55 @@ describe('permission names', () => {
   });
 
   it('has every family member of doc 2 §6 (view and edit columns)', () => {
-    for (const x of ['AccesionNumber', 'ProtocolID', 'AnatomicalSegment', 'ImageUploadDate', 'ImageStatus', 'InQuery', 'Filename', 'QAComments', 'UploaderOrganization']) {
+    for (const x of [
+      'AccesionNumber',
+      'ProtocolID',
+      'AnatomicalSegment',
+      'ImageUploadDate',
+      'ImageStatus',
+      'InQuery',
+      'Filename',
+      'QAComments',
+      'UploaderOrganization',
+    ]) {
       expect(PERMISSION_NAMES).toContain(`AP_ImageData_View${x}`);
     }
-    for (const x of ['SiteID', 'SubjectID', 'VisitID', 'HistopathologyProcedureID', 'EndoProcedureID', 'CollectionDate', 'ExpectedNoofimages', 'NoofimagesReceived']) {
+    for (const x of [
+      'SiteID',
+      'SubjectID',
+      'VisitID',
+      'HistopathologyProcedureID',
+      'EndoProcedureID',
+      'CollectionDate',
+      'ExpectedNoofimages',
+      'NoofimagesReceived',
+    ]) {
       expect(PERMISSION_NAMES).toContain(`AP_CaseData_View${x}`);
     }
-    const edits = ['EditAccessionNumber', 'EditStudyName', 'EditStudyNamePopulated', 'EditProtocolID', 'EditFileName', 'EditQAComments', 'EditAnatomicalSegment', 'EditImageUploadDate', 'EditUploaderOrganization', 'EditSiteID', 'EditSubjectID', 'EditVisitID', 'EditCollectionDate', 'EditHistopathologyProcedureID', 'EditEndoProcedureID', 'EditExpectedNoofImages', 'EditNoofImagesReceived'];
-    for (const e of edits) expect(PERMISSION_NAMES.some((p) => p.endsWith(`_${e}`)), e).toBe(true);
+    const edits = [
+      'EditAccessionNumber',
+      'EditStudyName',
+      'EditStudyNamePopulated',
+      'EditProtocolID',
+      'EditFileName',
+      'EditQAComments',
+      'EditAnatomicalSegment',
+      'EditImageUploadDate',
+      'EditUploaderOrganization',
+      'EditSiteID',
+      'EditSubjectID',
+      'EditVisitID',
+      'EditCollectionDate',
+      'EditHistopathologyProcedureID',
+      'EditEndoProcedureID',
+      'EditExpectedNoofImages',
+      'EditNoofImagesReceived',
+    ];
+    for (const e of edits)
+      expect(
+        PERMISSION_NAMES.some((p) => p.endsWith(`_${e}`)),
+        e,
+      ).toBe(true);
   });
 
   it('has unique names, each described', () => {
@@ -82,7 +123,15 @@ describe('default role → permission map', () => {
 
   it('blinds central readers: no subject, site or visit IDs, no labels, no study management', () => {
     const cr = ROLE_PERMISSIONS.CR;
-    for (const p of ['AP_CaseData_ViewSubjectID', 'AP_CaseData_ViewSiteID', 'AP_CaseData_ViewVisitID', 'AP_ImageViewer_ViewLabel', 'S_Main_ViewAllStudies', 'S_Main_EditStudy', 'UM_ViewUsersPage'] as const) {
+    for (const p of [
+      'AP_CaseData_ViewSubjectID',
+      'AP_CaseData_ViewSiteID',
+      'AP_CaseData_ViewVisitID',
+      'AP_ImageViewer_ViewLabel',
+      'S_Main_ViewAllStudies',
+      'S_Main_EditStudy',
+      'UM_ViewUsersPage',
+    ] as const) {
       expect(cr).not.toContain(p);
       expect(ROLE_PERMISSIONS.NOTO).not.toContain(p);
     }
@@ -92,7 +141,8 @@ describe('default role → permission map', () => {
 
   it('gives admin-level roles (StudyAdmin, ISC) the admin checks, and only admins manage users and studies', () => {
     for (const role of ROLE_NAMES) {
-      const manages = ROLE_PERMISSIONS[role].includes('UM_GrantStudyAccess') || ROLE_PERMISSIONS[role].includes('S_Main_EditStudy');
+      const manages =
+        ROLE_PERMISSIONS[role].includes('UM_GrantStudyAccess') || ROLE_PERMISSIONS[role].includes('S_Main_EditStudy');
       expect(manages, role).toBe(role === 'SystemAdmin' || role === 'StudyAdmin');
     }
     expect(ROLE_PERMISSIONS.ISC).toContain('AP_CaseViewer_ViewButtonPassISCQC');

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { installZodMessages, isEmptyValue, loginRequestSchema, reasonForChangeError, valuesDiffer, workAsRequestSchema, cannotDecode, hasAny } from '../src/index.js';
+import {
+  installZodMessages,
+  isEmptyValue,
+  loginRequestSchema,
+  reasonForChangeError,
+  valuesDiffer,
+  workAsRequestSchema,
+  cannotDecode,
+  hasAny,
+} from '../src/index.js';
 
 installZodMessages();
 
@@ -33,7 +42,9 @@ describe('request schemas and messages', () => {
     const r = loginRequestSchema.safeParse({ username: 'a' });
     expect(r.success).toBe(false);
     expect(r.error?.issues[0]?.message).toBe('password is required');
-    expect(loginRequestSchema.safeParse({ username: '  ', password: 'x' }).error?.issues[0]?.message).toBe('username is required');
+    expect(loginRequestSchema.safeParse({ username: '  ', password: 'x' }).error?.issues[0]?.message).toBe(
+      'username is required',
+    );
     expect(workAsRequestSchema.safeParse({ roleId: 'x' }).error?.issues[0]?.message).toBe('roleId must be number');
   });
 

@@ -44,7 +44,13 @@ const base = (): StudyConfig => ({
   freehandClasses: [],
   multilineClasses: [],
 });
-const cls = (name: string, extra: Partial<AnnotationClassInput> = {}): AnnotationClassInput => ({ name, color: '#87FF01', sortOrder: 0, enabled: true, ...extra });
+const cls = (name: string, extra: Partial<AnnotationClassInput> = {}): AnnotationClassInput => ({
+  name,
+  color: '#87FF01',
+  sortOrder: 0,
+  enabled: true,
+  ...extra,
+});
 const messages = (config: StudyConfig) => validateStudyConfig(config).map((i) => i.message);
 
 describe('validateStudyConfig (spec doc 1 §5)', () => {
@@ -62,18 +68,33 @@ describe('validateStudyConfig (spec doc 1 §5)', () => {
     ['blank segment name', { segments: 2, anatomicalSegments: ['Ileum', '  '] }, 'Enter one name per segment (2)'],
     ['modality', { modality: [] }, 'Modality is required'],
     ['hold reason', { onHold: true, onHoldReason: ' ' }, 'On Hold Reason is required'],
-    ['hold reason length', { onHold: true, onHoldReason: 'x'.repeat(179) }, 'On Hold Reason must be at most 178 characters'],
+    [
+      'hold reason length',
+      { onHold: true, onHoldReason: 'x'.repeat(179) },
+      'On Hold Reason must be at most 178 characters',
+    ],
     ['NASH alone', { indications: ['NASH', 'POUCHITIS'] }, 'Studies only support one indication.'],
     ['celiac alone', { indications: ['POUCHITIS', 'CELIAC_DISEASE'] }, 'Studies only support one indication.'],
     ['class names', { hpfClasses: [cls('A'), cls(' a ')] }, 'name is blank or not unique'],
     ['blank class', { freehandClasses: [cls('')] }, 'name is blank or not unique'],
-    ['visit pair', { visitIds: ['V1', 'V1'], labVisitIds: ['L1', 'L1'] }, 'The Visit ID / Lab Visit ID pair must be unique'],
+    [
+      'visit pair',
+      { visitIds: ['V1', 'V1'], labVisitIds: ['L1', 'L1'] },
+      'The Visit ID / Lab Visit ID pair must be unique',
+    ],
   ])('%s', (_label, over, message) => {
     expect(messages({ ...base(), ...over })).toContain(message);
   });
 
   it('accepts 178 characters of hold reason and ignores deleted classes', () => {
-    expect(messages({ ...base(), onHold: true, onHoldReason: 'x'.repeat(178), pointClasses: [cls('A'), cls('A', { deleted: true })] })).toEqual([]);
+    expect(
+      messages({
+        ...base(),
+        onHold: true,
+        onHoldReason: 'x'.repeat(178),
+        pointClasses: [cls('A'), cls('A', { deleted: true })],
+      }),
+    ).toEqual([]);
   });
 
   const liveName = fc.constantFrom('IEL', 'Enterocyte', 'Crypt', 'Villus', 'Unit 1');
@@ -89,7 +110,10 @@ describe('validateStudyConfig (spec doc 1 §5)', () => {
         (list, [first, second], others, seed) => {
           const classes = [...others.map((o) => cls(`x-${o}`)), cls(first), cls(second)];
           // Shuffle deterministically so the duplicate may sit anywhere.
-          const shuffled = classes.map((c, i) => ({ c, k: (i * 7919 + seed) % 101 })).sort((a, b) => a.k - b.k).map(({ c }) => c);
+          const shuffled = classes
+            .map((c, i) => ({ c, k: (i * 7919 + seed) % 101 }))
+            .sort((a, b) => a.k - b.k)
+            .map(({ c }) => c);
           const issues = validateStudyConfig({ ...base(), [list]: shuffled });
           return issues.some((i) => i.field === list && i.message === STUDY_MESSAGES.classNameInvalid);
         },
@@ -99,10 +123,17 @@ describe('validateStudyConfig (spec doc 1 §5)', () => {
 
   it('passes lists of distinct non-blank names, whatever their order and flags', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ]{0,10}$/), { selector: (s) => s.trim().toLowerCase(), maxLength: 6 }), fc.boolean(), (names, enabled) => {
-        const list = names.map((n, i) => cls(n, { sortOrder: names.length - i, enabled }));
-        return validateStudyConfig({ ...base(), pointClasses: list, multilineClasses: list }).length === 0;
-      }),
+      fc.property(
+        fc.uniqueArray(fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ]{0,10}$/), {
+          selector: (s) => s.trim().toLowerCase(),
+          maxLength: 6,
+        }),
+        fc.boolean(),
+        (names, enabled) => {
+          const list = names.map((n, i) => cls(n, { sortOrder: names.length - i, enabled }));
+          return validateStudyConfig({ ...base(), pointClasses: list, multilineClasses: list }).length === 0;
+        },
+      ),
     );
   });
 });
@@ -111,7 +142,9 @@ describe('visit pairs', () => {
   it('pairs by position; a lab visit ID is used once; a visit may repeat with other lab visits', () => {
     expect(visitPairIssues(['V1', 'V1'], ['L1', 'L2'])).toEqual([]);
     expect(visitPairIssues(['V1', 'V2'], ['', ''])).toEqual([]);
-    expect(visitPairIssues(['V1', 'V2'], ['L1', 'L1']).map((i) => i.message)).toEqual(['The Visit ID / Lab Visit ID pair must be unique']);
+    expect(visitPairIssues(['V1', 'V2'], ['L1', 'L1']).map((i) => i.message)).toEqual([
+      'The Visit ID / Lab Visit ID pair must be unique',
+    ]);
     expect(canAddVisitPair(['V1'], ['L1'], ' ', 'L2')).toBe('Visit ID is required');
     expect(canAddVisitPair(['V1'], ['L1'], 'V1', 'L1')).toBe('The Visit ID / Lab Visit ID pair must be unique');
     expect(canAddVisitPair(['V1'], ['L1'], 'V2', '')).toBeNull();
@@ -122,7 +155,10 @@ describe('indication selection', () => {
   it('choosing NASH or celiac leaves only it; others combine', () => {
     expect(selectIndications(['CROHNS_DISEASE'], ['CROHNS_DISEASE', 'NASH'])).toEqual(['NASH']);
     expect(selectIndications(['CROHNS_DISEASE'], ['CROHNS_DISEASE', 'CELIAC_DISEASE'])).toEqual(['CELIAC_DISEASE']);
-    expect(selectIndications(['CROHNS_DISEASE'], ['CROHNS_DISEASE', 'POUCHITIS'])).toEqual(['CROHNS_DISEASE', 'POUCHITIS']);
+    expect(selectIndications(['CROHNS_DISEASE'], ['CROHNS_DISEASE', 'POUCHITIS'])).toEqual([
+      'CROHNS_DISEASE',
+      'POUCHITIS',
+    ]);
     expect(selectIndications(['NASH'], [])).toEqual([]);
   });
 
@@ -157,20 +193,34 @@ describe('withCeliacDefaults', () => {
       ['Enterocyte', '#FF9F00', 1],
       ['IEL', '#87FF01', 2],
     ]);
-    expect(result.multilineClasses.map((c) => `${c.name} ${c.color}`)).toEqual(['Unit 1 #87FF01', 'Unit 2 #FF001E', 'Unit 3 #FF9F00', 'Unit 4 #FDEB03', 'Unit 5 #013BFA']);
+    expect(result.multilineClasses.map((c) => `${c.name} ${c.color}`)).toEqual([
+      'Unit 1 #87FF01',
+      'Unit 2 #FF001E',
+      'Unit 3 #FF9F00',
+      'Unit 4 #FDEB03',
+      'Unit 5 #013BFA',
+    ]);
   });
 
   it('skips existing live names; a deleted class of that name does not count', () => {
-    const result = withCeliacDefaults({ pointClasses: [cls(' iel '), cls('Enterocyte', { deleted: true })], multilineClasses: [cls('UNIT 2')] });
+    const result = withCeliacDefaults({
+      pointClasses: [cls(' iel '), cls('Enterocyte', { deleted: true })],
+      multilineClasses: [cls('UNIT 2')],
+    });
     expect(result.pointClasses.map((c) => c.name)).toEqual([' iel ', 'Enterocyte', 'Enterocyte']);
     expect(result.multilineClasses.map((c) => c.name)).toEqual(['UNIT 2', 'Unit 1', 'Unit 3', 'Unit 4', 'Unit 5']);
   });
 
   it('is idempotent, keeps the given classes, and never creates duplicate live names', () => {
-    const names = fc.array(fc.constantFrom('IEL', 'iel', 'Enterocyte', 'Unit 1', 'unit 5', 'Goblet', 'Other'), { maxLength: 5 });
+    const names = fc.array(fc.constantFrom('IEL', 'iel', 'Enterocyte', 'Unit 1', 'unit 5', 'Goblet', 'Other'), {
+      maxLength: 5,
+    });
     fc.assert(
       fc.property(names, names, (point, line) => {
-        const input = { pointClasses: [...new Set(point.map((n) => n.toLowerCase()))].map((n) => cls(n)), multilineClasses: [...new Set(line.map((n) => n.toLowerCase()))].map((n) => cls(n)) };
+        const input = {
+          pointClasses: [...new Set(point.map((n) => n.toLowerCase()))].map((n) => cls(n)),
+          multilineClasses: [...new Set(line.map((n) => n.toLowerCase()))].map((n) => cls(n)),
+        };
         const once = withCeliacDefaults(input);
         const twice = withCeliacDefaults(once);
         expect(twice).toEqual(once);
@@ -179,7 +229,8 @@ describe('withCeliacDefaults', () => {
         expect(messages(config)).toEqual([]);
         const lower = (list: AnnotationClassInput[]) => list.map((c) => c.name.toLowerCase());
         for (const d of CELIAC_DEFAULT_POINT_CLASSES) expect(lower(once.pointClasses)).toContain(d.name.toLowerCase());
-        for (const d of CELIAC_DEFAULT_LINE_CLASSES) expect(lower(once.multilineClasses)).toContain(d.name.toLowerCase());
+        for (const d of CELIAC_DEFAULT_LINE_CLASSES)
+          expect(lower(once.multilineClasses)).toContain(d.name.toLowerCase());
       }),
     );
   });
@@ -197,16 +248,12 @@ describe('reason for change on a study', () => {
 
 describe('kinds of user and study user lists', () => {
   it('maps the role worked as to the studies list kind, and study access roles to the study’s user lists', () => {
-    expect(['CR', 'NOTO', 'UPLOADER', 'Site', 'LabTech', 'StudyAdmin', undefined].map((r) => studyListKind(r))).toEqual([
-      'reader',
-      'reader',
-      'uploader',
-      'uploader',
-      'admin',
-      'admin',
-      'admin',
-    ]);
-    expect(['UPLOADER', 'LabTech', 'Site', 'CR', 'NOTO', 'ISC', 'DM', 'PM', 'SPONSOR', 'LIS'].map(studyUserGroup)).toEqual([
+    expect(['CR', 'NOTO', 'UPLOADER', 'Site', 'LabTech', 'StudyAdmin', undefined].map((r) => studyListKind(r))).toEqual(
+      ['reader', 'reader', 'uploader', 'uploader', 'admin', 'admin', 'admin'],
+    );
+    expect(
+      ['UPLOADER', 'LabTech', 'Site', 'CR', 'NOTO', 'ISC', 'DM', 'PM', 'SPONSOR', 'LIS'].map(studyUserGroup),
+    ).toEqual([
       'uploaders',
       'uploaders',
       'uploaders',
@@ -223,8 +270,12 @@ describe('kinds of user and study user lists', () => {
 
 describe('API schemas', () => {
   it("reject unknown enumeration values with 'Cannot decode … from …'", () => {
-    expect(studyCreateSchema.safeParse({ ...base(), indications: ['FLU'] }).error?.issues[0]?.message).toBe('Cannot decode indications.0 from FLU');
-    expect(studyUpdateSchema.safeParse({ modality: { value: ['XRAY'] } }).error?.issues[0]?.message).toBe('Cannot decode modality.value.0 from XRAY');
+    expect(studyCreateSchema.safeParse({ ...base(), indications: ['FLU'] }).error?.issues[0]?.message).toBe(
+      'Cannot decode indications.0 from FLU',
+    );
+    expect(studyUpdateSchema.safeParse({ modality: { value: ['XRAY'] } }).error?.issues[0]?.message).toBe(
+      'Cannot decode modality.value.0 from XRAY',
+    );
     expect(studyListQuerySchema.safeParse({ sort: 'x' }).error?.issues[0]?.message).toBe('Cannot decode sort from x');
   });
 
@@ -237,8 +288,14 @@ describe('API schemas', () => {
   });
 
   it('accept page sizes 10, 20, 50, 100 only, and default the sorts', () => {
-    expect(studyListQuerySchema.parse({ pageSize: '50', page: '2' })).toEqual({ pageSize: 50, page: 2, sort: '-createdAt' });
-    expect(studyListQuerySchema.safeParse({ pageSize: '25' }).error?.issues[0]?.message).toBe('pageSize must be one of 10, 20, 50, 100');
+    expect(studyListQuerySchema.parse({ pageSize: '50', page: '2' })).toEqual({
+      pageSize: 50,
+      page: 2,
+      sort: '-createdAt',
+    });
+    expect(studyListQuerySchema.safeParse({ pageSize: '25' }).error?.issues[0]?.message).toBe(
+      'pageSize must be one of 10, 20, 50, 100',
+    );
     expect(userListQuerySchema.parse({}).sort).toBe('username');
     expect(userListQuerySchema.safeParse({ exclude: '1, 2,3' }).success).toBe(true);
     expect(userListQuerySchema.safeParse({ exclude: '1;2' }).success).toBe(false);

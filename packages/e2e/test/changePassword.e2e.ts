@@ -36,7 +36,8 @@ async function createAccountViaApi(page: Page): Promise<{ username: string; init
     headers: await mutationHeaders(page),
     data: { username, firstName: 'Pat', lastName: 'Passwordson', organizationId: null },
   });
-  if (created.status() !== 201) throw new Error(`POST /api/users answered ${created.status()}: ${await created.text()}`);
+  if (created.status() !== 201)
+    throw new Error(`POST /api/users answered ${created.status()}: ${await created.text()}`);
   const { user, initialPassword } = (await created.json()) as { user: { id: number }; initialPassword: string };
 
   const list = await page.request.get(appUrl(`/api/studies/list?name=${encodeURIComponent(DEMO_STUDY)}`));

@@ -17,7 +17,9 @@ const DEMO_STUDY = 'DEMO-UC-001';
 const PROCESSING_TIMEOUT = 120_000;
 
 async function demoStudyId(page: Page): Promise<number> {
-  const response = await page.request.get(appUrl(`/api/studies/list?name=${DEMO_STUDY}`), { headers: { Accept: 'application/json' } });
+  const response = await page.request.get(appUrl(`/api/studies/list?name=${DEMO_STUDY}`), {
+    headers: { Accept: 'application/json' },
+  });
   const { studies } = (await response.json()) as { studies: { id: number; name: string }[] };
   const study = studies.find((s) => s.name.startsWith(DEMO_STUDY));
   if (!study) throw new Error(`The demo study ${DEMO_STUDY} is not visible: ${JSON.stringify(studies)}`);
@@ -63,7 +65,9 @@ describe('slide upload (issue 3)', () => {
         await expect(dialog.getByRole('heading', { name: 'Upload images' }).count()).resolves.toBe(1);
         await dialog.getByLabel('Choose files').setInputFiles(file);
         await dialog.getByTitle(fileName).waitFor(); // the file's row in the progress list
-        const registered = page.waitForResponse((r) => r.url().endsWith('/api/images') && r.request().method() === 'POST');
+        const registered = page.waitForResponse(
+          (r) => r.url().endsWith('/api/images') && r.request().method() === 'POST',
+        );
         await dialog.getByRole('button', { name: 'Upload', exact: true }).click();
         expect((await registered).status()).toBe(200);
         await dialog.waitFor({ state: 'detached', timeout: 60_000 });

@@ -45,7 +45,12 @@ declare module 'fastify' {
   }
 }
 
-export async function buildApp({ config, database, logger = false, slides: slideOverrides }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  database,
+  logger = false,
+  slides: slideOverrides,
+}: AppDeps): Promise<FastifyInstance> {
   installZodMessages();
   // Tile requests skip Fastify: the HTTP server answers them first (modules/tiles/tileServer.ts).
   const tileFastPath = new TileFastPath();

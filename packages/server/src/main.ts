@@ -43,7 +43,11 @@ async function main(): Promise<void> {
   let stopWorker: (() => Promise<void>) | null = null;
   // The audit chain's head, copied outside the database (platform/audit/anchors.ts).
   const anchors = config.roles.has('api')
-    ? new AuditAnchorWriter(database.db, { file: config.auditAnchorFile, intervalSeconds: config.auditAnchorIntervalSeconds, log: app.log })
+    ? new AuditAnchorWriter(database.db, {
+        file: config.auditAnchorFile,
+        intervalSeconds: config.auditAnchorIntervalSeconds,
+        log: app.log,
+      })
     : null;
   const close = async (signal: string) => {
     app.log.info(`${signal}: shutting down`);
@@ -60,7 +64,14 @@ async function main(): Promise<void> {
   await anchors?.start();
   // Slide pipeline: the processing worker, and the demo slide (processed by that same worker).
   if (config.roles.has('worker')) {
-    const worker = await startImageWorker({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs, mailer: app.slides.mailer, tmpDir: path.join(config.dataDir, 'tmp'), log: app.log });
+    const worker = await startImageWorker({
+      db: database.db,
+      storage: app.slides.storage,
+      jobs: app.slides.jobs,
+      mailer: app.slides.mailer,
+      tmpDir: path.join(config.dataDir, 'tmp'),
+      log: app.log,
+    });
     stopWorker = () => worker.stop();
   }
   if (config.demo) {

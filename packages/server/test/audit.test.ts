@@ -27,7 +27,15 @@ async function record(n: number, action = 'TEST_EVENT') {
     recordAudit(
       tx,
       actor,
-      Array.from({ length: n }, (_, i) => ({ action, entityType: 'thing', entityId: i, field: 'f', oldValue: i, newValue: { v: i + 1 }, reason: 'because' })),
+      Array.from({ length: n }, (_, i) => ({
+        action,
+        entityType: 'thing',
+        entityId: i,
+        field: 'f',
+        oldValue: i,
+        newValue: { v: i + 1 },
+        reason: 'because',
+      })),
     ),
   );
 }
@@ -35,23 +43,43 @@ async function record(n: number, action = 'TEST_EVENT') {
 describe('audit trail', () => {
   it('records events with the actor, in the caller transaction, chained from the previous row', async () => {
     await record(3);
-    const rows = await database.db.selectFrom('audit_events').selectAll().where('action', '=', 'TEST_EVENT').orderBy('id').execute();
+    const rows = await database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('action', '=', 'TEST_EVENT')
+      .orderBy('id')
+      .execute();
     expect(rows).toHaveLength(3);
-    expect(rows[0]).toMatchObject({ user_id: 7, username: 'tester', work_as_role: 'DM', request_id: 'req-1', client_ip: '127.0.0.1', old_value: '0', new_value: '{"v":1}', reason: 'because' });
+    expect(rows[0]).toMatchObject({
+      user_id: 7,
+      username: 'tester',
+      work_as_role: 'DM',
+      request_id: 'req-1',
+      client_ip: '127.0.0.1',
+      old_value: '0',
+      new_value: '{"v":1}',
+      reason: 'because',
+    });
     expect(rows[1]?.prev_hash).toBe(rows[0]?.hash);
     expect(rows[2]?.id).toBe((rows[0]?.id ?? 0) + 2);
     expect((await verifyAuditChain(database.db)).ok).toBe(true);
   });
 
   it('writes nothing when the mutation fails', async () => {
-    const before = await database.db.selectFrom('audit_events').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+    const before = await database.db
+      .selectFrom('audit_events')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .executeTakeFirstOrThrow();
     await expect(
       database.db.transaction().execute(async (tx) => {
         await recordAudit(tx, actor, [{ action: 'DOOMED', entityType: 'thing' }]);
         throw new Error('the mutation failed');
       }),
     ).rejects.toThrow('the mutation failed');
-    const after = await database.db.selectFrom('audit_events').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+    const after = await database.db
+      .selectFrom('audit_events')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 
@@ -67,7 +95,10 @@ describe('audit trail', () => {
     await Promise.all(Array.from({ length: 12 }, () => record(2, 'CONCURRENT')));
     const result = await verifyAuditChain(database.db);
     expect(result.ok).toBe(true);
-    const count = await database.db.selectFrom('audit_events').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+    const count = await database.db
+      .selectFrom('audit_events')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .executeTakeFirstOrThrow();
     expect(result.rowsChecked).toBe(count.n);
   });
 });
@@ -78,7 +109,11 @@ describe('audit chain verification detects tampering', () => {
     const { database: db, drop: dropIt } = await openTestDatabase();
     try {
       await db.db.transaction().execute((tx) =>
-        recordAudit(tx, SYSTEM_ACTOR, Array.from({ length: 6 }, (_, i) => ({ action: 'E', entityType: 't', entityId: i, newValue: `v${i}` }))),
+        recordAudit(
+          tx,
+          SYSTEM_ACTOR,
+          Array.from({ length: 6 }, (_, i) => ({ action: 'E', entityType: 't', entityId: i, newValue: `v${i}` })),
+        ),
       );
       await fn(db);
     } finally {
@@ -88,9 +123,16 @@ describe('audit chain verification detects tampering', () => {
   }
   /** Tampering needs the append-only trigger out of the way, as a database owner could do. */
   const tamperOn = (db: Database, statement: string) =>
-    db.raw.exec(`ALTER TABLE audit_events DISABLE TRIGGER USER; ${statement}; ALTER TABLE audit_events ENABLE TRIGGER USER;`);
+    db.raw.exec(
+      `ALTER TABLE audit_events DISABLE TRIGGER USER; ${statement}; ALTER TABLE audit_events ENABLE TRIGGER USER;`,
+    );
   const lastId = async (db: Database) =>
-    (await db.db.selectFrom('audit_events').select(sql<number>`max(id)::int`.as('m')).executeTakeFirstOrThrow()).m;
+    (
+      await db.db
+        .selectFrom('audit_events')
+        .select(sql<number>`max(id)::int`.as('m'))
+        .executeTakeFirstOrThrow()
+    ).m;
 
   it('an altered row', async () => {
     await withChain(async (db) => {
@@ -123,7 +165,11 @@ describe('audit chain verification detects tampering', () => {
       const id = (await lastId(db)) - 2;
       // Replace row `id` by a forged row that links correctly to its predecessor and hashes
       // correctly: the successor no longer links to it.
-      const prev = await db.db.selectFrom('audit_events').selectAll().where('id', '=', id - 1).executeTakeFirstOrThrow();
+      const prev = await db.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('id', '=', id - 1)
+        .executeTakeFirstOrThrow();
       const forged = {
         id,
         occurred_at: new Date('2026-01-01T00:00:00.000Z'),
@@ -143,7 +189,10 @@ describe('audit chain verification detects tampering', () => {
       };
       const hash = hashRow(prev.hash, forged);
       await tamperOn(db, `DELETE FROM audit_events WHERE id = ${id}`);
-      await db.db.insertInto('audit_events').values({ ...forged, prev_hash: prev.hash, hash }).execute();
+      await db.db
+        .insertInto('audit_events')
+        .values({ ...forged, prev_hash: prev.hash, hash })
+        .execute();
       expect(await verifyAuditChain(db.db)).toMatchObject({ ok: false, brokenAt: { id: id + 1 } });
     });
   });
@@ -153,7 +202,25 @@ describe('audit chain verification detects tampering', () => {
       const id = (await lastId(db)) + 1;
       await db.db
         .insertInto('audit_events')
-        .values({ id, occurred_at: new Date(), action: 'X', entity_type: 't', prev_hash: 'f'.repeat(64), hash: 'e'.repeat(64), user_id: null, username: null, work_as_role: null, entity_id: null, study_id: null, field: null, old_value: null, new_value: null, reason: null, request_id: null, client_ip: null })
+        .values({
+          id,
+          occurred_at: new Date(),
+          action: 'X',
+          entity_type: 't',
+          prev_hash: 'f'.repeat(64),
+          hash: 'e'.repeat(64),
+          user_id: null,
+          username: null,
+          work_as_role: null,
+          entity_id: null,
+          study_id: null,
+          field: null,
+          old_value: null,
+          new_value: null,
+          reason: null,
+          request_id: null,
+          client_ip: null,
+        })
         .execute();
       expect(await verifyAuditChain(db.db)).toMatchObject({ ok: false, brokenAt: { id } });
     });
@@ -168,7 +235,13 @@ describe('audit anchors: the chain head copied outside the database', () => {
     try {
       const writer = new AuditAnchorWriter(db.db, { file, intervalSeconds: 3600 });
       const append = (n: number) =>
-        db.db.transaction().execute((tx) => recordAudit(tx, SYSTEM_ACTOR, Array.from({ length: n }, (_, i) => ({ action: 'E', entityType: 't', entityId: i }))));
+        db.db.transaction().execute((tx) =>
+          recordAudit(
+            tx,
+            SYSTEM_ACTOR,
+            Array.from({ length: n }, (_, i) => ({ action: 'E', entityType: 't', entityId: i })),
+          ),
+        );
       await append(4);
       await writer.start();
       await append(3);
@@ -181,11 +254,18 @@ describe('audit anchors: the chain head copied outside the database', () => {
     }
   }
   const tamperOn = (db: Database, statement: string) =>
-    db.raw.exec(`ALTER TABLE audit_events DISABLE TRIGGER USER; ${statement}; ALTER TABLE audit_events ENABLE TRIGGER USER;`);
+    db.raw.exec(
+      `ALTER TABLE audit_events DISABLE TRIGGER USER; ${statement}; ALTER TABLE audit_events ENABLE TRIGGER USER;`,
+    );
 
   it('writes the head when it moved (at start and at stop), and the intact chain verifies against it', async () => {
     await withAnchoredChain(async (db, anchors, file) => {
-      const head = await db.db.selectFrom('audit_events').select(['id', 'hash']).orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
+      const head = await db.db
+        .selectFrom('audit_events')
+        .select(['id', 'hash'])
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirstOrThrow();
       expect(anchors.map((a) => a.id)).toEqual([head.id - 3, head.id]);
       expect(anchors.at(-1)?.hash).toBe(head.hash);
       // Nothing new: no new anchor.
@@ -194,7 +274,10 @@ describe('audit anchors: the chain head copied outside the database', () => {
       await writer.start();
       expect(await writer.anchorNow()).toBeNull();
       await writer.stop();
-      expect(await verifyAuditChain(db.db, { anchors: await readAnchors(file) })).toMatchObject({ ok: true, anchorsChecked: 3 });
+      expect(await verifyAuditChain(db.db, { anchors: await readAnchors(file) })).toMatchObject({
+        ok: true,
+        anchorsChecked: 3,
+      });
     });
   });
 
@@ -213,8 +296,16 @@ describe('audit anchors: the chain head copied outside the database', () => {
     await withAnchoredChain(async (db, anchors) => {
       const anchored = anchors.at(-1)!.id;
       // Forge the anchored row and recompute its hash so the chain itself stays consistent.
-      const prev = await db.db.selectFrom('audit_events').selectAll().where('id', '=', anchored - 1).executeTakeFirstOrThrow();
-      const row = await db.db.selectFrom('audit_events').selectAll().where('id', '=', anchored).executeTakeFirstOrThrow();
+      const prev = await db.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('id', '=', anchored - 1)
+        .executeTakeFirstOrThrow();
+      const row = await db.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('id', '=', anchored)
+        .executeTakeFirstOrThrow();
       const forged = { ...row, new_value: 'forged' };
       const hash = hashRow(prev.hash, forged);
       await tamperOn(db, `UPDATE audit_events SET new_value = 'forged', hash = '${hash}' WHERE id = ${anchored}`);
@@ -240,8 +331,12 @@ describe('audit anchors: the chain head copied outside the database', () => {
 
 describe('reason for change', () => {
   it('needs a reason when a field with a prior value changes', () => {
-    expect(() => requireReasonsForChange([{ field: 'name', before: 'A', after: 'B', reason: ' ' }])).toThrow('Reason for change is required');
-    expect(() => requireReasonsForChange([{ field: 'name', before: ['x'], after: [], reason: undefined }])).toThrow('Reason for change is required');
+    expect(() => requireReasonsForChange([{ field: 'name', before: 'A', after: 'B', reason: ' ' }])).toThrow(
+      'Reason for change is required',
+    );
+    expect(() => requireReasonsForChange([{ field: 'name', before: ['x'], after: [], reason: undefined }])).toThrow(
+      'Reason for change is required',
+    );
   });
 
   it('needs no reason when the previous value was empty, or nothing changed', () => {
@@ -254,7 +349,17 @@ describe('reason for change', () => {
     const events = changeEvents({ action: 'STUDY_UPDATED', entityType: 'study', entityId: 3, studyId: 3 }, [
       { field: 'name', before: 'A', after: 'B', reason: '  typo ' },
     ]);
-    expect(events).toEqual([{ action: 'STUDY_UPDATED', entityType: 'study', entityId: 3, studyId: 3, field: 'name', oldValue: 'A', newValue: 'B', reason: 'typo' }]);
+    expect(events).toEqual([
+      {
+        action: 'STUDY_UPDATED',
+        entityType: 'study',
+        entityId: 3,
+        studyId: 3,
+        field: 'name',
+        oldValue: 'A',
+        newValue: 'B',
+        reason: 'typo',
+      },
+    ]);
   });
 });
-

@@ -197,7 +197,10 @@ describe('an account created with a one-time password', () => {
     const before = await storedUser(account.id);
     expect(await openSessions(account.id)).toBe(2);
 
-    const response = await changePassword(session, { currentPassword: account.initialPassword, newPassword: NEW_PASSWORD });
+    const response = await changePassword(session, {
+      currentPassword: account.initialPassword,
+      newPassword: NEW_PASSWORD,
+    });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json()).toEqual({ success: true, message: MESSAGES.passwordChanged });
 
@@ -214,7 +217,11 @@ describe('an account created with a one-time password', () => {
     const studies = await session.request({ method: 'GET', url: '/api/studies/list' });
     expect(studies.statusCode, studies.body).toBe(200);
     // The same session's CSRF token still works for mutations.
-    const workAs = await session.request({ method: 'PUT', url: '/api/users/workAs', payload: { roleId: roleByName('DM').id } });
+    const workAs = await session.request({
+      method: 'PUT',
+      url: '/api/users/workAs',
+      payload: { roleId: roleByName('DM').id },
+    });
     expect(workAs.statusCode, workAs.body).toBe(200);
 
     expect((await loginRaw(account.username, account.initialPassword)).statusCode).toBe(401);
@@ -237,8 +244,14 @@ describe('an account created with a one-time password', () => {
   it('a second change needs the new password as the current one', async () => {
     const account = await createdAccount();
     const session = await login(t.app, account.username, account.initialPassword);
-    expect((await changePassword(session, { currentPassword: account.initialPassword, newPassword: NEW_PASSWORD })).statusCode).toBe(200);
-    const again = await changePassword(session, { currentPassword: account.initialPassword, newPassword: 'yet another passphrase' });
+    expect(
+      (await changePassword(session, { currentPassword: account.initialPassword, newPassword: NEW_PASSWORD }))
+        .statusCode,
+    ).toBe(200);
+    const again = await changePassword(session, {
+      currentPassword: account.initialPassword,
+      newPassword: 'yet another passphrase',
+    });
     expect(again.json()).toEqual({ success: false, message: MESSAGES.currentPasswordIncorrect });
     const ok = await changePassword(session, { currentPassword: NEW_PASSWORD, newPassword: 'yet another passphrase' });
     expect(ok.statusCode).toBe(200);
@@ -268,13 +281,21 @@ describe('throttling', () => {
       const response = await changePassword(session, { currentPassword: `guess ${i}`, newPassword: NEW_PASSWORD }, ip);
       expect(response.statusCode).toBe(400);
     }
-    const blocked = await changePassword(session, { currentPassword: account.initialPassword, newPassword: NEW_PASSWORD }, ip);
+    const blocked = await changePassword(
+      session,
+      { currentPassword: account.initialPassword, newPassword: NEW_PASSWORD },
+      ip,
+    );
     expect(blocked.statusCode).toBe(429);
     expect(blocked.json()).toEqual({ success: false, message: MESSAGES.tooManyLogins });
     expect(await storedUser(account.id)).toEqual(before);
     // The login from that IP is throttled too; from another IP the change goes through.
     expect((await loginRaw(account.username, account.initialPassword, ip)).statusCode).toBe(429);
-    const elsewhere = await changePassword(session, { currentPassword: account.initialPassword, newPassword: NEW_PASSWORD }, '10.20.30.41');
+    const elsewhere = await changePassword(
+      session,
+      { currentPassword: account.initialPassword, newPassword: NEW_PASSWORD },
+      '10.20.30.41',
+    );
     expect(elsewhere.statusCode, elsewhere.body).toBe(200);
     const actions = (await auditRows(account.id)).map((r) => r.action);
     expect(actions.filter((a) => a === 'PASSWORD_CHANGE_FAILED')).toHaveLength(LOGIN_THROTTLE.maxFailures);

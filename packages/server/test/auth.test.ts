@@ -16,7 +16,12 @@ const loginAs = (username: string, password: string, remoteAddress = '127.0.0.1'
   t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password }, remoteAddress });
 
 async function auditActions(userId: number): Promise<string[]> {
-  const rows = await t.database.db.selectFrom('audit_events').select('action').where('user_id', '=', userId).orderBy('id').execute();
+  const rows = await t.database.db
+    .selectFrom('audit_events')
+    .select('action')
+    .where('user_id', '=', userId)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => r.action);
 }
 
@@ -103,7 +108,10 @@ describe('POST /api/auth/login', () => {
 
 describe('session, CSRF and logout', () => {
   it('GET /api/users/info is 401 with the spec body without a session, and with a forged cookie', async () => {
-    for (const cookies of [{}, { [SESSION_COOKIE]: 'forged-token-forged-token-forged-token' }] as Record<string, string>[]) {
+    for (const cookies of [{}, { [SESSION_COOKIE]: 'forged-token-forged-token-forged-token' }] as Record<
+      string,
+      string
+    >[]) {
       const response = await t.app.inject({ method: 'GET', url: '/api/users/info', cookies });
       expect(response.statusCode).toBe(401);
       expect(response.json()).toEqual({ success: false, message: 'Please log in' });
@@ -118,7 +126,7 @@ describe('session, CSRF and logout', () => {
   });
 
   it('refuses a mutation without or with a wrong CSRF token, changing nothing', async () => {
-    const user = await createUser(t.database.db, { studyRoles: [] , globalRoles: ['StudyAdmin', 'Site'] });
+    const user = await createUser(t.database.db, { studyRoles: [], globalRoles: ['StudyAdmin', 'Site'] });
     const session = await login(t.app, user.username, PASSWORD);
     for (const token of ['', 'wrong']) {
       const response = await session.request({

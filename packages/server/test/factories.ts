@@ -51,16 +51,26 @@ export async function createUser(db: Db, spec: UserSpec = {}): Promise<{ id: num
     .returning('id')
     .executeTakeFirstOrThrow();
   for (const role of spec.globalRoles ?? []) {
-    await db.insertInto('user_roles').values({ user_id: user.id, role_id: roleByName(role).id }).execute();
+    await db
+      .insertInto('user_roles')
+      .values({ user_id: user.id, role_id: roleByName(role).id })
+      .execute();
   }
   for (const { studyId, role } of spec.studyRoles ?? []) {
-    await db.insertInto('study_access').values({ user_id: user.id, study_id: studyId, role_id: roleByName(role).id }).execute();
+    await db
+      .insertInto('study_access')
+      .values({ user_id: user.id, study_id: studyId, role_id: roleByName(role).id })
+      .execute();
   }
   return { id: user.id, username };
 }
 
 export async function createStudy(db: Db, name = `Study ${unique()}`): Promise<{ id: number; name: string }> {
-  const study = await db.insertInto('studies').values({ name, sponsor: 'Test Sponsor' }).returning('id').executeTakeFirstOrThrow();
+  const study = await db
+    .insertInto('studies')
+    .values({ name, sponsor: 'Test Sponsor' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { id: study.id, name };
 }
 
@@ -106,7 +116,11 @@ export async function createImage(db: Db, spec: ImageSpec = {}): Promise<{ id: n
 // --- trial data (issue 4: study counts, annotation classes) -----------------------------------
 
 export async function createOrganization(db: Db, name = `Org ${unique()}`): Promise<{ id: number; name: string }> {
-  const org = await db.insertInto('organizations').values({ name, group_email: null }).returning('id').executeTakeFirstOrThrow();
+  const org = await db
+    .insertInto('organizations')
+    .values({ name, group_email: null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { id: org.id, name };
 }
 
@@ -154,7 +168,12 @@ export async function assignReader(db: Db, spec: { caseId: number; userId: numbe
 
 export async function createQuery(
   db: Db,
-  spec: { studyId: number; status?: 'OPEN' | 'CLOSED'; resolution?: 'RESOLVED' | 'UNRESOLVABLE' | null; objectId?: number },
+  spec: {
+    studyId: number;
+    status?: 'OPEN' | 'CLOSED';
+    resolution?: 'RESOLVED' | 'UNRESOLVABLE' | null;
+    objectId?: number;
+  },
 ): Promise<{ id: number }> {
   return db
     .insertInto('queries')
@@ -171,7 +190,13 @@ export async function createQuery(
 
 export async function createAnnotationClass(
   db: Db,
-  spec: { studyId: number; type?: 'HPF' | 'POINT' | 'FREEHAND' | 'MULTILINE'; name?: string; color?: string; sortOrder?: number },
+  spec: {
+    studyId: number;
+    type?: 'HPF' | 'POINT' | 'FREEHAND' | 'MULTILINE';
+    name?: string;
+    color?: string;
+    sortOrder?: number;
+  },
 ): Promise<{ id: number }> {
   return db
     .insertInto('annotation_classes')
@@ -210,14 +235,22 @@ export async function createAnnotation(
 export const WSI_DIR = fileURLToPath(new URL('../../../../shared/testdata/wsi/', import.meta.url));
 
 /** Stores a local file as an upload of the study (as the browser's PUT would); returns its key. */
-export async function putUpload(storage: ObjectStorage, studyId: number, file: string, fileName = path.basename(file)): Promise<string> {
+export async function putUpload(
+  storage: ObjectStorage,
+  studyId: number,
+  file: string,
+  fileName = path.basename(file),
+): Promise<string> {
   const key = uploadKey(studyId, fileName);
   await storage.write(key, { filePath: file });
   return key;
 }
 
 /** An image row for an upload, as POST /api/images creates it (status PROCESSING, processing PENDING). */
-export async function createUploadedImage(db: Db, spec: { studyId: number | null; s3Key: string; name?: string; caseId?: number | null }): Promise<{ id: number }> {
+export async function createUploadedImage(
+  db: Db,
+  spec: { studyId: number | null; s3Key: string; name?: string; caseId?: number | null },
+): Promise<{ id: number }> {
   return db
     .insertInto('images')
     .values({
@@ -251,7 +284,13 @@ export async function createSlideTestApp(
 ): Promise<SlideTestContext> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'lamina-slides-'));
   const { database, drop } = await openTestDatabase();
-  const config = loadConfig({ DEMO: 'false', SESSION_SECRET: 'test-secret', WEB_DIST: '/nonexistent', DATA_DIR: dataDir, ...env });
+  const config = loadConfig({
+    DEMO: 'false',
+    SESSION_SECRET: 'test-secret',
+    WEB_DIST: '/nonexistent',
+    DATA_DIR: dataDir,
+    ...env,
+  });
   const jobs = new JobQueue(database, await databaseUrlOf(database), {
     pollingIntervalSeconds: 0.5,
     retryDelaySeconds: 1,
@@ -300,19 +339,47 @@ export async function startS3Server(bucket = 'lamina-test'): Promise<{
   endpoint: string;
   bucket: string;
   env: Record<string, string>;
-  options: { bucket: string; region: string; endpoint: string; forcePathStyle: boolean; accessKeyId: string; secretAccessKey: string };
+  options: {
+    bucket: string;
+    region: string;
+    endpoint: string;
+    forcePathStyle: boolean;
+    accessKeyId: string;
+    secretAccessKey: string;
+  };
   close(): Promise<void>;
 }> {
   const directory = await mkdtemp(path.join(tmpdir(), 'lamina-s3-'));
   const S3rver = createRequire(import.meta.url)('s3rver') as S3rverConstructor;
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   return {
     endpoint,
     bucket,
-    env: { STORAGE: 's3', S3_ENDPOINT: endpoint, S3_BUCKET: bucket, S3_REGION: 'us-east-1', S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: 'true' },
-    options: { bucket, region: 'us-east-1', endpoint, forcePathStyle: true, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    env: {
+      STORAGE: 's3',
+      S3_ENDPOINT: endpoint,
+      S3_BUCKET: bucket,
+      S3_REGION: 'us-east-1',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_FORCE_PATH_STYLE: 'true',
+    },
+    options: {
+      bucket,
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+    },
     async close() {
       await server.close();
       await rm(directory, { recursive: true, force: true });

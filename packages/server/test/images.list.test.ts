@@ -1,14 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES, roleByName, STUDY_MESSAGES, type RoleName, type StudyImageRow } from '@lamina/domain';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
-import { createCase, createImage, createQuery, createStudy, createStudyImage, createUser, PASSWORD } from './factories.js';
+import {
+  createCase,
+  createImage,
+  createQuery,
+  createStudy,
+  createStudyImage,
+  createUser,
+  PASSWORD,
+} from './factories.js';
 
 let t: TestContext;
 let studyId: number;
 let otherStudyId: number;
 let labtech: Session;
 /** Image ids by what they are, in upload order (oldest first). */
-const ids = {} as Record<'plain' | 'inCase' | 'withOpenQuery' | 'withResolvedQuery' | 'failed' | 'processing' | 'archived' | 'percent', number>;
+const ids = {} as Record<
+  'plain' | 'inCase' | 'withOpenQuery' | 'withResolvedQuery' | 'failed' | 'processing' | 'archived' | 'percent',
+  number
+>;
 let caseId: number;
 
 async function sessionAs(role: RoleName, study: number): Promise<Session> {
@@ -22,7 +33,10 @@ const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000);
 /** Oldest of the study's images. */
 const PLAIN_UPLOADED_AT = new Date('2020-03-04T05:06:07.089Z');
 
-async function setImage(id: number, values: { name?: string; uploaded_at?: Date; accession_number?: string; biopsy_location?: string }) {
+async function setImage(
+  id: number,
+  values: { name?: string; uploaded_at?: Date; accession_number?: string; biopsy_location?: string },
+) {
   await t.database.db.updateTable('images').set(values).where('id', '=', id).execute();
 }
 
@@ -34,7 +48,11 @@ beforeAll(async () => {
   caseId = (await createCase(db, { studyId })).id;
   await db.updateTable('cases').set({ proc_id: 'ENDO-7' }).where('id', '=', caseId).execute();
 
-  const make = async (key: keyof typeof ids, minutes: number, spec: Parameters<typeof createStudyImage>[1] = { studyId }) => {
+  const make = async (
+    key: keyof typeof ids,
+    minutes: number,
+    spec: Parameters<typeof createStudyImage>[1] = { studyId },
+  ) => {
     ids[key] = (await createStudyImage(db, { ...spec, studyId, uploadedAt: minutesAgo(minutes) })).id;
   };
   await make('plain', 80);
@@ -46,15 +64,28 @@ beforeAll(async () => {
   await setImage(ids.processing, { uploaded_at: minutesAgo(30) });
   await make('archived', 20, { studyId, status: 'ARCHIVED' });
   await make('percent', 10);
-  await setImage(ids.plain, { name: 'alpha.svs', accession_number: 'ACC-2', biopsy_location: 'Rectum', uploaded_at: PLAIN_UPLOADED_AT });
+  await setImage(ids.plain, {
+    name: 'alpha.svs',
+    accession_number: 'ACC-2',
+    biopsy_location: 'Rectum',
+    uploaded_at: PLAIN_UPLOADED_AT,
+  });
   await setImage(ids.inCase, { name: 'Bravo.tif', accession_number: 'ACC-1' });
   await setImage(ids.percent, { name: '50%_done.svs' });
   await setImage(ids.withOpenQuery, { name: 'query-open.svs' });
   await setImage(ids.withResolvedQuery, { name: 'query-resolved.svs' });
   await setImage(ids.failed, { name: 'failed.tiff' });
   await setImage(ids.archived, { name: 'archived-B.svs' });
-  await db.updateTable('images').set({ processing_status: 'FAIL', status_message: 'The image data could not be decoded' }).where('id', '=', ids.failed).execute();
-  await db.updateTable('images').set({ processing_status: 'SUBMITTED', processing_progress: 42 }).where('id', '=', ids.processing).execute();
+  await db
+    .updateTable('images')
+    .set({ processing_status: 'FAIL', status_message: 'The image data could not be decoded' })
+    .where('id', '=', ids.failed)
+    .execute();
+  await db
+    .updateTable('images')
+    .set({ processing_status: 'SUBMITTED', processing_progress: 42 })
+    .where('id', '=', ids.processing)
+    .execute();
   await createQuery(db, { studyId, objectId: ids.withOpenQuery });
   await createQuery(db, { studyId, objectId: ids.withResolvedQuery, status: 'OPEN' });
   await createQuery(db, { studyId, objectId: ids.withResolvedQuery, status: 'CLOSED', resolution: 'RESOLVED' });
@@ -136,8 +167,15 @@ describe('GET /api/studies/{id}/images: rows', () => {
     expect(byId.get(ids.withOpenQuery)!.lastLabQuery).toEqual({ queryStatus: 'OPEN', resolution: null });
     // The latest query of the image counts, not the first.
     expect(byId.get(ids.withResolvedQuery)!.lastLabQuery).toEqual({ queryStatus: 'CLOSED', resolution: 'RESOLVED' });
-    expect(byId.get(ids.failed)).toMatchObject({ processingStatus: 'FAIL', statusMessage: 'The image data could not be decoded' });
-    expect(byId.get(ids.processing)).toMatchObject({ processingStatus: 'SUBMITTED', processingProgress: 42, cogKey: null });
+    expect(byId.get(ids.failed)).toMatchObject({
+      processingStatus: 'FAIL',
+      statusMessage: 'The image data could not be decoded',
+    });
+    expect(byId.get(ids.processing)).toMatchObject({
+      processingStatus: 'SUBMITTED',
+      processingProgress: 42,
+      cogKey: null,
+    });
     expect(byId.get(ids.plain)!.uploadedAt).toBe(PLAIN_UPLOADED_AT.toISOString());
   });
 

@@ -59,7 +59,11 @@ async function startSmtp(): Promise<number> {
 
 beforeAll(async () => {
   const port = await startSmtp();
-  t = await createSlideTestApp({ SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: 'Lamina <lamina@example.org>', TILE_SERVER_LOCATION: 'https://tiles.example.org' });
+  t = await createSlideTestApp({
+    SMTP_URL: `smtp://127.0.0.1:${port}`,
+    MAIL_FROM: 'Lamina <lamina@example.org>',
+    TILE_SERVER_LOCATION: 'https://tiles.example.org',
+  });
   const db = t.database.db;
   studyId = (await createStudy(db, `Images study ${Date.now()}`)).id;
   const otherStudy = (await createStudy(db)).id;
@@ -137,9 +141,20 @@ describe('GET /api/images/{id}', () => {
   it('an image still processing has no tile URL and shows its progress', async () => {
     const key = await putUpload(t.app.slides.storage, studyId, path.join(WSI_DIR, 'small.svs'));
     const { id } = await createUploadedImage(t.database.db, { studyId, s3Key: key });
-    await t.database.db.updateTable('images').set({ processing_status: 'SUBMITTED', processing_progress: 42 }).where('id', '=', id).execute();
+    await t.database.db
+      .updateTable('images')
+      .set({ processing_status: 'SUBMITTED', processing_progress: 42 })
+      .where('id', '=', id)
+      .execute();
     const image = (await labtech.request({ method: 'GET', url: `/api/images/${id}` })).json();
-    expect(image).toMatchObject({ processingStatus: 'SUBMITTED', processingProgress: 42, status: 'PROCESSING', tileUrl: null, extent: null, maxTmsZoom: 0 });
+    expect(image).toMatchObject({
+      processingStatus: 'SUBMITTED',
+      processingProgress: 42,
+      status: 'PROCESSING',
+      tileUrl: null,
+      extent: null,
+      maxTmsZoom: 0,
+    });
   });
 });
 
@@ -184,7 +199,13 @@ describe('GET /api/signed-urls/image/{id}', () => {
     const download = await t.app.inject({ method: 'GET', url });
     expect(download.statusCode).toBe(200);
     expect(download.rawPayload.length).toBe(1_938_955);
-    const events = await t.database.db.selectFrom('audit_events').select(['action', 'username']).where('entity_type', '=', 'image').where('entity_id', '=', String(imageId)).where('action', '=', 'IMAGE_DOWNLOADED').execute();
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .select(['action', 'username'])
+      .where('entity_type', '=', 'image')
+      .where('entity_id', '=', String(imageId))
+      .where('action', '=', 'IMAGE_DOWNLOADED')
+      .execute();
     expect(events).toHaveLength(1);
   });
 });
@@ -195,17 +216,40 @@ describe('replace image', () => {
     const kase = await createCase(db, { studyId });
     const oldKey = await putUpload(t.app.slides.storage, studyId, path.join(WSI_DIR, 'small.svs'));
     const old = await createUploadedImage(db, { studyId, s3Key: oldKey, caseId: kase.id });
-    await db.updateTable('images').set({ status: 'LAB_QC_PENDING', processing_status: 'SUCCESS' }).where('id', '=', old.id).execute();
+    await db
+      .updateTable('images')
+      .set({ status: 'LAB_QC_PENDING', processing_status: 'SUCCESS' })
+      .where('id', '=', old.id)
+      .execute();
 
-    const signed = (await uploader.request({ method: 'POST', url: '/api/signed-urls', payload: { studyId, fileNames: ['small.svs'] } })).json();
+    const signed = (
+      await uploader.request({
+        method: 'POST',
+        url: '/api/signed-urls',
+        payload: { studyId, fileNames: ['small.svs'] },
+      })
+    ).json();
     const { s3Key, signedUrl } = signed.data.urls[0];
-    await t.app.inject({ method: 'PUT', url: signedUrl, payload: Buffer.from('not really a slide'), headers: { 'content-type': 'application/octet-stream' } });
+    await t.app.inject({
+      method: 'PUT',
+      url: signedUrl,
+      payload: Buffer.from('not really a slide'),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
 
-    const response = await uploader.request({ method: 'POST', url: '/api/images', payload: { name: 'small.svs', s3Key, studyId, imageToReplaceId: old.id } });
+    const response = await uploader.request({
+      method: 'POST',
+      url: '/api/images',
+      payload: { name: 'small.svs', s3Key, studyId, imageToReplaceId: old.id },
+    });
     expect(response.statusCode).toBe(200);
     const { image } = response.json();
     expect(image).toMatchObject({ caseId: kase.id, replacesImageId: old.id, status: 'PROCESSING' });
-    const archived = await db.selectFrom('images').select(['status', 'case_id']).where('id', '=', old.id).executeTakeFirstOrThrow();
+    const archived = await db
+      .selectFrom('images')
+      .select(['status', 'case_id'])
+      .where('id', '=', old.id)
+      .executeTakeFirstOrThrow();
     expect(archived).toEqual({ status: 'ARCHIVED', case_id: kase.id });
     const audit = await db
       .selectFrom('audit_events')
@@ -214,17 +258,41 @@ describe('replace image', () => {
       .where('entity_id', 'in', [String(old.id), String(image.id)])
       .orderBy('id')
       .execute();
-    expect(audit.map((a) => a.action)).toEqual(['IMAGE_UPLOADED', 'IMAGE_REPLACED', 'IMAGE_ARCHIVED', 'IMAGE_CASE_ASSIGNED']);
+    expect(audit.map((a) => a.action)).toEqual([
+      'IMAGE_UPLOADED',
+      'IMAGE_REPLACED',
+      'IMAGE_ARCHIVED',
+      'IMAGE_CASE_ASSIGNED',
+    ]);
     expect(audit[2]).toMatchObject({ entity_id: String(old.id), old_value: 'LAB_QC_PENDING', new_value: 'ARCHIVED' });
 
     // An archived image cannot be replaced again; an image of another study is not found.
-    const signed2 = (await uploader.request({ method: 'POST', url: '/api/signed-urls', payload: { studyId, fileNames: ['again.svs'] } })).json();
+    const signed2 = (
+      await uploader.request({
+        method: 'POST',
+        url: '/api/signed-urls',
+        payload: { studyId, fileNames: ['again.svs'] },
+      })
+    ).json();
     const next = signed2.data.urls[0];
-    await t.app.inject({ method: 'PUT', url: next.signedUrl, payload: Buffer.from('x'), headers: { 'content-type': 'application/octet-stream' } });
-    const twice = await uploader.request({ method: 'POST', url: '/api/images', payload: { name: 'again.svs', s3Key: next.s3Key, studyId, imageToReplaceId: old.id } });
+    await t.app.inject({
+      method: 'PUT',
+      url: next.signedUrl,
+      payload: Buffer.from('x'),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    const twice = await uploader.request({
+      method: 'POST',
+      url: '/api/images',
+      payload: { name: 'again.svs', s3Key: next.s3Key, studyId, imageToReplaceId: old.id },
+    });
     expect(twice.statusCode).toBe(409);
     expect(twice.json().message).toBe(IMAGE_MESSAGES.imageToReplaceArchived);
-    const missing = await uploader.request({ method: 'POST', url: '/api/images', payload: { name: 'again.svs', s3Key: next.s3Key, studyId, imageToReplaceId: 999_999 } });
+    const missing = await uploader.request({
+      method: 'POST',
+      url: '/api/images',
+      payload: { name: 'again.svs', s3Key: next.s3Key, studyId, imageToReplaceId: 999_999 },
+    });
     expect(missing.statusCode).toBe(404);
   });
 });
@@ -232,13 +300,31 @@ describe('replace image', () => {
 describe('POST /api/images/notify-upload', () => {
   it('403 for a reader; writes the outbox for the study admins and e-mails them by SMTP', async () => {
     const db = t.database.db;
-    expect((await reader.request({ method: 'POST', url: '/api/images/notify-upload', payload: { studyId, numFiles: 1, failures: 0 } })).statusCode).toBe(403);
-    const studyAdmin = await createUser(db, { username: `admin-${Date.now()}@example.org`, globalRoles: ['StudyAdmin'] });
-    const isc = await createUser(db, { username: `isc-${Date.now()}@example.org`, studyRoles: [{ studyId, role: 'ISC' }] });
+    expect(
+      (
+        await reader.request({
+          method: 'POST',
+          url: '/api/images/notify-upload',
+          payload: { studyId, numFiles: 1, failures: 0 },
+        })
+      ).statusCode,
+    ).toBe(403);
+    const studyAdmin = await createUser(db, {
+      username: `admin-${Date.now()}@example.org`,
+      globalRoles: ['StudyAdmin'],
+    });
+    const isc = await createUser(db, {
+      username: `isc-${Date.now()}@example.org`,
+      studyRoles: [{ studyId, role: 'ISC' }],
+    });
     const otherIsc = await createUser(db, { username: `isc-other-${Date.now()}@example.org` });
 
     const before = inbox.length;
-    const response = await uploader.request({ method: 'POST', url: '/api/images/notify-upload', payload: { studyId, numFiles: 3, failures: ['bad.svs'] } });
+    const response = await uploader.request({
+      method: 'POST',
+      url: '/api/images/notify-upload',
+      payload: { studyId, numFiles: 3, failures: ['bad.svs'] },
+    });
     expect(response.statusCode).toBe(200);
     const body = response.json();
     expect(body).toMatchObject({ success: true, emailConfigured: true, failed: 0 });
@@ -253,7 +339,13 @@ describe('POST /api/images/notify-upload', () => {
     expect(mail.data).toContain('3 images uploaded to Images study');
     expect(mail.data).toContain('bad.svs');
 
-    const outbox = await db.selectFrom('mail_outbox').select(['to_address', 'status', 'study_id', 'kind']).where('to_address', '=', isc.username).execute();
-    expect(outbox).toEqual([{ to_address: isc.username, status: 'SENT', study_id: studyId, kind: 'UPLOAD_NOTIFICATION' }]);
+    const outbox = await db
+      .selectFrom('mail_outbox')
+      .select(['to_address', 'status', 'study_id', 'kind'])
+      .where('to_address', '=', isc.username)
+      .execute();
+    expect(outbox).toEqual([
+      { to_address: isc.username, status: 'SENT', study_id: studyId, kind: 'UPLOAD_NOTIFICATION' },
+    ]);
   });
 });

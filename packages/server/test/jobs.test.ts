@@ -6,14 +6,26 @@ import { JobQueue, QUEUES } from '../src/platform/jobs/jobQueue.js';
 import type { ObjectStorage } from '../src/platform/storage/storage.js';
 import { startImageWorker, type RunningWorker } from '../src/modules/processing/imageWorker.js';
 import { login, type Session } from './testApp.js';
-import { createSlideTestApp, createStudy, createUploadedImage, createUser, PASSWORD, putUpload, WSI_DIR, type SlideTestContext } from './factories.js';
+import {
+  createSlideTestApp,
+  createStudy,
+  createUploadedImage,
+  createUser,
+  PASSWORD,
+  putUpload,
+  WSI_DIR,
+  type SlideTestContext,
+} from './factories.js';
 
 let t: SlideTestContext;
 let studyId: number;
 let uploader: Session;
 
 beforeAll(async () => {
-  t = await createSlideTestApp({}, { jobs: { maintenanceIntervalSeconds: 1, pollingIntervalSeconds: 0.5, retryDelaySeconds: 1 } });
+  t = await createSlideTestApp(
+    {},
+    { jobs: { maintenanceIntervalSeconds: 1, pollingIntervalSeconds: 0.5, retryDelaySeconds: 1 } },
+  );
   studyId = (await createStudy(t.database.db)).id;
   const user = await createUser(t.database.db, { studyRoles: [{ studyId, role: 'UPLOADER' }] });
   uploader = await login(t.app, user.username, PASSWORD);
@@ -27,7 +39,11 @@ async function image(id: number) {
   return t.database.db.selectFrom('images').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const started = Date.now();
   for (;;) {
     const value = await probe();
@@ -37,7 +53,10 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | nul
   }
 }
 
-function worker(storage: ObjectStorage = t.app.slides.storage, jobs: JobQueue = t.app.slides.jobs): Promise<RunningWorker> {
+function worker(
+  storage: ObjectStorage = t.app.slides.storage,
+  jobs: JobQueue = t.app.slides.jobs,
+): Promise<RunningWorker> {
   return startImageWorker({ db: t.database.db, storage, jobs, tmpDir: path.join(t.dataDir, 'tmp') });
 }
 
@@ -65,11 +84,30 @@ describe('image-processing queue', () => {
   it('an upload registered through the API is processed by the worker; progress reaches 100', async () => {
     const running = await worker();
     try {
-      const signed = (await uploader.request({ method: 'POST', url: '/api/signed-urls', payload: { studyId, fileNames: ['CMU-1-Small-Region.svs'] } })).json();
+      const signed = (
+        await uploader.request({
+          method: 'POST',
+          url: '/api/signed-urls',
+          payload: { studyId, fileNames: ['CMU-1-Small-Region.svs'] },
+        })
+      ).json();
       const { signedUrl, s3Key } = signed.data.urls[0];
       const body = await readFile(path.join(WSI_DIR, 'CMU-1-Small-Region.svs'));
-      expect((await t.app.inject({ method: 'PUT', url: signedUrl, payload: body, headers: { 'content-type': 'application/octet-stream' } })).statusCode).toBe(200);
-      const created = await uploader.request({ method: 'POST', url: '/api/images', payload: { name: 'CMU-1-Small-Region.svs', s3Key, studyId } });
+      expect(
+        (
+          await t.app.inject({
+            method: 'PUT',
+            url: signedUrl,
+            payload: body,
+            headers: { 'content-type': 'application/octet-stream' },
+          })
+        ).statusCode,
+      ).toBe(200);
+      const created = await uploader.request({
+        method: 'POST',
+        url: '/api/images',
+        payload: { name: 'CMU-1-Small-Region.svs', s3Key, studyId },
+      });
       const id: number = created.json().image.id;
 
       const seen = new Set<string>();
@@ -78,7 +116,12 @@ describe('image-processing queue', () => {
         seen.add(view.processingStatus);
         return view.processingStatus === 'SUCCESS' || view.processingStatus === 'FAIL' ? view : undefined;
       });
-      expect(done).toMatchObject({ processingStatus: 'SUCCESS', processingProgress: 100, status: 'CASE_ASSIGNMENT_PENDING', width: 2220 });
+      expect(done).toMatchObject({
+        processingStatus: 'SUCCESS',
+        processingProgress: 100,
+        status: 'CASE_ASSIGNMENT_PENDING',
+        width: 2220,
+      });
       expect(done.tileUrl).toMatch(new RegExp(`^/tiles/${id}/\\{z\\}/\\{x\\}/\\{y\\}\\?t=`));
       expect([...seen].every((s) => ['PENDING', 'SUBMITTED', 'SUCCESS'].includes(s))).toBe(true);
       expect((await image(id)).processing_attempts).toBe(1);
@@ -123,12 +166,20 @@ describe('image-processing queue', () => {
     const running = await worker(storage);
     try {
       const id = await queuedImage();
-      await t.app.slides.jobs.send(QUEUES.imageProcessing, { imageId: id }, { retryLimit: 1, retryDelay: 1, retryBackoff: false });
+      await t.app.slides.jobs.send(
+        QUEUES.imageProcessing,
+        { imageId: id },
+        { retryLimit: 1, retryDelay: 1, retryBackoff: false },
+      );
       const failed = await waitFor('the last attempt', async () => {
         const row = await image(id);
         return row.processing_status === 'FAIL' ? row : undefined;
       });
-      expect(failed).toMatchObject({ status: 'FAIL_PROCESSING', processing_attempts: 2, status_message: 'connect ECONNREFUSED 127.0.0.1:9000' });
+      expect(failed).toMatchObject({
+        status: 'FAIL_PROCESSING',
+        processing_attempts: 2,
+        status_message: 'connect ECONNREFUSED 127.0.0.1:9000',
+      });
     } finally {
       await running.stop();
     }
@@ -141,7 +192,11 @@ describe('image-processing queue', () => {
     const boss = await t.app.slides.jobs.instance();
     const [taken] = await boss.fetch<{ imageId: number }>(QUEUES.imageProcessing);
     expect(taken?.data.imageId).toBe(id);
-    await t.database.db.updateTable('images').set({ processing_status: 'SUBMITTED', processing_attempts: 1 }).where('id', '=', id).execute();
+    await t.database.db
+      .updateTable('images')
+      .set({ processing_status: 'SUBMITTED', processing_attempts: 1 })
+      .where('id', '=', id)
+      .execute();
 
     // A new worker process (its own pg-boss instance on the same database) starts.
     const restarted = new JobQueue(t.database, t.app.slides.jobs.databaseUrl, {
@@ -157,7 +212,10 @@ describe('image-processing queue', () => {
       });
       expect(done).toMatchObject({ status: 'CASE_ASSIGNMENT_PENDING', processing_attempts: 2 });
       const job = await waitFor('the job to complete', async () => {
-        const [row] = await t.database.raw.query<{ retry_count: number; state: string }>(`SELECT retry_count, state FROM pgboss.job WHERE id = $1`, [taken!.id]);
+        const [row] = await t.database.raw.query<{ retry_count: number; state: string }>(
+          `SELECT retry_count, state FROM pgboss.job WHERE id = $1`,
+          [taken!.id],
+        );
         return row?.state === 'completed' ? row : undefined;
       });
       expect(job.retry_count).toBe(1);

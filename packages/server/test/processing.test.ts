@@ -7,7 +7,14 @@ import { IMAGE_MESSAGES, maxTmsZoom } from '@lamina/domain';
 import { processImage, type ProcessingDeps } from '../src/modules/processing/processImage.js';
 import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import { describeSlide, mppFromResolution } from '../src/modules/processing/slideInfo.js';
-import { createSlideTestApp, createStudy, createUploadedImage, putUpload, WSI_DIR, type SlideTestContext } from './factories.js';
+import {
+  createSlideTestApp,
+  createStudy,
+  createUploadedImage,
+  putUpload,
+  WSI_DIR,
+  type SlideTestContext,
+} from './factories.js';
 
 /** Every test slide and what the pipeline must make of it (testdata README). */
 interface Expected {
@@ -38,11 +45,49 @@ const EXPECTED: Expected[] = [
     sha256: 'ed92d5a9f2e86df67640d6f92ce3e231419ce127131697fbbce42ad5e002c8a7',
   },
   { file: 'tcga-cr-7395-01a-01-ts1.svs', status: 'FAIL_PROCESSING', message: IMAGE_MESSAGES.jpeg2000Unsupported },
-  { file: 'small.svs', status: 'CASE_ASSIGNMENT_PENDING', width: 16, height: 16, levels: 1, mpp: 0.499, objectivePower: 20 },
-  { file: 'boxes.tiff', status: 'CASE_ASSIGNMENT_PENDING', width: 300, height: 250, levels: 4, mpp: null, objectivePower: null },
-  { file: 'derived/CMU-1-Small-Region_generic-jpeg-256.tiff', status: 'CASE_ASSIGNMENT_PENDING', width: 2220, height: 2967, levels: 5, mpp: 0.499, objectivePower: null },
-  { file: 'derived/CMU-1-Small-Region_bigtiff-deflate-512.tif', status: 'CASE_ASSIGNMENT_PENDING', width: 2220, height: 2967, levels: 4, mpp: 0.499 },
-  { file: 'derived/CMU-1-Small-Region_plain-strips-lzw.tif', status: 'CASE_ASSIGNMENT_PENDING', width: 2220, height: 2967, levels: 1, mpp: 0.499 },
+  {
+    file: 'small.svs',
+    status: 'CASE_ASSIGNMENT_PENDING',
+    width: 16,
+    height: 16,
+    levels: 1,
+    mpp: 0.499,
+    objectivePower: 20,
+  },
+  {
+    file: 'boxes.tiff',
+    status: 'CASE_ASSIGNMENT_PENDING',
+    width: 300,
+    height: 250,
+    levels: 4,
+    mpp: null,
+    objectivePower: null,
+  },
+  {
+    file: 'derived/CMU-1-Small-Region_generic-jpeg-256.tiff',
+    status: 'CASE_ASSIGNMENT_PENDING',
+    width: 2220,
+    height: 2967,
+    levels: 5,
+    mpp: 0.499,
+    objectivePower: null,
+  },
+  {
+    file: 'derived/CMU-1-Small-Region_bigtiff-deflate-512.tif',
+    status: 'CASE_ASSIGNMENT_PENDING',
+    width: 2220,
+    height: 2967,
+    levels: 4,
+    mpp: 0.499,
+  },
+  {
+    file: 'derived/CMU-1-Small-Region_plain-strips-lzw.tif',
+    status: 'CASE_ASSIGNMENT_PENDING',
+    width: 2220,
+    height: 2967,
+    levels: 1,
+    mpp: 0.499,
+  },
   { file: 'invalid/unreadable.svs', status: 'FAIL_PROCESSING', message: /could not be decoded.*Bogus marker length/ },
   { file: 'invalid/unopenable.tiff', status: 'FAIL_PROCESSING', message: 'Unsupported TIFF compression 52479' },
   { file: 'README.md', status: 'FAIL_PROCESSING', message: new RegExp(`^${IMAGE_MESSAGES.notATiff}`) },
@@ -140,7 +185,11 @@ describe('every test slide through the pipeline', () => {
       for (const region of regions) {
         const a = await sharp(source, { page: 0 }).extract(region).removeAlpha().stats();
         const b = await sharp(pyramid, { page: 0 }).extract(region).stats();
-        for (let c = 0; c < 3; c++) expect(Math.abs(a.channels[c]!.mean - b.channels[c]!.mean), `channel ${c} of ${JSON.stringify(region)}`).toBeLessThan(2.5);
+        for (let c = 0; c < 3; c++)
+          expect(
+            Math.abs(a.channels[c]!.mean - b.channels[c]!.mean),
+            `channel ${c} of ${JSON.stringify(region)}`,
+          ).toBeLessThan(2.5);
       }
       // Lower levels keep the colour too (the whole image against the smallest level).
       const all = await sharp(source, { page: 0 }).removeAlpha().stats();
@@ -152,7 +201,10 @@ describe('every test slide through the pipeline', () => {
   it('the Aperio RGB JPEG level 0 decodes with the colours of the lossless copy (no YCbCr mix-up)', async () => {
     const region = { left: 600, top: 900, width: 640, height: 640 };
     const svs = await sharp(path.join(WSI_DIR, 'CMU-1-Small-Region.svs'), { page: 0 }).extract(region).raw().toBuffer();
-    const lossless = await sharp(path.join(WSI_DIR, 'derived/CMU-1-Small-Region_bigtiff-deflate-512.tif')).extract(region).raw().toBuffer();
+    const lossless = await sharp(path.join(WSI_DIR, 'derived/CMU-1-Small-Region_bigtiff-deflate-512.tif'))
+      .extract(region)
+      .raw()
+      .toBuffer();
     let sum = 0;
     for (let i = 0; i < svs.length; i++) sum += Math.abs(svs[i]! - lossless[i]!);
     expect(sum / svs.length).toBeLessThan(1);
@@ -169,8 +221,20 @@ describe('every test slide through the pipeline', () => {
       .orderBy('id')
       .execute();
     expect(events).toEqual([
-      { action: 'IMAGE_PROCESSED', entity_id: String(ok), username: 'worker', new_value: 'CASE_ASSIGNMENT_PENDING', reason: null },
-      { action: 'IMAGE_PROCESSING_FAILED', entity_id: String(failed), username: 'worker', new_value: 'FAIL_PROCESSING', reason: 'Unsupported TIFF compression 52479' },
+      {
+        action: 'IMAGE_PROCESSED',
+        entity_id: String(ok),
+        username: 'worker',
+        new_value: 'CASE_ASSIGNMENT_PENDING',
+        reason: null,
+      },
+      {
+        action: 'IMAGE_PROCESSING_FAILED',
+        entity_id: String(failed),
+        username: 'worker',
+        new_value: 'FAIL_PROCESSING',
+        reason: 'Unsupported TIFF compression 52479',
+      },
     ]);
   });
 });
@@ -200,10 +264,17 @@ describe('status decisions', () => {
   });
 
   it('a missing upload fails with a reason; a processed or archived image is left alone', async () => {
-    const { id } = await createUploadedImage(t.database.db, { studyId, s3Key: `uploads/${studyId}/00000000-0000-0000-0000-000000000000/gone.svs` });
+    const { id } = await createUploadedImage(t.database.db, {
+      studyId,
+      s3Key: `uploads/${studyId}/00000000-0000-0000-0000-000000000000/gone.svs`,
+    });
     await processImage(deps, id);
     const row = await imageRow(id);
-    expect([row.status, row.processing_status, row.status_message]).toEqual(['FAIL_PROCESSING', 'FAIL', IMAGE_MESSAGES.uploadNotFound]);
+    expect([row.status, row.processing_status, row.status_message]).toEqual([
+      'FAIL_PROCESSING',
+      'FAIL',
+      IMAGE_MESSAGES.uploadNotFound,
+    ]);
 
     const done = results.get('boxes.tiff')!;
     const before = await imageRow(done);

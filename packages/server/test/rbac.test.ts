@@ -46,7 +46,10 @@ describe('role → permission map in the database', () => {
     const rows = await t.database.db.selectFrom('role_permissions').select(['role_id', 'permission']).execute();
     for (const [name, permissions] of Object.entries(ROLE_PERMISSIONS)) {
       const id = roleByName(name as keyof typeof ROLE_PERMISSIONS).id;
-      const held = rows.filter((r) => r.role_id === id).map((r) => r.permission).sort();
+      const held = rows
+        .filter((r) => r.role_id === id)
+        .map((r) => r.permission)
+        .sort();
       expect(held, name).toEqual([...new Set(permissions)].sort());
     }
     const known = await t.database.db.selectFrom('permissions').select('name').execute();
@@ -57,7 +60,12 @@ describe('role → permission map in the database', () => {
 describe('work as', () => {
   it('lists the roles held and switches to one of them, audited', async () => {
     const study = await createStudy(t.database.db);
-    const user = await createUser(t.database.db, { studyRoles: [{ studyId: study.id, role: 'DM' }, { studyId: study.id, role: 'PM' }] });
+    const user = await createUser(t.database.db, {
+      studyRoles: [
+        { studyId: study.id, role: 'DM' },
+        { studyId: study.id, role: 'PM' },
+      ],
+    });
     const session = await login(t.app, user.username, PASSWORD);
     const roles = await session.request({ method: 'GET', url: '/api/users/availableRoles' });
     expect(roles.json()).toEqual([
@@ -91,7 +99,9 @@ describe('work as', () => {
     const response = await session.request({ method: 'PUT', url: '/api/users/workAs', payload: { roleId: 1 } });
     expect(response.statusCode).toBe(403);
     expect(response.json()).toEqual({ success: false, message: MESSAGES.roleNotHeld });
-    expect((await session.request({ method: 'GET', url: '/api/users/info' })).json().workAsRole.name).toBe('StudyAdmin');
+    expect((await session.request({ method: 'GET', url: '/api/users/info' })).json().workAsRole.name).toBe(
+      'StudyAdmin',
+    );
   });
 
   it('rejects a malformed role id with 400', async () => {
@@ -123,13 +133,20 @@ describe('study scope', () => {
   it('a user sees only the studies assigned to the role they work as; view-all sees every study', async () => {
     const a = await createStudy(t.database.db);
     const b = await createStudy(t.database.db);
-    const reader = await createUser(t.database.db, { studyRoles: [{ studyId: a.id, role: 'CR' }, { studyId: b.id, role: 'DM' }] });
+    const reader = await createUser(t.database.db, {
+      studyRoles: [
+        { studyId: a.id, role: 'CR' },
+        { studyId: b.id, role: 'DM' },
+      ],
+    });
     const admin = await createUser(t.database.db, { globalRoles: ['StudyAdmin'] });
     const readerSession = await login(t.app, reader.username, PASSWORD);
     const adminSession = await login(t.app, admin.username, PASSWORD);
 
     const idsOf = async (s: typeof readerSession) =>
-      ((await s.request({ method: 'GET', url: '/api/studies/list' })).json().studies as { id: number }[]).map((x) => x.id);
+      ((await s.request({ method: 'GET', url: '/api/studies/list' })).json().studies as { id: number }[]).map(
+        (x) => x.id,
+      );
     // Working as CR (role id 8) … first held role is DM (4): switch explicitly.
     await readerSession.request({ method: 'PUT', url: '/api/users/workAs', payload: { roleId: 8 } });
     expect(await idsOf(readerSession)).toEqual([a.id]);
@@ -148,13 +165,19 @@ describe('study scope', () => {
   it('a missing study is 404 and a malformed id is 400', async () => {
     const admin = await createUser(t.database.db, { globalRoles: ['StudyAdmin'] });
     const session = await login(t.app, admin.username, PASSWORD);
-    expect((await session.request({ method: 'GET', url: '/api/studies/999999' })).json()).toEqual({ success: false, message: 'Study not found' });
+    expect((await session.request({ method: 'GET', url: '/api/studies/999999' })).json()).toEqual({
+      success: false,
+      message: 'Study not found',
+    });
     expect((await session.request({ method: 'GET', url: '/api/studies/abc' })).statusCode).toBe(400);
   });
 
   it('an unregistered user is refused permission routes with 403 but may read their info', async () => {
     const study = await createStudy(t.database.db);
-    const user = await createUser(t.database.db, { registered: false, studyRoles: [{ studyId: study.id, role: 'DM' }] });
+    const user = await createUser(t.database.db, {
+      registered: false,
+      studyRoles: [{ studyId: study.id, role: 'DM' }],
+    });
     const session = await login(t.app, user.username, PASSWORD);
     expect((await session.request({ method: 'GET', url: '/api/users/info' })).json().registered).toBe(false);
     const list = await session.request({ method: 'GET', url: '/api/studies/list' });
@@ -213,12 +236,16 @@ describe('embedded (NOTO) deployment', () => {
     });
     const csp = response.headers['content-security-policy'] as string;
     expect(csp).toContain('frame-ancestors https://noto.example.org');
-    expect(csp).toContain('img-src \'self\' data: blob: https://tiles.example.org');
+    expect(csp).toContain("img-src 'self' data: blob: https://tiles.example.org");
   });
 
   it('sets the session cookie SameSite=None; Secure; Partitioned', async () => {
     const user = await createUser(e.database.db);
-    const response = await e.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: user.username, password: PASSWORD } });
+    const response = await e.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: user.username, password: PASSWORD },
+    });
     const header = String(response.headers['set-cookie']);
     expect(header).toMatch(/SameSite=None/);
     expect(header).toMatch(/Secure/);

@@ -34,7 +34,20 @@ describe('keys', () => {
   it('accepts relative keys of safe segments only', () => {
     expect(isValidKey('uploads/1/abc/slide.svs')).toBe(true);
     expect(isValidKey('images/2/pyramid.tif')).toBe(true);
-    for (const bad of ['', '/etc/passwd', '../x', 'a/../b', 'a/./b', 'a//b', '.tmp/x', 'a/.multipart', 'a\\b', 'a/b c', 'a/%2e%2e', 'x\u0000y']) {
+    for (const bad of [
+      '',
+      '/etc/passwd',
+      '../x',
+      'a/../b',
+      'a/./b',
+      'a//b',
+      '.tmp/x',
+      'a/.multipart',
+      'a\\b',
+      'a/b c',
+      'a/%2e%2e',
+      'x\u0000y',
+    ]) {
       expect(isValidKey(bad), bad).toBe(false);
     }
   });
@@ -52,11 +65,15 @@ describe('keys', () => {
   it('signed URL claims: forged, tampered or expired signatures are refused', () => {
     const signer = new UrlSigner('secret-a');
     const now = Date.now();
-    const query = Object.fromEntries(new URLSearchParams(signer.sign({ op: 'put', key: 'uploads/1/x/a.svs', expires: Math.floor(now / 1000) + 60 })));
+    const query = Object.fromEntries(
+      new URLSearchParams(signer.sign({ op: 'put', key: 'uploads/1/x/a.svs', expires: Math.floor(now / 1000) + 60 })),
+    );
     expect(signer.verify('uploads/1/x/a.svs', query, now)).toMatchObject({ op: 'put' });
     expect(signer.verify('uploads/1/x/b.svs', query, now)).toBeNull(); // another key
     expect(signer.verify('uploads/1/x/a.svs', { ...query, op: 'get' }, now)).toBeNull(); // another operation
-    expect(signer.verify('uploads/1/x/a.svs', { ...query, expires: String(Number(query.expires) + 3600) }, now)).toBeNull();
+    expect(
+      signer.verify('uploads/1/x/a.svs', { ...query, expires: String(Number(query.expires) + 3600) }, now),
+    ).toBeNull();
     expect(signer.verify('uploads/1/x/a.svs', query, now + 61_000)).toBeNull(); // expired
     expect(new UrlSigner('secret-b').verify('uploads/1/x/a.svs', query, now)).toBeNull(); // other secret
   });
@@ -115,14 +132,26 @@ describe.each([
       expect(response.status).toBe(200);
       etags.push((response.headers.get('etag') ?? '').replace(/"/g, ''));
     }
-    await s.completeMultipartUpload(key, uploadId, etags.map((etag, i) => ({ partNumber: i + 1, etag })));
+    await s.completeMultipartUpload(
+      key,
+      uploadId,
+      etags.map((etag, i) => ({ partNumber: i + 1, etag })),
+    );
     expect(await s.head(key)).toEqual({ size: part1.length + part2.length });
-    expect(await s.readRange(key, part1.length - 2, 4)).toEqual(Buffer.concat([part1.subarray(-2), part2.subarray(0, 2)]));
+    expect(await s.readRange(key, part1.length - 2, 4)).toEqual(
+      Buffer.concat([part1.subarray(-2), part2.subarray(0, 2)]),
+    );
   });
 });
 
 /** PUT of a part to its signed URL: over HTTP for S3; straight into the local store otherwise. */
-async function uploadPart(s: ObjectStorage, key: string, uploadId: string, partNumber: number, data: Buffer): Promise<Response> {
+async function uploadPart(
+  s: ObjectStorage,
+  key: string,
+  uploadId: string,
+  partNumber: number,
+  data: Buffer,
+): Promise<Response> {
   if (s instanceof LocalStorage) {
     const { etag } = await s.writePart(key, uploadId, partNumber, Readable.from([data]), data.length);
     return new Response(null, { status: 200, headers: { etag: `"${etag}"` } });
@@ -141,8 +170,12 @@ describe('local storage specifics', () => {
       { partNumber: 2, size: 20, etag: expect.stringMatching(/^[0-9a-f]{32}$/) as unknown },
     ]);
     await expect(local.listParts('uploads/1/other/x.svs', uploadId)).rejects.toBeInstanceOf(NoSuchUploadError);
-    await expect(local.completeMultipartUpload(key, uploadId, [{ partNumber: 1, etag: 'wrong' }])).rejects.toBeInstanceOf(InvalidPartError);
-    await expect(local.completeMultipartUpload(key, uploadId, [{ partNumber: 3, etag: a.etag }])).rejects.toThrow(/Part 3 was not uploaded/);
+    await expect(
+      local.completeMultipartUpload(key, uploadId, [{ partNumber: 1, etag: 'wrong' }]),
+    ).rejects.toBeInstanceOf(InvalidPartError);
+    await expect(local.completeMultipartUpload(key, uploadId, [{ partNumber: 3, etag: a.etag }])).rejects.toThrow(
+      /Part 3 was not uploaded/,
+    );
     const parts = await local.listParts(key, uploadId);
     await expect(local.completeMultipartUpload(key, uploadId, [...parts].reverse())).rejects.toThrow(/ascending/);
     await local.completeMultipartUpload(key, uploadId, parts);
@@ -166,7 +199,9 @@ describe('local storage specifics', () => {
   });
 
   it('a short body never becomes an object (temporary file removed)', async () => {
-    await expect(local.writeStream('t/short.bin', Readable.from([bytes(10)]), 11)).rejects.toThrow(/Received 10 of 11 bytes/);
+    await expect(local.writeStream('t/short.bin', Readable.from([bytes(10)]), 11)).rejects.toThrow(
+      /Received 10 of 11 bytes/,
+    );
     await expect(local.writeStream('t/long.bin', Readable.from([bytes(12)]), 11)).rejects.toThrow(/more than/);
     expect(await local.head('t/short.bin')).toBeNull();
     expect(await local.head('t/long.bin')).toBeNull();

@@ -40,8 +40,15 @@ function validConfig(over: Record<string, unknown> = {}): Record<string, unknown
   };
 }
 
-const cls = (name: string, sortOrder = 0, extra: Record<string, unknown> = {}) => ({ name, color: '#87FF01', sortOrder, enabled: true, ...extra });
-const create = (payload: unknown, session: Session = admin) => session.request({ method: 'POST', url: '/api/studies', payload: payload as object });
+const cls = (name: string, sortOrder = 0, extra: Record<string, unknown> = {}) => ({
+  name,
+  color: '#87FF01',
+  sortOrder,
+  enabled: true,
+  ...extra,
+});
+const create = (payload: unknown, session: Session = admin) =>
+  session.request({ method: 'POST', url: '/api/studies', payload: payload as object });
 
 async function expectRefused(payload: unknown, message: string, status = 400) {
   const response = await create(payload);
@@ -74,7 +81,11 @@ describe('POST /api/studies: access', () => {
 
 describe('POST /api/studies: a valid study', () => {
   it('creates the study and answers { success, message, study } with its id and every field', async () => {
-    const payload = validConfig({ name: '  Trimmed Name  ', sponsor: '  ', hpfClasses: [cls('HPF b', 5), cls('HPF a', 1)] });
+    const payload = validConfig({
+      name: '  Trimmed Name  ',
+      sponsor: '  ',
+      hpfClasses: [cls('HPF b', 5), cls('HPF a', 1)],
+    });
     const response = await create(payload);
     expect(response.statusCode).toBe(201);
     const body = response.json();
@@ -99,7 +110,14 @@ describe('POST /api/studies: a valid study', () => {
     });
     expect(study.id).toBeGreaterThan(0);
     // Classes stored in sortOrder order, renumbered from 0.
-    expect(study.hpfClasses.map((c: { name: string; sortOrder: number; type: string; count: number }) => [c.name, c.sortOrder, c.type, c.count])).toEqual([
+    expect(
+      study.hpfClasses.map((c: { name: string; sortOrder: number; type: string; count: number }) => [
+        c.name,
+        c.sortOrder,
+        c.type,
+        c.count,
+      ]),
+    ).toEqual([
       ['HPF a', 0, 'HPF', 0],
       ['HPF b', 1, 'HPF', 0],
     ]);
@@ -110,17 +128,36 @@ describe('POST /api/studies: a valid study', () => {
   it('audits STUDY_CREATED and one row per field, by the creating user', async () => {
     const payload = validConfig({ pointClasses: [cls('Neutrophil')] });
     const study = (await create(payload)).json().study;
-    const rows = await t.database.db.selectFrom('audit_events').selectAll().where('study_id', '=', study.id).orderBy('id').execute();
+    const rows = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('study_id', '=', study.id)
+      .orderBy('id')
+      .execute();
     expect(rows.every((r) => r.action === 'STUDY_CREATED' && r.user_id === adminId && r.old_value === null)).toBe(true);
-    expect(rows[0]).toMatchObject({ field: null, new_value: payload.name, entity_type: 'study', entity_id: String(study.id) });
+    expect(rows[0]).toMatchObject({
+      field: null,
+      new_value: payload.name,
+      entity_type: 'study',
+      entity_id: String(study.id),
+    });
     const byField = Object.fromEntries(rows.slice(1).map((r) => [r.field, r.new_value]));
     expect(Object.keys(byField)).toHaveLength(15);
-    expect(byField).toMatchObject({ name: payload.name, indications: '["ULCERATIVE_COLITIS"]', segments: '2', onHold: 'false' });
-    expect(JSON.parse(byField.pointClasses)).toEqual([{ id: study.pointClasses[0].id, name: 'Neutrophil', color: '#87FF01', sortOrder: 0, enabled: true }]);
+    expect(byField).toMatchObject({
+      name: payload.name,
+      indications: '["ULCERATIVE_COLITIS"]',
+      segments: '2',
+      onHold: 'false',
+    });
+    expect(JSON.parse(byField.pointClasses)).toEqual([
+      { id: study.pointClasses[0].id, name: 'Neutrophil', color: '#87FF01', sortOrder: 0, enabled: true },
+    ]);
   });
 
   it('ignores classes sent without an id and marked deleted', async () => {
-    const study = (await create(validConfig({ freehandClasses: [cls('Gone', 0, { deleted: true }), cls('Kept', 1)] }))).json().study;
+    const study = (
+      await create(validConfig({ freehandClasses: [cls('Gone', 0, { deleted: true }), cls('Kept', 1)] }))
+    ).json().study;
     expect(study.freehandClasses.map((c: { name: string }) => c.name)).toEqual(['Kept']);
   });
 
@@ -148,28 +185,53 @@ describe('POST /api/studies: the rules of spec doc 1 §5, with their messages', 
     ['blank segment names', { segments: 2, anatomicalSegments: ['', ' '] }, 'Enter one name per segment (2)'],
     ['no modality', { modality: [] }, 'Modality is required'],
     ['on hold without reason', { onHold: true, onHoldReason: '  ' }, 'On Hold Reason is required'],
-    ['on hold reason over 178', { onHold: true, onHoldReason: 'x'.repeat(179) }, 'On Hold Reason must be at most 178 characters'],
+    [
+      'on hold reason over 178',
+      { onHold: true, onHoldReason: 'x'.repeat(179) },
+      'On Hold Reason must be at most 178 characters',
+    ],
     ['NASH with another indication', { indications: ['NASH', 'POUCHITIS'] }, 'Studies only support one indication.'],
-    ['celiac with another indication', { indications: ['CROHNS_DISEASE', 'CELIAC_DISEASE'] }, 'Studies only support one indication.'],
+    [
+      'celiac with another indication',
+      { indications: ['CROHNS_DISEASE', 'CELIAC_DISEASE'] },
+      'Studies only support one indication.',
+    ],
     ['duplicate protocol IDs', { protocolIds: ['P-1', ' P-1'] }, 'Protocol IDs must be unique'],
-    ['duplicate visit pair', { visitIds: ['V1', 'V1'], labVisitIds: ['L1', 'L1'] }, 'The Visit ID / Lab Visit ID pair must be unique'],
-    ['lab visit ID used twice', { visitIds: ['V1', 'V2'], labVisitIds: ['L1', 'L1'] }, 'The Visit ID / Lab Visit ID pair must be unique'],
+    [
+      'duplicate visit pair',
+      { visitIds: ['V1', 'V1'], labVisitIds: ['L1', 'L1'] },
+      'The Visit ID / Lab Visit ID pair must be unique',
+    ],
+    [
+      'lab visit ID used twice',
+      { visitIds: ['V1', 'V2'], labVisitIds: ['L1', 'L1'] },
+      'The Visit ID / Lab Visit ID pair must be unique',
+    ],
     ['blank visit ID', { visitIds: ['V1', ' '], labVisitIds: ['L1', 'L2'] }, 'Visit ID is required'],
-    ['unpaired lab visit IDs', { visitIds: ['V1'], labVisitIds: ['L1', 'L2'] }, 'Visit IDs and Lab Visit IDs must be paired'],
+    [
+      'unpaired lab visit IDs',
+      { visitIds: ['V1'], labVisitIds: ['L1', 'L2'] },
+      'Visit IDs and Lab Visit IDs must be paired',
+    ],
     ['unknown indication', { indications: ['FLU'] }, 'Cannot decode indications.0 from FLU'],
     ['unknown modality', { modality: ['HISTOPATHOLOGY', 'XRAY'] }, 'Cannot decode modality.1 from XRAY'],
   ])('%s', async (_label, over, message) => {
     await expectRefused(validConfig(over), message);
   });
 
-  it.each(['hpfClasses', 'pointClasses', 'freehandClasses', 'multilineClasses'])('%s: names non-blank and unique in the list', async (list) => {
-    await expectRefused(validConfig({ [list]: [cls('  ')] }), STUDY_MESSAGES.classNameInvalid);
-    await expectRefused(validConfig({ [list]: [cls('Crypt'), cls(' crypt ', 1)] }), STUDY_MESSAGES.classNameInvalid);
-    // Unique within one list only; a deleted class does not count.
-    const other = list === 'hpfClasses' ? 'pointClasses' : 'hpfClasses';
-    const ok = await create(validConfig({ [list]: [cls('Crypt'), cls('Crypt', 1, { deleted: true })], [other]: [cls('Crypt')] }));
-    expect(ok.statusCode).toBe(201);
-  });
+  it.each(['hpfClasses', 'pointClasses', 'freehandClasses', 'multilineClasses'])(
+    '%s: names non-blank and unique in the list',
+    async (list) => {
+      await expectRefused(validConfig({ [list]: [cls('  ')] }), STUDY_MESSAGES.classNameInvalid);
+      await expectRefused(validConfig({ [list]: [cls('Crypt'), cls(' crypt ', 1)] }), STUDY_MESSAGES.classNameInvalid);
+      // Unique within one list only; a deleted class does not count.
+      const other = list === 'hpfClasses' ? 'pointClasses' : 'hpfClasses';
+      const ok = await create(
+        validConfig({ [list]: [cls('Crypt'), cls('Crypt', 1, { deleted: true })], [other]: [cls('Crypt')] }),
+      );
+      expect(ok.statusCode).toBe(201);
+    },
+  );
 
   it('accepts the valid edges: 178-character hold reason, NASH alone, a visit with two lab visits, no lab visit', async () => {
     for (const over of [
@@ -194,7 +256,12 @@ describe('POST /api/studies: the rules of spec doc 1 §5, with their messages', 
       { ...validConfig(), pointClasses: [{ name: 'x', color: '#FFFFFF', sortOrder: -1, enabled: true }] },
       { ...validConfig(), name: 'x'.repeat(201) },
     ]) {
-      const response = await admin.request({ method: 'POST', url: '/api/studies', payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } });
+      const response = await admin.request({
+        method: 'POST',
+        url: '/api/studies',
+        payload: JSON.stringify(payload),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(response.statusCode, JSON.stringify(payload)).toBe(400);
       expect(response.json().success).toBe(false);
     }
@@ -204,7 +271,8 @@ describe('POST /api/studies: the rules of spec doc 1 §5, with their messages', 
 describe('POST /api/studies: celiac disease', () => {
   it('adds the default point classes Enterocyte and IEL and line classes Unit 1–5 with the spec colours', async () => {
     const study = (await create(validConfig({ indications: ['CELIAC_DISEASE'] }))).json().study;
-    const brief = (list: { name: string; color: string; sortOrder: number; type: string }[]) => list.map((c) => [c.name, c.color, c.sortOrder, c.type]);
+    const brief = (list: { name: string; color: string; sortOrder: number; type: string }[]) =>
+      list.map((c) => [c.name, c.color, c.sortOrder, c.type]);
     expect(brief(study.pointClasses)).toEqual([
       ['Enterocyte', '#FF9F00', 0, 'POINT'],
       ['IEL', '#87FF01', 1, 'POINT'],
@@ -220,10 +288,26 @@ describe('POST /api/studies: celiac disease', () => {
 
   it('skips default names that already exist (any letter case) and keeps the given classes first', async () => {
     const study = (
-      await create(validConfig({ indications: ['CELIAC_DISEASE'], pointClasses: [cls('iel', 0, { color: '#8601FC' }), cls('Goblet', 1)], multilineClasses: [cls('Unit 3')] }))
+      await create(
+        validConfig({
+          indications: ['CELIAC_DISEASE'],
+          pointClasses: [cls('iel', 0, { color: '#8601FC' }), cls('Goblet', 1)],
+          multilineClasses: [cls('Unit 3')],
+        }),
+      )
     ).json().study;
-    expect(study.pointClasses.map((c: { name: string; color: string }) => `${c.name} ${c.color}`)).toEqual(['iel #8601FC', 'Goblet #87FF01', 'Enterocyte #FF9F00']);
-    expect(study.multilineClasses.map((c: { name: string }) => c.name)).toEqual(['Unit 3', 'Unit 1', 'Unit 2', 'Unit 4', 'Unit 5']);
+    expect(study.pointClasses.map((c: { name: string; color: string }) => `${c.name} ${c.color}`)).toEqual([
+      'iel #8601FC',
+      'Goblet #87FF01',
+      'Enterocyte #FF9F00',
+    ]);
+    expect(study.multilineClasses.map((c: { name: string }) => c.name)).toEqual([
+      'Unit 3',
+      'Unit 1',
+      'Unit 2',
+      'Unit 4',
+      'Unit 5',
+    ]);
   });
 
   it('adds nothing for other indications', async () => {
@@ -239,7 +323,12 @@ describe('POST /api/studies: uploaders, readers and read-only users of the paylo
 
   it('grants study access with each list’s default role, or a chosen role of the list, audited', async () => {
     const db = t.database.db;
-    const [uploader, labtech, reader, dm] = await Promise.all([createUser(db), createUser(db), createUser(db), createUser(db)]);
+    const [uploader, labtech, reader, dm] = await Promise.all([
+      createUser(db),
+      createUser(db),
+      createUser(db),
+      createUser(db),
+    ]);
     const response = await create(
       validConfig({
         uploaders: [uploader.id, { id: labtech.id, roleId: roleByName('LabTech').id }],
@@ -249,7 +338,8 @@ describe('POST /api/studies: uploaders, readers and read-only users of the paylo
     );
     expect(response.statusCode, response.body).toBe(201);
     const { study } = response.json();
-    const names = (list: { username: string; roleName: string }[]) => list.map((u) => `${u.username}:${u.roleName}`).sort();
+    const names = (list: { username: string; roleName: string }[]) =>
+      list.map((u) => `${u.username}:${u.roleName}`).sort();
     expect(names(study.uploaders)).toEqual([`${labtech.username}:LabTech`, `${uploader.username}:UPLOADER`].sort());
     expect(names(study.readers)).toEqual([`${reader.username}:CR`]);
     expect(names(study.readonlyUsers)).toEqual([`${dm.username}:DM`]);
@@ -273,8 +363,16 @@ describe('POST /api/studies: uploaders, readers and read-only users of the paylo
     const user = await createUser(db);
     const inactive = await createUser(db, { active: false });
     const cases: [Record<string, unknown>, number, string][] = [
-      [{ uploaders: [{ id: user.id, roleId: roleByName('CR').id }] }, 400, 'Central Reader cannot be given to the uploaders of a study'],
-      [{ readonlyUsers: [{ id: user.id, roleId: roleByName('Site').id }] }, 400, 'Site cannot be given to the readonlyUsers of a study'],
+      [
+        { uploaders: [{ id: user.id, roleId: roleByName('CR').id }] },
+        400,
+        'Central Reader cannot be given to the uploaders of a study',
+      ],
+      [
+        { readonlyUsers: [{ id: user.id, roleId: roleByName('Site').id }] },
+        400,
+        'Site cannot be given to the readonlyUsers of a study',
+      ],
       [{ readers: [{ id: user.id, roleId: 999 }] }, 400, USER_MESSAGES.roleNotAssignable],
       [{ readers: [2_000_000_000] }, 404, USER_MESSAGES.userNotFound],
       [{ readers: [inactive.id] }, 409, USER_MESSAGES.accountDeactivated],

@@ -29,13 +29,15 @@ afterAll(async () => {
 
 const tag = () => randomBytes(4).toString('hex');
 const list = (session: Session, query = '') => session.request({ method: 'GET', url: `/api/studies/list${query}` });
-const idsOf = async (session: Session, query = '') => ((await list(session, query)).json().studies as { id: number }[]).map((s) => s.id);
+const idsOf = async (session: Session, query = '') =>
+  ((await list(session, query)).json().studies as { id: number }[]).map((s) => s.id);
 
 async function sessionFor(roles: { studyId: number; role: RoleName }[]): Promise<{ session: Session; id: number }> {
   const user = await createUser(t.database.db, { studyRoles: roles });
   const session = await login(t.app, user.username, PASSWORD);
   const role = roles[0]?.role;
-  if (role) await session.request({ method: 'PUT', url: '/api/users/workAs', payload: { roleId: roleByName(role).id } });
+  if (role)
+    await session.request({ method: 'PUT', url: '/api/users/workAs', payload: { roleId: roleByName(role).id } });
   return { session, id: user.id };
 }
 
@@ -60,7 +62,10 @@ describe('GET /api/studies/list and /api/studies/{id}: access', () => {
   });
 
   it('404 Study not found for a missing study; 400 for a malformed id', async () => {
-    expect((await admin.request({ method: 'GET', url: '/api/studies/2147483647' })).json()).toEqual({ success: false, message: 'Study not found' });
+    expect((await admin.request({ method: 'GET', url: '/api/studies/2147483647' })).json()).toEqual({
+      success: false,
+      message: 'Study not found',
+    });
     expect((await admin.request({ method: 'GET', url: '/api/studies/99999999999' })).statusCode).toBe(400);
     expect((await admin.request({ method: 'GET', url: '/api/studies/new' })).statusCode).toBe(400);
   });
@@ -84,7 +89,10 @@ describe('study visibility for each kind of user, before and after access is gra
     const granter = provisioned ? sysadmin : admin;
     const change = { studyId: target.id, userId: id, roleId: roleByName(role).id };
     if (provisioned) {
-      await t.database.db.insertInto('study_access').values({ user_id: id, study_id: target.id, role_id: change.roleId }).execute();
+      await t.database.db
+        .insertInto('study_access')
+        .values({ user_id: id, study_id: target.id, role_id: change.roleId })
+        .execute();
     } else {
       const granted = await granter.request({ method: 'PATCH', url: '/api/users/studies/add', payload: change });
       expect(granted.statusCode, granted.body).toBe(200);
@@ -128,12 +136,26 @@ describe('the counts of spec doc 1 §3, computed per user kind', () => {
     await createCase(t.database.db, { studyId: other.id, status: 'PENDING_QC' });
 
     const latest = new Date('2031-05-06T07:08:09.000Z');
-    await createStudyImage(t.database.db, { studyId: study.id, status: 'CASE_ASSIGNMENT_PENDING', uploadedAt: new Date('2030-01-01T00:00:00Z') });
+    await createStudyImage(t.database.db, {
+      studyId: study.id,
+      status: 'CASE_ASSIGNMENT_PENDING',
+      uploadedAt: new Date('2030-01-01T00:00:00Z'),
+    });
     await createStudyImage(t.database.db, { studyId: study.id, status: 'LAB_QC_PENDING', uploadedAt: latest });
     await createStudyImage(t.database.db, { studyId: study.id, status: 'PROCESSING' });
-    for (const status of ['ARCHIVED', 'FAIL_PROCESSING', 'DUPLICATE_IMAGE']) await createStudyImage(t.database.db, { studyId: study.id, status, uploadedAt: new Date('2020-01-01Z') });
-    await createStudyImage(t.database.db, { studyId: study.id, caseId: caseA.id, status: 'ISC_QC_PENDING', uploadedAt: new Date('2021-01-01Z') });
-    await createStudyImage(t.database.db, { studyId: other.id, status: 'CASE_ASSIGNMENT_PENDING', uploadedAt: new Date('2040-01-01Z') });
+    for (const status of ['ARCHIVED', 'FAIL_PROCESSING', 'DUPLICATE_IMAGE'])
+      await createStudyImage(t.database.db, { studyId: study.id, status, uploadedAt: new Date('2020-01-01Z') });
+    await createStudyImage(t.database.db, {
+      studyId: study.id,
+      caseId: caseA.id,
+      status: 'ISC_QC_PENDING',
+      uploadedAt: new Date('2021-01-01Z'),
+    });
+    await createStudyImage(t.database.db, {
+      studyId: other.id,
+      status: 'CASE_ASSIGNMENT_PENDING',
+      uploadedAt: new Date('2040-01-01Z'),
+    });
 
     await createQuery(t.database.db, { studyId: study.id });
     await createQuery(t.database.db, { studyId: study.id, resolution: 'UNRESOLVABLE' });
@@ -154,7 +176,11 @@ describe('the counts of spec doc 1 §3, computed per user kind', () => {
       mostRecentUploadAt: latest.toISOString(),
     };
     const adminRow = (await list(admin)).json().studies.find((s: { id: number }) => s.id === study.id);
-    expect(adminRow).toMatchObject({ ...adminCounts, numberOfAssignedReadCases: null, numberOfAssignedUnreadCases: null });
+    expect(adminRow).toMatchObject({
+      ...adminCounts,
+      numberOfAssignedReadCases: null,
+      numberOfAssignedUnreadCases: null,
+    });
 
     // A blinded reader gets its own read and unread cases, and nothing of the study's QC or query load.
     const readerRows = (await list(reader)).json().studies;
@@ -169,7 +195,11 @@ describe('the counts of spec doc 1 §3, computed per user kind', () => {
       numberOfQueriesAnswered: null,
     });
     const view = (await reader.request({ method: 'GET', url: `/api/studies/${study.id}` })).json();
-    expect(view).toMatchObject({ numberOfAssignedReadCases: 1, numberOfAssignedUnreadCases: 2, numberOfUnassignedImages: null });
+    expect(view).toMatchObject({
+      numberOfAssignedReadCases: 1,
+      numberOfAssignedUnreadCases: 2,
+      numberOfUnassignedImages: null,
+    });
 
     // An uploader gets the open queries only.
     const { session: uploader } = await sessionFor([{ studyId: study.id, role: 'UPLOADER' }]);
@@ -195,7 +225,9 @@ describe('the counts of spec doc 1 §3, computed per user kind', () => {
     ]);
     expect(await idsOf(reader, '?sort=-numberOfUnassignedImages')).toEqual([newer.id, older.id]);
     expect(await idsOf(reader, '?sort=numberOfUnassignedImages')).toEqual([newer.id, older.id]);
-    expect(await idsOf(admin, `?sort=-numberOfUnassignedImages&name=${encodeURIComponent(older.name)}`)).toEqual([older.id]);
+    expect(await idsOf(admin, `?sort=-numberOfUnassignedImages&name=${encodeURIComponent(older.name)}`)).toEqual([
+      older.id,
+    ]);
   });
 
   it('a study without data has zero counts and no upload date', async () => {
@@ -228,7 +260,8 @@ describe('search, sort and paging in SQL', () => {
   it('orders newest first by default; sorts by name either way; pages with a total', async () => {
     const key = tag();
     const made = [];
-    for (const name of ['Delta', 'alpha', 'Charlie', 'bravo']) made.push(await createStudy(t.database.db, `${key} ${name}`));
+    for (const name of ['Delta', 'alpha', 'Charlie', 'bravo'])
+      made.push(await createStudy(t.database.db, `${key} ${name}`));
     const q = `?name=${key}`;
     expect(await idsOf(admin, q)).toEqual(made.map((s) => s.id).reverse());
     const byName = await idsOf(admin, `${q}&sort=name`);
@@ -252,10 +285,22 @@ describe('search, sort and paging in SQL', () => {
   });
 
   it('rejects page sizes other than 10, 20, 50, 100 and unknown sort keys with 400', async () => {
-    expect((await list(admin, '?pageSize=15')).json()).toEqual({ success: false, message: 'pageSize must be one of 10, 20, 50, 100' });
-    expect((await list(admin, '?sort=secret')).json()).toEqual({ success: false, message: 'Cannot decode sort from secret' });
+    expect((await list(admin, '?pageSize=15')).json()).toEqual({
+      success: false,
+      message: 'pageSize must be one of 10, 20, 50, 100',
+    });
+    expect((await list(admin, '?sort=secret')).json()).toEqual({
+      success: false,
+      message: 'Cannot decode sort from secret',
+    });
     expect((await list(admin, '?page=0')).statusCode).toBe(400);
-    for (const sort of ['status', '-numberOfQueriesOpen', 'mostRecentUploadAt', 'sponsor', '-numberOfAssignedUnreadCases']) {
+    for (const sort of [
+      'status',
+      '-numberOfQueriesOpen',
+      'mostRecentUploadAt',
+      'sponsor',
+      '-numberOfAssignedUnreadCases',
+    ]) {
       expect((await list(admin, `?sort=${sort}&pageSize=10`)).statusCode).toBe(200);
     }
   });
@@ -273,7 +318,12 @@ describe('GET /api/studies/{id}: the study view', () => {
       users[role] = user.id;
     }
     await createUser(t.database.db, { active: false, studyRoles: [{ studyId: study.id, role: 'CR' }] });
-    const hpf = await createAnnotationClass(t.database.db, { studyId: study.id, type: 'HPF', name: 'Field', sortOrder: 0 });
+    const hpf = await createAnnotationClass(t.database.db, {
+      studyId: study.id,
+      type: 'HPF',
+      name: 'Field',
+      sortOrder: 0,
+    });
     await createAnnotationClass(t.database.db, { studyId: study.id, type: 'HPF', name: 'Zone', sortOrder: 1 });
     const image = await createStudyImage(t.database.db, { studyId: study.id });
     await createAnnotation(t.database.db, { imageId: image.id, classId: hpf.id, type: 'HPF' });
@@ -285,7 +335,11 @@ describe('GET /api/studies/{id}: the study view', () => {
     expect(names(view.uploaders)).toEqual(['LabTech', 'Site', 'UPLOADER']);
     expect(names(view.readers)).toEqual(['CR', 'NOTO']);
     expect(names(view.readonlyUsers)).toEqual(['DM', 'ISC', 'LIS', 'PM', 'SPONSOR']);
-    expect(view.readers.find((r: { roleName: string }) => r.roleName === 'CR')).toMatchObject({ id: users.CR, roleId: 8, organizationName: org.name });
+    expect(view.readers.find((r: { roleName: string }) => r.roleName === 'CR')).toMatchObject({
+      id: users.CR,
+      roleId: 8,
+      organizationName: org.name,
+    });
     expect(view.hpfClasses.map((c: { name: string; count: number }) => [c.name, c.count])).toEqual([
       ['Field', 2],
       ['Zone', 0],

@@ -26,9 +26,21 @@ interface Cls {
   type?: string;
 }
 
-const cls = (name: string, sortOrder = 0, extra: Partial<Cls> = {}): Cls => ({ name, color: '#87FF01', sortOrder, enabled: true, ...extra });
+const cls = (name: string, sortOrder = 0, extra: Partial<Cls> = {}): Cls => ({
+  name,
+  color: '#87FF01',
+  sortOrder,
+  enabled: true,
+  ...extra,
+});
 /** A class of the view as the form sends it back. */
-const asInput = ({ id, name, color, sortOrder, enabled }: Cls): Cls => ({ ...(id !== undefined && { id }), name, color, sortOrder, enabled });
+const asInput = ({ id, name, color, sortOrder, enabled }: Cls): Cls => ({
+  ...(id !== undefined && { id }),
+  name,
+  color,
+  sortOrder,
+  enabled,
+});
 
 async function newStudy(over: Record<string, unknown> = {}) {
   const response = await admin.request({
@@ -54,10 +66,17 @@ async function newStudy(over: Record<string, unknown> = {}) {
     },
   });
   expect(response.statusCode, response.body).toBe(201);
-  return response.json().study as { id: number; name: string; pointClasses: Cls[]; multilineClasses: Cls[]; hpfClasses: Cls[] } & Record<string, unknown>;
+  return response.json().study as {
+    id: number;
+    name: string;
+    pointClasses: Cls[];
+    multilineClasses: Cls[];
+    hpfClasses: Cls[];
+  } & Record<string, unknown>;
 }
 
-const put = (id: number, payload: unknown, session: Session = admin) => session.request({ method: 'PUT', url: `/api/studies/${id}`, payload: payload as object });
+const put = (id: number, payload: unknown, session: Session = admin) =>
+  session.request({ method: 'PUT', url: `/api/studies/${id}`, payload: payload as object });
 
 async function expectRefused(id: number, payload: unknown, message: string, status = 400) {
   const response = await put(id, payload);
@@ -66,7 +85,13 @@ async function expectRefused(id: number, payload: unknown, message: string, stat
 }
 
 const updates = (studyId: number) =>
-  t.database.db.selectFrom('audit_events').selectAll().where('study_id', '=', studyId).where('action', '=', 'STUDY_UPDATED').orderBy('id').execute();
+  t.database.db
+    .selectFrom('audit_events')
+    .selectAll()
+    .where('study_id', '=', studyId)
+    .where('action', '=', 'STUDY_UPDATED')
+    .orderBy('id')
+    .execute();
 
 describe('PUT /api/studies/{id}: access', () => {
   it('401 when logged out', async () => {
@@ -94,9 +119,21 @@ describe('PUT /api/studies/{id}: reason for change', () => {
   it('refuses a changed field without a reason, changing nothing', async () => {
     const study = await newStudy();
     await expectRefused(study.id, { name: { value: 'Renamed' } }, 'Reason for change is required');
-    await expectRefused(study.id, { name: { value: 'Renamed', reasonForChange: '   ' } }, 'Reason for change is required');
-    await expectRefused(study.id, { name: { value: 'Renamed', reasonForChange: null } }, 'Reason for change is required');
-    const row = await t.database.db.selectFrom('studies').select('name').where('id', '=', study.id).executeTakeFirstOrThrow();
+    await expectRefused(
+      study.id,
+      { name: { value: 'Renamed', reasonForChange: '   ' } },
+      'Reason for change is required',
+    );
+    await expectRefused(
+      study.id,
+      { name: { value: 'Renamed', reasonForChange: null } },
+      'Reason for change is required',
+    );
+    const row = await t.database.db
+      .selectFrom('studies')
+      .select('name')
+      .where('id', '=', study.id)
+      .executeTakeFirstOrThrow();
     expect(row.name).toBe(study.name);
     expect(await updates(study.id)).toEqual([]);
   });
@@ -104,7 +141,9 @@ describe('PUT /api/studies/{id}: reason for change', () => {
   it('needs a reason even when the previous value was empty (sponsor was none)', async () => {
     const study = await newStudy();
     await expectRefused(study.id, { sponsor: { value: 'Acme' } }, 'Reason for change is required');
-    expect((await put(study.id, { sponsor: { value: 'Acme', reasonForChange: 'Sponsor confirmed' } })).statusCode).toBe(200);
+    expect((await put(study.id, { sponsor: { value: 'Acme', reasonForChange: 'Sponsor confirmed' } })).statusCode).toBe(
+      200,
+    );
   });
 
   it('saves the changed fields and audits one row per field with old, new and reason', async () => {
@@ -115,7 +154,11 @@ describe('PUT /api/studies/{id}: reason for change', () => {
       segments: { value: 1, reasonForChange: 'unchanged, no row' },
     });
     expect(response.statusCode, response.body).toBe(200);
-    expect(response.json()).toMatchObject({ success: true, message: STUDY_MESSAGES.studyUpdated, study: { name: `${study.name} v2`, modality: ['ENDOSCOPY', 'HISTOPATHOLOGY'] } });
+    expect(response.json()).toMatchObject({
+      success: true,
+      message: STUDY_MESSAGES.studyUpdated,
+      study: { name: `${study.name} v2`, modality: ['ENDOSCOPY', 'HISTOPATHOLOGY'] },
+    });
     const rows = await updates(study.id);
     expect(rows.map((r) => [r.field, r.old_value, r.new_value, r.reason])).toEqual([
       ['name', study.name, `${study.name} v2`, 'Protocol amendment 2'],
@@ -125,7 +168,10 @@ describe('PUT /api/studies/{id}: reason for change', () => {
 
   it('sending only unchanged values needs no reason and changes nothing', async () => {
     const study = await newStudy();
-    const response = await put(study.id, { name: { value: study.name }, pointClasses: { value: study.pointClasses.map(asInput) } });
+    const response = await put(study.id, {
+      name: { value: study.name },
+      pointClasses: { value: study.pointClasses.map(asInput) },
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json().message).toBe(STUDY_MESSAGES.noChanges);
     expect(await updates(study.id)).toEqual([]);
@@ -152,14 +198,26 @@ describe('PUT /api/studies/{id}: the merged configuration passes every rule', ()
   it.each([
     [{ name: { value: ' ', reasonForChange: 'r' } }, 'Name is required'],
     [{ indications: { value: [], reasonForChange: 'r' } }, 'Indication is required'],
-    [{ indications: { value: ['CROHNS_DISEASE', 'NASH'], reasonForChange: 'r' } }, 'Studies only support one indication.'],
-    [{ indications: { value: ['CELIAC_DISEASE', 'POUCHITIS'], reasonForChange: 'r' } }, 'Studies only support one indication.'],
+    [
+      { indications: { value: ['CROHNS_DISEASE', 'NASH'], reasonForChange: 'r' } },
+      'Studies only support one indication.',
+    ],
+    [
+      { indications: { value: ['CELIAC_DISEASE', 'POUCHITIS'], reasonForChange: 'r' } },
+      'Studies only support one indication.',
+    ],
     [{ segments: { value: 2, reasonForChange: 'r' } }, 'Enter one name per segment (2)'],
     [{ segments: { value: null, reasonForChange: 'r' } }, 'Number of Anatomical Segments is required'],
     [{ modality: { value: [], reasonForChange: 'r' } }, 'Modality is required'],
     [{ onHold: { value: true, reasonForChange: 'r' } }, 'On Hold Reason is required'],
-    [{ onHold: { value: true, reasonForChange: 'r' }, onHoldReason: { value: 'z'.repeat(179), reasonForChange: 'r' } }, 'On Hold Reason must be at most 178 characters'],
-    [{ visitIds: { value: ['V1', 'V1'], reasonForChange: 'r' }, labVisitIds: { value: ['L1', 'L1'] } }, 'The Visit ID / Lab Visit ID pair must be unique'],
+    [
+      { onHold: { value: true, reasonForChange: 'r' }, onHoldReason: { value: 'z'.repeat(179), reasonForChange: 'r' } },
+      'On Hold Reason must be at most 178 characters',
+    ],
+    [
+      { visitIds: { value: ['V1', 'V1'], reasonForChange: 'r' }, labVisitIds: { value: ['L1', 'L1'] } },
+      'The Visit ID / Lab Visit ID pair must be unique',
+    ],
     [{ visitIds: { value: ['V1', 'V2'], reasonForChange: 'r' } }, 'Visit IDs and Lab Visit IDs must be paired'],
     [{ pointClasses: { value: [cls('A'), cls('a', 1)], reasonForChange: 'r' } }, 'name is blank or not unique'],
     [{ indications: { value: ['FLU'], reasonForChange: 'r' } }, 'Cannot decode indications.value.0 from FLU'],
@@ -170,7 +228,10 @@ describe('PUT /api/studies/{id}: the merged configuration passes every rule', ()
 
   it('puts a study on hold with a reason of up to 178 characters, and takes it off', async () => {
     const study = await newStudy();
-    const held = await put(study.id, { onHold: { value: true, reasonForChange: 'Sponsor request' }, onHoldReason: { value: 'h'.repeat(178), reasonForChange: 'Sponsor request' } });
+    const held = await put(study.id, {
+      onHold: { value: true, reasonForChange: 'Sponsor request' },
+      onHoldReason: { value: 'h'.repeat(178), reasonForChange: 'Sponsor request' },
+    });
     expect(held.statusCode, held.body).toBe(200);
     expect(held.json().study).toMatchObject({ onHold: true, onHoldReason: 'h'.repeat(178) });
     const released = await put(study.id, { onHold: { value: false, reasonForChange: 'Resumed' } });
@@ -180,14 +241,21 @@ describe('PUT /api/studies/{id}: the merged configuration passes every rule', ()
   it('refuses a name another study has (409)', async () => {
     const a = await newStudy();
     const b = await newStudy();
-    await expectRefused(b.id, { name: { value: a.name.toLowerCase(), reasonForChange: 'r' } }, STUDY_MESSAGES.nameTaken, 409);
+    await expectRefused(
+      b.id,
+      { name: { value: a.name.toLowerCase(), reasonForChange: 'r' } },
+      STUDY_MESSAGES.nameTaken,
+      409,
+    );
   });
 });
 
 describe('PUT /api/studies/{id}: celiac chosen on an existing study', () => {
   it('adds the default classes, skipping existing names, with the indications’ reason', async () => {
     const study = await newStudy({ pointClasses: [cls('IEL', 0, { color: '#4A90E2' })] });
-    const response = await put(study.id, { indications: { value: ['CELIAC_DISEASE'], reasonForChange: 'Re-scoped to celiac' } });
+    const response = await put(study.id, {
+      indications: { value: ['CELIAC_DISEASE'], reasonForChange: 'Re-scoped to celiac' },
+    });
     expect(response.statusCode, response.body).toBe(200);
     const view = response.json().study;
     expect(view.pointClasses.map((c: Cls) => `${c.name} ${c.color}`)).toEqual(['IEL #4A90E2', 'Enterocyte #FF9F00']);
@@ -218,10 +286,18 @@ describe('PUT /api/studies/{id}: annotation classes', () => {
     const plasma = list[2]!;
     expect(plasma.id).toBeGreaterThan(0);
 
-    list = await step([{ ...asInput(neutrophil), name: 'PMN', color: '#FF001E' }, asInput(eosinophil), asInput(plasma)]);
+    list = await step([
+      { ...asInput(neutrophil), name: 'PMN', color: '#FF001E' },
+      asInput(eosinophil),
+      asInput(plasma),
+    ]);
     expect(list[0]).toMatchObject({ id: neutrophil.id, name: 'PMN', color: '#FF001E' });
 
-    list = await step([{ ...asInput(list[0]!), sortOrder: 2 }, { ...asInput(list[1]!), sortOrder: 0 }, { ...asInput(list[2]!), sortOrder: 1 }]);
+    list = await step([
+      { ...asInput(list[0]!), sortOrder: 2 },
+      { ...asInput(list[1]!), sortOrder: 0 },
+      { ...asInput(list[2]!), sortOrder: 1 },
+    ]);
     expect(list.map((c) => [c.name, c.sortOrder])).toEqual([
       ['Eosinophil', 0],
       ['Plasma cell', 1],
@@ -236,14 +312,34 @@ describe('PUT /api/studies/{id}: annotation classes', () => {
     const rows = await updates(study.id);
     expect(rows).toHaveLength(5);
     expect(rows.every((r) => r.field === 'pointClasses' && r.reason === 'class edit')).toBe(true);
-    expect(JSON.parse(rows[1]!.old_value!)[0]).toEqual({ id: neutrophil.id, name: 'Neutrophil', color: '#87FF01', sortOrder: 0, enabled: true });
-    expect(JSON.parse(rows[1]!.new_value!)[0]).toEqual({ id: neutrophil.id, name: 'PMN', color: '#FF001E', sortOrder: 0, enabled: true });
+    expect(JSON.parse(rows[1]!.old_value!)[0]).toEqual({
+      id: neutrophil.id,
+      name: 'Neutrophil',
+      color: '#87FF01',
+      sortOrder: 0,
+      enabled: true,
+    });
+    expect(JSON.parse(rows[1]!.new_value!)[0]).toEqual({
+      id: neutrophil.id,
+      name: 'PMN',
+      color: '#FF001E',
+      sortOrder: 0,
+      enabled: true,
+    });
   });
 
   it('swaps two names in one save', async () => {
     const study = await newStudy();
     const [a, b] = study.pointClasses as [Cls, Cls];
-    const response = await put(study.id, { pointClasses: { value: [{ ...asInput(a), name: b.name }, { ...asInput(b), name: a.name }], reasonForChange: 'swap' } });
+    const response = await put(study.id, {
+      pointClasses: {
+        value: [
+          { ...asInput(a), name: b.name },
+          { ...asInput(b), name: a.name },
+        ],
+        reasonForChange: 'swap',
+      },
+    });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json().study.pointClasses.map((c: Cls) => [c.id, c.name])).toEqual([
       [a.id, b.name],
@@ -255,7 +351,10 @@ describe('PUT /api/studies/{id}: annotation classes', () => {
     const study = await newStudy();
     const [a, b] = study.pointClasses as [Cls, Cls];
     const response = await put(study.id, {
-      pointClasses: { value: [{ ...asInput(a), deleted: true }, asInput(b), cls('Draft', 2, { deleted: true }), cls(a.name, 3)], reasonForChange: 'cleanup' },
+      pointClasses: {
+        value: [{ ...asInput(a), deleted: true }, asInput(b), cls('Draft', 2, { deleted: true }), cls(a.name, 3)],
+        reasonForChange: 'cleanup',
+      },
     });
     expect(response.statusCode, response.body).toBe(200);
     const list = response.json().study.pointClasses as Cls[];
@@ -264,7 +363,11 @@ describe('PUT /api/studies/{id}: annotation classes', () => {
       [a.name, 1],
     ]);
     expect(list[1]!.id).not.toBe(a.id);
-    const stored = await t.database.db.selectFrom('annotation_classes').select(['deleted', 'enabled']).where('id', '=', a.id!).executeTakeFirstOrThrow();
+    const stored = await t.database.db
+      .selectFrom('annotation_classes')
+      .select(['deleted', 'enabled'])
+      .where('id', '=', a.id!)
+      .executeTakeFirstOrThrow();
     expect(stored).toEqual({ deleted: true, enabled: false });
   });
 
@@ -277,10 +380,23 @@ describe('PUT /api/studies/{id}: annotation classes', () => {
     const view = (await admin.request({ method: 'GET', url: `/api/studies/${study.id}` })).json();
     expect(view.pointClasses.map((c: Cls) => c.count)).toEqual([1, 0]);
 
-    await expectRefused(study.id, { pointClasses: { value: [{ ...asInput(a), deleted: true }, asInput(b)], reasonForChange: 'r' } }, STUDY_MESSAGES.classHasAnnotations, 409);
-    expect((await put(study.id, { pointClasses: { value: [asInput(a), { ...asInput(b), deleted: true }], reasonForChange: 'r' } })).statusCode).toBe(200);
+    await expectRefused(
+      study.id,
+      { pointClasses: { value: [{ ...asInput(a), deleted: true }, asInput(b)], reasonForChange: 'r' } },
+      STUDY_MESSAGES.classHasAnnotations,
+      409,
+    );
+    expect(
+      (
+        await put(study.id, {
+          pointClasses: { value: [asInput(a), { ...asInput(b), deleted: true }], reasonForChange: 'r' },
+        })
+      ).statusCode,
+    ).toBe(200);
     // Disabling a class with annotations is allowed.
-    const disabled = await put(study.id, { pointClasses: { value: [{ ...asInput(a), enabled: false }], reasonForChange: 'r' } });
+    const disabled = await put(study.id, {
+      pointClasses: { value: [{ ...asInput(a), enabled: false }], reasonForChange: 'r' },
+    });
     expect(disabled.json().study.pointClasses).toMatchObject([{ id: a.id, enabled: false, count: 1 }]);
   });
 
@@ -290,10 +406,36 @@ describe('PUT /api/studies/{id}: annotation classes', () => {
     const [a, b] = study.pointClasses as [Cls, Cls];
     const foreign = other.pointClasses[0]!;
     const otherList = other.hpfClasses[0]!;
-    await expectRefused(study.id, { pointClasses: { value: [asInput(a), asInput(b), asInput(foreign)], reasonForChange: 'r' } }, STUDY_MESSAGES.classNotInList);
-    await expectRefused(study.id, { hpfClasses: { value: [asInput(a)], reasonForChange: 'r' } }, STUDY_MESSAGES.classNotInList);
-    await expectRefused(study.id, { pointClasses: { value: [asInput(a), asInput(b), { ...asInput(otherList), sortOrder: 2 }], reasonForChange: 'r' } }, STUDY_MESSAGES.classNotInList);
-    await expectRefused(study.id, { pointClasses: { value: [asInput(a), asInput(a), asInput(b)], reasonForChange: 'r' } }, STUDY_MESSAGES.classListedTwice);
-    await expectRefused(study.id, { pointClasses: { value: [asInput(a)], reasonForChange: 'r' } }, STUDY_MESSAGES.classesOutdated, 409);
+    await expectRefused(
+      study.id,
+      { pointClasses: { value: [asInput(a), asInput(b), asInput(foreign)], reasonForChange: 'r' } },
+      STUDY_MESSAGES.classNotInList,
+    );
+    await expectRefused(
+      study.id,
+      { hpfClasses: { value: [asInput(a)], reasonForChange: 'r' } },
+      STUDY_MESSAGES.classNotInList,
+    );
+    await expectRefused(
+      study.id,
+      {
+        pointClasses: {
+          value: [asInput(a), asInput(b), { ...asInput(otherList), sortOrder: 2 }],
+          reasonForChange: 'r',
+        },
+      },
+      STUDY_MESSAGES.classNotInList,
+    );
+    await expectRefused(
+      study.id,
+      { pointClasses: { value: [asInput(a), asInput(a), asInput(b)], reasonForChange: 'r' } },
+      STUDY_MESSAGES.classListedTwice,
+    );
+    await expectRefused(
+      study.id,
+      { pointClasses: { value: [asInput(a)], reasonForChange: 'r' } },
+      STUDY_MESSAGES.classesOutdated,
+      409,
+    );
   });
 });

@@ -81,7 +81,8 @@ export function cookieFrom(response: LightMyRequestResponse): string {
 
 export async function login(app: FastifyInstance, username: string, password: string): Promise<Session> {
   const response = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } });
-  if (response.statusCode !== 200) throw new Error(`login of ${username} failed: ${response.statusCode} ${response.body}`);
+  if (response.statusCode !== 200)
+    throw new Error(`login of ${username} failed: ${response.statusCode} ${response.body}`);
   const cookie = cookieFrom(response);
   const { csrfToken } = response.json<{ csrfToken: string }>();
   return {

@@ -18,24 +18,45 @@ afterAll(async () => {
 });
 
 const email = () => `New.User-${randomBytes(4).toString('hex')}@Example.org`;
-const createAccount = (payload: object, session: Session = sysadmin) => session.request({ method: 'POST', url: '/api/users', payload });
-const loginRaw = (username: string, password: string) => t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } });
+const createAccount = (payload: object, session: Session = sysadmin) =>
+  session.request({ method: 'POST', url: '/api/users', payload });
+const loginRaw = (username: string, password: string) =>
+  t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } });
 
 describe('POST /api/users: create an account (system admins)', () => {
   it('creates a registered account with a one-time password that logs in, shown once', async () => {
     const org = await createOrganization(t.database.db);
     const address = email();
-    const response = await createAccount({ username: `  ${address} `, firstName: 'New', lastName: 'User', organizationId: org.id });
+    const response = await createAccount({
+      username: `  ${address} `,
+      firstName: 'New',
+      lastName: 'User',
+      organizationId: org.id,
+    });
     expect(response.statusCode, response.body).toBe(201);
     const body = response.json();
     expect(body).toMatchObject({
       success: true,
       message: USER_MESSAGES.userCreated,
-      user: { username: address.toLowerCase(), firstName: 'New', lastName: 'User', organizationId: org.id, organizationName: org.name, registered: true, active: true, isSystemAdmin: false, studyCount: 0 },
+      user: {
+        username: address.toLowerCase(),
+        firstName: 'New',
+        lastName: 'User',
+        organizationId: org.id,
+        organizationName: org.name,
+        registered: true,
+        active: true,
+        isSystemAdmin: false,
+        studyCount: 0,
+      },
     });
     expect(body.initialPassword).toMatch(/^[\w-]{16,}$/);
 
-    const stored = await t.database.db.selectFrom('users').select(['password_hash', 'must_change_password']).where('id', '=', body.user.id).executeTakeFirstOrThrow();
+    const stored = await t.database.db
+      .selectFrom('users')
+      .select(['password_hash', 'must_change_password'])
+      .where('id', '=', body.user.id)
+      .executeTakeFirstOrThrow();
     expect(stored.must_change_password).toBe(true);
     expect(stored.password_hash).toMatch(/^\$argon2id\$/);
     expect(stored.password_hash).not.toContain(body.initialPassword);
@@ -43,7 +64,9 @@ describe('POST /api/users: create an account (system admins)', () => {
     expect((await loginRaw(address, body.initialPassword)).statusCode).toBe(200);
     expect((await loginRaw(address, PASSWORD)).statusCode).toBe(401);
     // The profile does not repeat the password.
-    expect(JSON.stringify((await sysadmin.request({ method: 'GET', url: `/api/users/${body.user.id}` })).json())).not.toContain(body.initialPassword);
+    expect(
+      JSON.stringify((await sysadmin.request({ method: 'GET', url: `/api/users/${body.user.id}` })).json()),
+    ).not.toContain(body.initialPassword);
 
     const rows = await t.database.db
       .selectFrom('audit_events')
@@ -74,8 +97,15 @@ describe('POST /api/users: create an account (system admins)', () => {
 
   it('refuses a taken email address in any letter case (409) and invalid input with the spec’s messages', async () => {
     const address = email();
-    expect((await createAccount({ username: address, firstName: 'A', lastName: 'B', organizationId: null })).statusCode).toBe(201);
-    const taken = await createAccount({ username: address.toUpperCase(), firstName: 'A', lastName: 'B', organizationId: null });
+    expect(
+      (await createAccount({ username: address, firstName: 'A', lastName: 'B', organizationId: null })).statusCode,
+    ).toBe(201);
+    const taken = await createAccount({
+      username: address.toUpperCase(),
+      firstName: 'A',
+      lastName: 'B',
+      organizationId: null,
+    });
     expect(taken.statusCode).toBe(409);
     expect(taken.json()).toEqual({ success: false, message: USER_MESSAGES.usernameTaken });
     const cases: [object, string][] = [
@@ -83,7 +113,10 @@ describe('POST /api/users: create an account (system admins)', () => {
       [{ username: 'not-an-email', firstName: 'A', lastName: 'B', organizationId: null }, USER_MESSAGES.emailInvalid],
       [{ username: email(), firstName: '', lastName: 'B', organizationId: null }, 'First Name Required'],
       [{ username: email(), firstName: 'A', lastName: ' ', organizationId: null }, 'Last Name Required'],
-      [{ username: email(), firstName: 'A', lastName: 'B', organizationId: 999999 }, USER_MESSAGES.organizationNotFound],
+      [
+        { username: email(), firstName: 'A', lastName: 'B', organizationId: 999999 },
+        USER_MESSAGES.organizationNotFound,
+      ],
     ];
     for (const [payload, message] of cases) {
       const response = await createAccount(payload);
@@ -93,15 +126,25 @@ describe('POST /api/users: create an account (system admins)', () => {
   });
 
   it('is for a system admin working as SystemAdmin only', async () => {
-    const admin = await login(t.app, (await createUser(t.database.db, { globalRoles: ['StudyAdmin'] })).username, PASSWORD);
-    const denied = await createAccount({ username: email(), firstName: 'A', lastName: 'B', organizationId: null }, admin);
+    const admin = await login(
+      t.app,
+      (await createUser(t.database.db, { globalRoles: ['StudyAdmin'] })).username,
+      PASSWORD,
+    );
+    const denied = await createAccount(
+      { username: email(), firstName: 'A', lastName: 'B', organizationId: null },
+      admin,
+    );
     expect(denied.statusCode).toBe(403);
     expect(denied.json()).toEqual({ success: false, message: MESSAGES.accessDenied });
     // A system admin who also holds StudyAdmin and works as StudyAdmin is refused too.
     const both = await createUser(t.database.db, { systemAdmin: true, globalRoles: ['StudyAdmin'] });
     const session = await login(t.app, both.username, PASSWORD);
     await session.request({ method: 'PUT', url: '/api/users/workAs', payload: { roleId: 2 } });
-    expect((await createAccount({ username: email(), firstName: 'A', lastName: 'B', organizationId: null }, session)).statusCode).toBe(403);
+    expect(
+      (await createAccount({ username: email(), firstName: 'A', lastName: 'B', organizationId: null }, session))
+        .statusCode,
+    ).toBe(403);
   });
 });
 
@@ -111,14 +154,27 @@ describe('PATCH /api/users/{id}/deactivate and /activate', () => {
     const session = await login(t.app, user.username, PASSWORD);
     expect((await session.request({ method: 'GET', url: '/api/studies/list' })).statusCode).toBe(200);
 
-    const deactivated = await sysadmin.request({ method: 'PATCH', url: `/api/users/${user.id}/deactivate`, payload: { reason: 'Left the CRO' } });
+    const deactivated = await sysadmin.request({
+      method: 'PATCH',
+      url: `/api/users/${user.id}/deactivate`,
+      payload: { reason: 'Left the CRO' },
+    });
     expect(deactivated.statusCode, deactivated.body).toBe(200);
-    expect(deactivated.json()).toMatchObject({ success: true, message: USER_MESSAGES.userDeactivated, user: { id: user.id, active: false } });
+    expect(deactivated.json()).toMatchObject({
+      success: true,
+      message: USER_MESSAGES.userDeactivated,
+      user: { id: user.id, active: false },
+    });
     const stale = await session.request({ method: 'GET', url: '/api/studies/list' });
     expect(stale.statusCode).toBe(401);
     expect(stale.json()).toEqual({ success: false, message: MESSAGES.pleaseLogIn });
     expect((await loginRaw(user.username, PASSWORD)).statusCode).toBe(401);
-    const open = await t.database.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).where('ended_at', 'is', null).execute();
+    const open = await t.database.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .where('ended_at', 'is', null)
+      .execute();
     expect(open).toEqual([]);
 
     const again = await sysadmin.request({ method: 'PATCH', url: `/api/users/${user.id}/deactivate` });
@@ -126,7 +182,11 @@ describe('PATCH /api/users/{id}/deactivate and /activate', () => {
     expect(again.json()).toEqual({ success: false, message: USER_MESSAGES.alreadyDeactivated });
 
     const activated = await sysadmin.request({ method: 'PATCH', url: `/api/users/${user.id}/activate`, payload: {} });
-    expect(activated.json()).toMatchObject({ success: true, message: USER_MESSAGES.userActivated, user: { active: true } });
+    expect(activated.json()).toMatchObject({
+      success: true,
+      message: USER_MESSAGES.userActivated,
+      user: { active: true },
+    });
     expect((await loginRaw(user.username, PASSWORD)).statusCode).toBe(200);
     // The old session does not come back.
     expect((await session.request({ method: 'GET', url: '/api/studies/list' })).statusCode).toBe(401);

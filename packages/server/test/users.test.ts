@@ -24,7 +24,11 @@ const get = (session: Session, url: string) => session.request({ method: 'GET', 
 
 async function named(first: string, last: string, spec: Parameters<typeof createUser>[1] = {}) {
   const user = await createUser(t.database.db, { username: `${first.toLowerCase()}.${tag()}@example.org`, ...spec });
-  await t.database.db.updateTable('users').set({ first_name: first, last_name: last }).where('id', '=', user.id).execute();
+  await t.database.db
+    .updateTable('users')
+    .set({ first_name: first, last_name: last })
+    .where('id', '=', user.id)
+    .execute();
   return user;
 }
 
@@ -73,7 +77,13 @@ describe('GET /api/users', () => {
     const a = await createStudy(t.database.db);
     const b = await createStudy(t.database.db);
     const key = tag();
-    const user = await named('Zed', `Key${key}`, { studyRoles: [{ studyId: a.id, role: 'CR' }, { studyId: a.id, role: 'PM' }, { studyId: b.id, role: 'PM' }] });
+    const user = await named('Zed', `Key${key}`, {
+      studyRoles: [
+        { studyId: a.id, role: 'CR' },
+        { studyId: a.id, role: 'PM' },
+        { studyId: b.id, role: 'PM' },
+      ],
+    });
     await t.database.db.updateTable('users').set({ organization_id: org.id }).where('id', '=', user.id).execute();
     const body = (await get(admin, `/api/users?name=key${key}`)).json();
     expect(body).toEqual({
@@ -103,15 +113,26 @@ describe('GET /api/users', () => {
     const reader = await named('Rita', `R${key}`, { studyRoles: [{ studyId: study.id, role: 'CR' }] });
     const pm = await named('Paula', `P${key}`, { studyRoles: [{ studyId: study.id, role: 'PM' }] });
     const fresh = await named('Nina', `N${key}`, { registered: false });
-    const ids = async (query: string) => ((await get(admin, `/api/users?name=${key}&${query}`)).json().users as { id: number }[]).map((u) => u.id);
+    const ids = async (query: string) =>
+      ((await get(admin, `/api/users?name=${key}&${query}`)).json().users as { id: number }[]).map((u) => u.id);
     expect(await ids('role=8')).toEqual([reader.id]);
     expect(await ids('role=cr')).toEqual([reader.id]);
     expect(await ids('role=PM')).toEqual([pm.id]);
     expect(await ids('registered=false')).toEqual([fresh.id]);
     expect((await ids('registered=true')).sort()).toEqual([reader.id, pm.id].sort());
     expect(await ids(`exclude=${reader.id},${pm.id}`)).toEqual([fresh.id]);
-    expect(((await get(admin, `/api/users?name=${encodeURIComponent(`rita r${key}`)}`)).json().users as { id: number }[]).map((u) => u.id)).toEqual([reader.id]);
-    expect(((await get(admin, `/api/users?name=${encodeURIComponent(reader.username.slice(0, 12))}`)).json().users as { id: number }[]).map((u) => u.id)).toContain(reader.id);
+    expect(
+      (
+        (await get(admin, `/api/users?name=${encodeURIComponent(`rita r${key}`)}`)).json().users as { id: number }[]
+      ).map((u) => u.id),
+    ).toEqual([reader.id]);
+    expect(
+      (
+        (await get(admin, `/api/users?name=${encodeURIComponent(reader.username.slice(0, 12))}`)).json().users as {
+          id: number;
+        }[]
+      ).map((u) => u.id),
+    ).toContain(reader.id);
     const sysadmins = (await get(admin, '/api/users?role=SystemAdmin')).json().users as { isSystemAdmin: boolean }[];
     expect(sysadmins.length).toBeGreaterThan(0);
     expect(sysadmins.every((u) => u.isSystemAdmin)).toBe(true);
@@ -123,13 +144,32 @@ describe('GET /api/users', () => {
     const page = (await get(admin, `/api/users?name=${key}&sort=-firstName&pageSize=10&page=1`)).json();
     expect(page.users.map((u: { firstName: string }) => u.firstName)).toEqual(['d', 'c', 'b', 'a']);
     expect(page.total).toBe(4);
-    expect((await get(admin, `/api/users?name=${key}&pageSize=10&page=3`)).json()).toEqual({ success: true, users: [], total: 4 });
-    expect((await get(admin, '/api/users?role=Wizard')).json()).toEqual({ success: false, message: 'Cannot decode role from Wizard' });
-    expect((await get(admin, '/api/users?role=99')).json()).toEqual({ success: false, message: 'Cannot decode role from 99' });
-    expect((await get(admin, '/api/users?sort=password')).json()).toEqual({ success: false, message: 'Cannot decode sort from password' });
+    expect((await get(admin, `/api/users?name=${key}&pageSize=10&page=3`)).json()).toEqual({
+      success: true,
+      users: [],
+      total: 4,
+    });
+    expect((await get(admin, '/api/users?role=Wizard')).json()).toEqual({
+      success: false,
+      message: 'Cannot decode role from Wizard',
+    });
+    expect((await get(admin, '/api/users?role=99')).json()).toEqual({
+      success: false,
+      message: 'Cannot decode role from 99',
+    });
+    expect((await get(admin, '/api/users?sort=password')).json()).toEqual({
+      success: false,
+      message: 'Cannot decode sort from password',
+    });
     expect((await get(admin, '/api/users?pageSize=7')).statusCode).toBe(400);
-    expect((await get(admin, '/api/users?exclude=1;drop')).json()).toEqual({ success: false, message: 'exclude must be a comma-separated list of user ids' });
-    expect((await get(admin, '/api/users?registered=maybe')).json()).toEqual({ success: false, message: 'Cannot decode registered from maybe' });
+    expect((await get(admin, '/api/users?exclude=1;drop')).json()).toEqual({
+      success: false,
+      message: 'exclude must be a comma-separated list of user ids',
+    });
+    expect((await get(admin, '/api/users?registered=maybe')).json()).toEqual({
+      success: false,
+      message: 'Cannot decode registered from maybe',
+    });
   });
 });
 
@@ -141,11 +181,17 @@ describe('POST /api/users/list and POST /api/users/inStudy/{studyId}', () => {
     await named('Out', key);
     const all = (await admin.request({ method: 'POST', url: '/api/users/list', payload: { name: key } })).json();
     expect(all.total).toBe(2);
-    const filtered = (await admin.request({ method: 'POST', url: '/api/users/list', payload: { name: key, filterByStudyId: study.id } })).json();
+    const filtered = (
+      await admin.request({ method: 'POST', url: '/api/users/list', payload: { name: key, filterByStudyId: study.id } })
+    ).json();
     expect(filtered.users.map((u: { id: number }) => u.id)).toEqual([inside.id]);
     const noBody = (await admin.request({ method: 'POST', url: '/api/users/list' })).json();
     expect(noBody.total).toBeGreaterThanOrEqual(2);
-    const missing = await admin.request({ method: 'POST', url: '/api/users/list', payload: { filterByStudyId: 999999 } });
+    const missing = await admin.request({
+      method: 'POST',
+      url: '/api/users/list',
+      payload: { filterByStudyId: 999999 },
+    });
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({ success: false, message: 'Study not found' });
   });
@@ -162,12 +208,22 @@ describe('POST /api/users/list and POST /api/users/inStudy/{studyId}', () => {
       [reader.id, 'CR'],
       [lab.id, 'LabTech'],
     ]);
-    expect(everyone.users[0]).toEqual({ id: reader.id, username: reader.username, firstName: 'Reader', lastName: expect.any(String), roleId: 8, roleName: 'CR', organizationName: null });
+    expect(everyone.users[0]).toEqual({
+      id: reader.id,
+      username: reader.username,
+      firstName: 'Reader',
+      lastName: expect.any(String),
+      roleId: 8,
+      roleName: 'CR',
+      organizationName: null,
+    });
     const noBody = await admin.request({ method: 'POST', url });
     expect(noBody.json()).toEqual(everyone);
     const readers = (await admin.request({ method: 'POST', url, payload: { roleIdFilter: 8 } })).json();
     expect(readers.users.map((u: { id: number }) => u.id)).toEqual([reader.id]);
-    expect((await admin.request({ method: 'POST', url, payload: { roleIdFilter: [8, 9] } })).json().users).toHaveLength(2);
+    expect((await admin.request({ method: 'POST', url, payload: { roleIdFilter: [8, 9] } })).json().users).toHaveLength(
+      2,
+    );
 
     // A DM edits cases of its own study (S_CaseListTab_EditCase): allowed there, 404 elsewhere.
     const dm = await createUser(t.database.db, { studyRoles: [{ studyId: study.id, role: 'DM' }] });
@@ -182,7 +238,15 @@ describe('POST /api/users/list and POST /api/users/inStudy/{studyId}', () => {
 describe('GET and PUT /api/users/{id}: the user profile', () => {
   it('answers the profile; 404 User not found', async () => {
     const user = await named('Ada', 'Lovelace');
-    expect((await get(admin, `/api/users/${user.id}`)).json()).toMatchObject({ id: user.id, username: user.username, firstName: 'Ada', lastName: 'Lovelace', organizationId: null, registered: true, active: true });
+    expect((await get(admin, `/api/users/${user.id}`)).json()).toMatchObject({
+      id: user.id,
+      username: user.username,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      organizationId: null,
+      registered: true,
+      active: true,
+    });
     const missing = await get(admin, '/api/users/999999');
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({ success: false, message: USER_MESSAGES.userNotFound });
@@ -191,10 +255,30 @@ describe('GET and PUT /api/users/{id}: the user profile', () => {
   it('saving registers the user, changes only the fields sent, and audits each field with old and new values', async () => {
     const org = await createOrganization(t.database.db);
     const user = await createUser(t.database.db, { registered: false });
-    const response = await admin.request({ method: 'PUT', url: `/api/users/${user.id}`, payload: { firstName: '  Grace ', organizationId: org.id } });
+    const response = await admin.request({
+      method: 'PUT',
+      url: `/api/users/${user.id}`,
+      payload: { firstName: '  Grace ', organizationId: org.id },
+    });
     expect(response.statusCode, response.body).toBe(200);
-    expect(response.json()).toMatchObject({ success: true, message: USER_MESSAGES.userUpdated, user: { firstName: 'Grace', lastName: user.username, organizationId: org.id, organizationName: org.name, registered: true } });
-    const rows = await t.database.db.selectFrom('audit_events').selectAll().where('entity_type', '=', 'user').where('entity_id', '=', String(user.id)).orderBy('id').execute();
+    expect(response.json()).toMatchObject({
+      success: true,
+      message: USER_MESSAGES.userUpdated,
+      user: {
+        firstName: 'Grace',
+        lastName: user.username,
+        organizationId: org.id,
+        organizationName: org.name,
+        registered: true,
+      },
+    });
+    const rows = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('entity_type', '=', 'user')
+      .where('entity_id', '=', String(user.id))
+      .orderBy('id')
+      .execute();
     expect(rows.map((r) => [r.action, r.field, r.old_value, r.new_value, r.user_id])).toEqual([
       ['USER_UPDATED', 'firstName', 'Test', 'Grace', adminId],
       ['USER_UPDATED', 'organizationId', null, String(org.id), adminId],
@@ -210,21 +294,30 @@ describe('GET and PUT /api/users/{id}: the user profile', () => {
     const put = (payload: object) => admin.request({ method: 'PUT', url: `/api/users/${user.id}`, payload });
     expect((await put({ firstName: ' ' })).json()).toEqual({ success: false, message: 'First Name Required' });
     expect((await put({ lastName: '' })).json()).toEqual({ success: false, message: 'Last Name Required' });
-    expect((await put({ organizationId: 999999 })).json()).toEqual({ success: false, message: USER_MESSAGES.organizationNotFound });
+    expect((await put({ organizationId: 999999 })).json()).toEqual({
+      success: false,
+      message: USER_MESSAGES.organizationNotFound,
+    });
     expect((await put({ organizationId: 'acme' })).statusCode).toBe(400);
     const missing = await admin.request({ method: 'PUT', url: '/api/users/999999', payload: { firstName: 'X' } });
     expect(missing.json()).toEqual({ success: false, message: USER_MESSAGES.userNotFound });
     // A user without names cannot be registered by a save that leaves them empty.
     const nameless = await createUser(t.database.db, { registered: false });
     await t.database.db.updateTable('users').set({ first_name: null }).where('id', '=', nameless.id).execute();
-    const refused = await admin.request({ method: 'PUT', url: `/api/users/${nameless.id}`, payload: { lastName: 'Only' } });
+    const refused = await admin.request({
+      method: 'PUT',
+      url: `/api/users/${nameless.id}`,
+      payload: { lastName: 'Only' },
+    });
     expect(refused.json()).toEqual({ success: false, message: 'First Name Required' });
   });
 });
 
 describe('study access', () => {
-  const add = (session: Session, payload: object) => session.request({ method: 'PATCH', url: '/api/users/studies/add', payload });
-  const remove = (session: Session, payload: object) => session.request({ method: 'PUT', url: '/api/users/studies/remove', payload });
+  const add = (session: Session, payload: object) =>
+    session.request({ method: 'PATCH', url: '/api/users/studies/add', payload });
+  const remove = (session: Session, payload: object) =>
+    session.request({ method: 'PUT', url: '/api/users/studies/remove', payload });
 
   it('adds and removes a role in a study, audited, and lists the user’s access', async () => {
     const study = await createStudy(t.database.db);
@@ -232,8 +325,14 @@ describe('study access', () => {
     const change = { studyId: study.id, userId: user.id, roleId: roleByName('CR').id };
     const added = await add(admin, change);
     expect(added.statusCode, added.body).toBe(200);
-    expect(added.json()).toEqual({ success: true, message: USER_MESSAGES.studyAccessAdded, studyAccess: [{ studyId: study.id, studyName: study.name, roleId: 8, roleName: 'CR' }] });
-    expect((await get(admin, `/api/users/${user.id}/studyAccess`)).json()).toEqual([{ studyId: study.id, studyName: study.name, roleId: 8, roleName: 'CR' }]);
+    expect(added.json()).toEqual({
+      success: true,
+      message: USER_MESSAGES.studyAccessAdded,
+      studyAccess: [{ studyId: study.id, studyName: study.name, roleId: 8, roleName: 'CR' }],
+    });
+    expect((await get(admin, `/api/users/${user.id}/studyAccess`)).json()).toEqual([
+      { studyId: study.id, studyName: study.name, roleId: 8, roleName: 'CR' },
+    ]);
 
     const duplicate = await add(admin, change);
     expect(duplicate.statusCode).toBe(409);
@@ -245,7 +344,13 @@ describe('study access', () => {
     expect(again.statusCode).toBe(404);
     expect(again.json()).toEqual({ success: false, message: USER_MESSAGES.studyAccessNotFound });
 
-    const rows = await t.database.db.selectFrom('audit_events').selectAll().where('entity_id', '=', String(user.id)).where('action', 'like', 'STUDY_ACCESS_%').orderBy('id').execute();
+    const rows = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('entity_id', '=', String(user.id))
+      .where('action', 'like', 'STUDY_ACCESS_%')
+      .orderBy('id')
+      .execute();
     expect(rows.map((r) => [r.action, r.study_id, r.field, r.old_value, r.new_value, r.user_id])).toEqual([
       ['STUDY_ACCESS_GRANTED', study.id, 'studyAccess', null, 'CR', adminId],
       ['STUDY_ACCESS_REVOKED', study.id, 'studyAccess', 'CR', null, adminId],
@@ -268,10 +373,16 @@ describe('study access', () => {
         expect(bySysadmin.json()).toEqual({ success: false, message: USER_MESSAGES.roleNotAssignable });
       }
     }
-    expect((await add(admin, { studyId: study.id, userId: user.id, roleId: 77 })).json()).toEqual({ success: false, message: USER_MESSAGES.roleNotAssignable });
+    expect((await add(admin, { studyId: study.id, userId: user.id, roleId: 77 })).json()).toEqual({
+      success: false,
+      message: USER_MESSAGES.roleNotAssignable,
+    });
     // Site access provisioned outside the study-access calls (e.g. the demo seed) can still be cut off, by a system admin.
     const siteRole = roleByName('Site').id;
-    await t.database.db.insertInto('study_access').values({ user_id: user.id, study_id: study.id, role_id: siteRole }).execute();
+    await t.database.db
+      .insertInto('study_access')
+      .values({ user_id: user.id, study_id: study.id, role_id: siteRole })
+      .execute();
     const site = { studyId: study.id, userId: user.id, roleId: siteRole };
     expect((await remove(admin, site)).statusCode).toBe(400);
     expect((await remove(sysadmin, site)).statusCode).toBe(200);
@@ -281,14 +392,22 @@ describe('study access', () => {
     const study = await createStudy(t.database.db);
     const user = await createUser(t.database.db);
     const inactive = await createUser(t.database.db, { active: false });
-    const expectBody = async (p: Promise<{ statusCode: number; json: () => unknown }>, status: number, message: string) => {
+    const expectBody = async (
+      p: Promise<{ statusCode: number; json: () => unknown }>,
+      status: number,
+      message: string,
+    ) => {
       const response = await p;
       expect(response.json()).toEqual({ success: false, message });
       expect(response.statusCode).toBe(status);
     };
     await expectBody(add(admin, { studyId: study.id, userId: 999999, roleId: 8 }), 404, USER_MESSAGES.userNotFound);
     await expectBody(add(admin, { studyId: 999999, userId: user.id, roleId: 8 }), 404, 'Study not found');
-    await expectBody(add(admin, { studyId: study.id, userId: inactive.id, roleId: 8 }), 409, USER_MESSAGES.accountDeactivated);
+    await expectBody(
+      add(admin, { studyId: study.id, userId: inactive.id, roleId: 8 }),
+      409,
+      USER_MESSAGES.accountDeactivated,
+    );
     await expectBody(add(admin, { studyId: study.id, userId: adminId, roleId: 8 }), 403, USER_MESSAGES.ownStudyAccess);
     await expectBody(add(admin, { studyId: study.id, userId: user.id }), 400, 'roleId is required');
     await expectBody(add(admin, { studyId: 'one', userId: user.id, roleId: 8 }), 400, 'studyId must be number');
@@ -310,7 +429,16 @@ describe('client input never causes a 500', () => {
       ['POST', '/api/users/list', { filterByStudyId: huge }],
       ['POST', `/api/users/inStudy/${huge}`, {}],
       ['POST', `/api/users/inStudy/${study.id}`, { roleIdFilter: [huge] }],
-      ['PUT', `/api/studies/${study.id}`, { pointClasses: { value: [{ id: huge, name: 'x', color: '#FFFFFF', sortOrder: 0, enabled: true }], reasonForChange: 'r' } }],
+      [
+        'PUT',
+        `/api/studies/${study.id}`,
+        {
+          pointClasses: {
+            value: [{ id: huge, name: 'x', color: '#FFFFFF', sortOrder: 0, enabled: true }],
+            reasonForChange: 'r',
+          },
+        },
+      ],
       ['PUT', `/api/studies/${study.id}`, '{"name": '],
       ['POST', '/api/studies', { name: 'x', segments: 1e308 }],
     ];
@@ -318,7 +446,10 @@ describe('client input never causes a 500', () => {
       const response = await admin.request({
         method,
         url,
-        ...(payload !== undefined && { payload: typeof payload === 'string' ? payload : JSON.stringify(payload), headers: { 'content-type': 'application/json' } }),
+        ...(payload !== undefined && {
+          payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+          headers: { 'content-type': 'application/json' },
+        }),
       });
       expect(response.statusCode, `${method} ${url} ${response.body}`).toBeGreaterThanOrEqual(400);
       expect(response.statusCode, `${method} ${url} ${response.body}`).toBeLessThan(500);
@@ -334,6 +465,13 @@ describe('GET /api/organizations and /api/permissions/roles', () => {
     expect(orgs).toContainEqual({ id: org.id, name: org.name, groupEmail: null });
     const roles = (await get(admin, '/api/permissions/roles')).json();
     expect(roles.map((r: { name: string }) => r.name)).toEqual(ROLES.map((r) => r.name));
-    expect(roles[7]).toMatchObject({ id: 8, name: 'CR', displayName: 'Central Reader', roleType: 'STUDY', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(roles[7]).toMatchObject({
+      id: 8,
+      name: 'CR',
+      displayName: 'Central Reader',
+      roleType: 'STUDY',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
   });
 });

@@ -67,13 +67,15 @@ function bool(value: string | undefined, fallback: boolean): boolean {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got '${env.PORT ?? ''}'`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT must be a port number, got '${env.PORT ?? ''}'`);
   const roles = (env.ROLES ?? ALL_ROLES.join(','))
     .split(',')
     .map((r) => r.trim())
     .filter(Boolean);
   for (const r of roles) {
-    if (!ALL_ROLES.includes(r as ServerRole)) throw new ConfigError(`ROLES may contain ${ALL_ROLES.join(', ')}; got '${r}'`);
+    if (!ALL_ROLES.includes(r as ServerRole))
+      throw new ConfigError(`ROLES may contain ${ALL_ROLES.join(', ')}; got '${r}'`);
   }
   const databaseUrl = env.DATABASE_URL || undefined;
   const demoPassword = env.DEMO_PASSWORD || randomBytes(9).toString('base64url');
@@ -102,7 +104,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     smtpUrl: env.SMTP_URL || null,
     mailFrom: env.MAIL_FROM || 'Lamina <no-reply@lamina.local>',
     uploadUrlTtlSeconds: positive(env.UPLOAD_URL_TTL, 'UPLOAD_URL_TTL', 3600),
-    auditAnchorFile: path.resolve(cwd, env.AUDIT_ANCHOR_FILE || path.join(env.DATA_DIR || 'data', 'audit-anchors.jsonl')),
+    auditAnchorFile: path.resolve(
+      cwd,
+      env.AUDIT_ANCHOR_FILE || path.join(env.DATA_DIR || 'data', 'audit-anchors.jsonl'),
+    ),
     auditAnchorIntervalSeconds: positive(env.AUDIT_ANCHOR_INTERVAL, 'AUDIT_ANCHOR_INTERVAL', 300),
   };
 }
@@ -116,7 +121,8 @@ function positive(value: string | undefined, name: string, fallback: number): nu
 
 function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
   const kind = (env.STORAGE || 'local').toLowerCase();
-  if (kind !== 'local' && kind !== 's3') throw new ConfigError(`STORAGE must be local or s3, got '${env.STORAGE ?? ''}'`);
+  if (kind !== 'local' && kind !== 's3')
+    throw new ConfigError(`STORAGE must be local or s3, got '${env.STORAGE ?? ''}'`);
   if (kind === 's3' && !env.S3_BUCKET) throw new ConfigError('STORAGE=s3 needs S3_BUCKET');
   return {
     kind,

@@ -60,7 +60,9 @@ describe('decideGuard', () => {
     expect(
       decideGuard({ user: registered(['IM_CaseListTab_ViewPage']), required: ROUTE_PERMISSIONS.imageManagement }),
     ).toBe('ok');
-    expect(decideGuard({ user: registered(['S_Main_CreateStudy']), required: ROUTE_PERMISSIONS.studyCreate })).toBe('ok');
+    expect(decideGuard({ user: registered(['S_Main_CreateStudy']), required: ROUTE_PERMISSIONS.studyCreate })).toBe(
+      'ok',
+    );
     // Creating is not editing: /studies/{id}/configure needs the edit permission.
     expect(decideGuard({ user: registered(['S_Main_CreateStudy']), required: ROUTE_PERMISSIONS.studyConfigure })).toBe(
       'accessDenied',

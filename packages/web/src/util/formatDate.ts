@@ -24,7 +24,12 @@ export function formatDate(value: string | Date | null | undefined, now: Date = 
 }
 
 const longDayFormat = new Intl.DateTimeFormat('en-US', { month: 'long', day: 'numeric', year: 'numeric' });
-const longTimeFormat = new Intl.DateTimeFormat('en-US', { hour: 'numeric', minute: '2-digit', hour12: true, timeZoneName: 'short' });
+const longTimeFormat = new Intl.DateTimeFormat('en-US', {
+  hour: 'numeric',
+  minute: '2-digit',
+  hour12: true,
+  timeZoneName: 'short',
+});
 
 function toDate(value: string | Date | null | undefined): Date | null {
   if (value === null || value === undefined || value === '') return null;

@@ -12,26 +12,38 @@ export function authRoutes(auth: AuthService, embeddedCookies: boolean) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
 
-    r.post('/api/auth/login', { config: { policy: policy.public() }, schema: { body: loginRequestSchema } }, async (request, reply) => {
-      const { tokens, principal } = await auth.login(request.body.username, request.body.password, {
-        requestId: request.id,
-        clientIp: request.ip,
-      });
-      setSessionCookie(reply, request, tokens.token, embeddedCookies);
-      return { success: true, message: 'Logged in', csrfToken: tokens.csrfToken, user: presentUserInfo(principal) };
-    });
+    r.post(
+      '/api/auth/login',
+      { config: { policy: policy.public() }, schema: { body: loginRequestSchema } },
+      async (request, reply) => {
+        const { tokens, principal } = await auth.login(request.body.username, request.body.password, {
+          requestId: request.id,
+          clientIp: request.ip,
+        });
+        setSessionCookie(reply, request, tokens.token, embeddedCookies);
+        return { success: true, message: 'Logged in', csrfToken: tokens.csrfToken, user: presentUserInfo(principal) };
+      },
+    );
 
-    r.post('/api/auth/logout', { config: { policy: policy.authenticated({ duringPasswordChange: true }) } }, async (request, reply) => {
-      if (!request.session) throw new UnauthorizedError();
-      await auth.logout(request.session.sessionId, actorOf(request));
-      clearSessionCookie(reply, request, embeddedCookies);
-      return { success: true, message: 'Logged out' };
-    });
+    r.post(
+      '/api/auth/logout',
+      { config: { policy: policy.authenticated({ duringPasswordChange: true }) } },
+      async (request, reply) => {
+        if (!request.session) throw new UnauthorizedError();
+        await auth.logout(request.session.sessionId, actorOf(request));
+        clearSessionCookie(reply, request, embeddedCookies);
+        return { success: true, message: 'Logged out' };
+      },
+    );
 
-    r.get('/api/auth/csrf', { config: { policy: policy.authenticated({ duringPasswordChange: true }) } }, async (request) => {
-      if (!request.session) throw new UnauthorizedError();
-      return { csrfToken: request.session.csrfToken };
-    });
+    r.get(
+      '/api/auth/csrf',
+      { config: { policy: policy.authenticated({ duringPasswordChange: true }) } },
+      async (request) => {
+        if (!request.session) throw new UnauthorizedError();
+        return { csrfToken: request.session.csrfToken };
+      },
+    );
 
     r.post(
       '/api/auth/password',

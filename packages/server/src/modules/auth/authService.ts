@@ -33,13 +33,17 @@ export class AuthService {
    * Logs a user in. Wrong username and wrong password get the same answer; after too many failures
    * for one account from one IP within the window, every attempt is refused until the window passes.
    */
-  async login(username: string, password: string, request: Omit<Actor, 'userId' | 'username' | 'workAsRole'>): Promise<LoginResult> {
+  async login(
+    username: string,
+    password: string,
+    request: Omit<Actor, 'userId' | 'username' | 'workAsRole'>,
+  ): Promise<LoginResult> {
     const ip = request.clientIp ?? 'unknown';
     const attempt: Actor = { ...request, userId: null, username, workAsRole: null };
     if ((await this.recentFailures(username, ip)) >= LOGIN_THROTTLE.maxFailures) {
-      await this.db.transaction().execute((tx) =>
-        recordAudit(tx, attempt, [{ action: 'LOGIN_THROTTLED', entityType: 'user', entityId: null }]),
-      );
+      await this.db
+        .transaction()
+        .execute((tx) => recordAudit(tx, attempt, [{ action: 'LOGIN_THROTTLED', entityType: 'user', entityId: null }]));
       throw new TooManyRequestsError(MESSAGES.tooManyLogins);
     }
     const user = await this.db
@@ -70,11 +74,17 @@ export class AuthService {
         .where('ip', '=', ip)
         .execute();
       await insertSession(tx, user.id, tokens);
-      await tx.updateTable('users').set({ last_login_at: sql<Date>`now()` }).where('id', '=', user.id).execute();
+      await tx
+        .updateTable('users')
+        .set({ last_login_at: sql<Date>`now()` })
+        .where('id', '=', user.id)
+        .execute();
       const principal = await loadPrincipal(tx, user.id);
-      await recordAudit(tx, { ...request, userId: user.id, username: user.username, workAsRole: principal?.workAsRole?.name ?? null }, [
-        { action: 'LOGIN', entityType: 'user', entityId: user.id },
-      ]);
+      await recordAudit(
+        tx,
+        { ...request, userId: user.id, username: user.username, workAsRole: principal?.workAsRole?.name ?? null },
+        [{ action: 'LOGIN', entityType: 'user', entityId: user.id }],
+      );
     });
     const principal = await loadPrincipal(this.db, user.id);
     if (!principal) throw new UnauthorizedError(MESSAGES.invalidLogin);
@@ -89,19 +99,28 @@ export class AuthService {
    * the new argon2id hash, the must-change flag cleared, every other session of the user ended
    * (this one stays), the failures cleared, and PASSWORD_CHANGED audited without any password value.
    */
-  async changePassword(principal: Principal, sessionId: string, change: ChangePasswordRequest, actor: Actor): Promise<void> {
+  async changePassword(
+    principal: Principal,
+    sessionId: string,
+    change: ChangePasswordRequest,
+    actor: Actor,
+  ): Promise<void> {
     const ip = actor.clientIp ?? 'unknown';
     const entity = { entityType: 'user', entityId: principal.id } as const;
     if ((await this.recentFailures(principal.username, ip)) >= LOGIN_THROTTLE.maxFailures) {
-      await this.db.transaction().execute((tx) =>
-        recordAudit(tx, actor, [{ action: 'PASSWORD_CHANGE_THROTTLED', ...entity }]),
-      );
+      await this.db
+        .transaction()
+        .execute((tx) => recordAudit(tx, actor, [{ action: 'PASSWORD_CHANGE_THROTTLED', ...entity }]));
       throw new TooManyRequestsError(MESSAGES.tooManyLogins);
     }
     const ruleError = passwordRuleError({ ...change, username: principal.username });
     if (ruleError !== null) throw new BadRequestError(ruleError);
 
-    const stored = await this.db.selectFrom('users').select('password_hash').where('id', '=', principal.id).executeTakeFirst();
+    const stored = await this.db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', principal.id)
+      .executeTakeFirst();
     const storedHash = stored?.password_hash ?? null;
     if (storedHash === null || !(await verifyPassword(storedHash, change.currentPassword))) {
       await this.db.transaction().execute(async (tx) => {
@@ -147,7 +166,14 @@ export class AuthService {
           ? [{ action: 'PASSWORD_CHANGED', ...entity, field: 'mustChangePassword', oldValue: true, newValue: false }]
           : []),
         ...(endedSessions > 0
-          ? [{ action: 'SESSIONS_ENDED', ...entity, field: 'sessions', newValue: `${endedSessions} other session(s) ended by the password change` }]
+          ? [
+              {
+                action: 'SESSIONS_ENDED',
+                ...entity,
+                field: 'sessions',
+                newValue: `${endedSessions} other session(s) ended by the password change`,
+              },
+            ]
           : []),
       ]);
     });
@@ -155,7 +181,11 @@ export class AuthService {
 
   async logout(sessionId: string, actor: Actor): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
-      await tx.updateTable('sessions').set({ ended_at: sql<Date>`now()` }).where('id', '=', sessionId).execute();
+      await tx
+        .updateTable('sessions')
+        .set({ ended_at: sql<Date>`now()` })
+        .where('id', '=', sessionId)
+        .execute();
       await recordAudit(tx, actor, [{ action: 'LOGOUT', entityType: 'user', entityId: actor.userId }]);
     });
   }

@@ -75,7 +75,13 @@ export async function seedDemoData(db: Db, password: string): Promise<boolean> {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    events.push({ action: 'STUDY_CREATED', entityType: 'study', entityId: study.id, studyId: study.id, newValue: DEMO_STUDY_NAME });
+    events.push({
+      action: 'STUDY_CREATED',
+      entityType: 'study',
+      entityId: study.id,
+      studyId: study.id,
+      newValue: DEMO_STUDY_NAME,
+    });
     const hpf = [
       { name: 'Neutrophils', color: '#FF001E' },
       { name: 'Eosinophils', color: '#FF9F00' },
@@ -110,7 +116,10 @@ export async function seedDemoData(db: Db, password: string): Promise<boolean> {
         .executeTakeFirstOrThrow();
       events.push({ action: 'USER_CREATED', entityType: 'user', entityId: user.id, newValue: u.username });
       for (const role of u.globalRoles ?? []) {
-        await tx.insertInto('user_roles').values({ user_id: user.id, role_id: roleByName(role).id }).execute();
+        await tx
+          .insertInto('user_roles')
+          .values({ user_id: user.id, role_id: roleByName(role).id })
+          .execute();
         events.push({ action: 'ROLE_GRANTED', entityType: 'user', entityId: user.id, field: 'role', newValue: role });
       }
       for (const role of u.studyRoles ?? []) {

@@ -37,13 +37,17 @@ function tissueSvg(width: number, height: number): string {
     const rx = width * (0.08 + 0.12 * rnd());
     const ry = height * (0.08 + 0.12 * rnd());
     const angle = Math.round(rnd() * 180);
-    shapes.push(`<ellipse cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" rx="${rx.toFixed(1)}" ry="${ry.toFixed(1)}" transform="rotate(${angle} ${cx.toFixed(1)} ${cy.toFixed(1)})" fill="#e8a6c8" fill-opacity="0.85"/>`);
+    shapes.push(
+      `<ellipse cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" rx="${rx.toFixed(1)}" ry="${ry.toFixed(1)}" transform="rotate(${angle} ${cx.toFixed(1)} ${cy.toFixed(1)})" fill="#e8a6c8" fill-opacity="0.85"/>`,
+    );
     // glands: rings of purple around a pale lumen
     for (let g = 0; g < 6; g++) {
       const gx = cx + (rnd() - 0.5) * rx * 1.2;
       const gy = cy + (rnd() - 0.5) * ry * 1.2;
       const gr = Math.min(rx, ry) * (0.08 + 0.1 * rnd());
-      shapes.push(`<circle cx="${gx.toFixed(1)}" cy="${gy.toFixed(1)}" r="${gr.toFixed(1)}" fill="#f6e7f0" stroke="#6a3d9a" stroke-width="${(gr * 0.35).toFixed(1)}" stroke-opacity="0.8"/>`);
+      shapes.push(
+        `<circle cx="${gx.toFixed(1)}" cy="${gy.toFixed(1)}" r="${gr.toFixed(1)}" fill="#f6e7f0" stroke="#6a3d9a" stroke-width="${(gr * 0.35).toFixed(1)}" stroke-opacity="0.8"/>`,
+      );
     }
     // nuclei
     for (let n = 0; n < 1200; n++) {
@@ -52,7 +56,9 @@ function tissueSvg(width: number, height: number): string {
       const nx = cx + Math.cos(a) * rx * d * 0.95;
       const ny = cy + Math.sin(a) * ry * d * 0.95;
       const nr = 1.2 + rnd() * 2.2;
-      shapes.push(`<circle cx="${nx.toFixed(1)}" cy="${ny.toFixed(1)}" r="${nr.toFixed(1)}" fill="#4b2a7b" fill-opacity="${(0.55 + rnd() * 0.4).toFixed(2)}"/>`);
+      shapes.push(
+        `<circle cx="${nx.toFixed(1)}" cy="${ny.toFixed(1)}" r="${nr.toFixed(1)}" fill="#4b2a7b" fill-opacity="${(0.55 + rnd() * 0.4).toFixed(2)}"/>`,
+      );
     }
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="#ffffff"/>${shapes.join('')}</svg>`;
@@ -83,7 +89,16 @@ export async function writeDemoSlide(file: string, width = 8000, height = 6000):
     data[i + 2] = Math.max(0, Math.min(255, b + n));
   }
   await sharp(data, { raw: { width, height, channels: 3 } })
-    .tiff({ tile: true, tileWidth: 512, tileHeight: 512, compression: 'jpeg', quality: 90, xres: 1000 / DEMO_MPP, yres: 1000 / DEMO_MPP, resolutionUnit: 'cm' })
+    .tiff({
+      tile: true,
+      tileWidth: 512,
+      tileHeight: 512,
+      compression: 'jpeg',
+      quality: 90,
+      xres: 1000 / DEMO_MPP,
+      yres: 1000 / DEMO_MPP,
+      resolutionUnit: 'cm',
+    })
     .toFile(file);
 }
 
@@ -92,13 +107,26 @@ export async function writeDemoSlide(file: string, width = 8000, height = 6000):
  * as an upload of the demo study, create its image row and enqueue processing through the same
  * pipeline as any upload. Returns the image id, or null when nothing was done.
  */
-export async function ensureDemoSlide(deps: { db: Db; storage: ObjectStorage; jobs: JobQueue }): Promise<number | null> {
+export async function ensureDemoSlide(deps: {
+  db: Db;
+  storage: ObjectStorage;
+  jobs: JobQueue;
+}): Promise<number | null> {
   const { db, storage, jobs } = deps;
   const study = await db.selectFrom('studies').select('id').where('name', '=', DEMO_STUDY_NAME).executeTakeFirst();
   if (!study) return null;
-  const existing = await db.selectFrom('images').select('id').where('study_id', '=', study.id).limit(1).executeTakeFirst();
+  const existing = await db
+    .selectFrom('images')
+    .select('id')
+    .where('study_id', '=', study.id)
+    .limit(1)
+    .executeTakeFirst();
   if (existing) return null;
-  const uploader = await db.selectFrom('users').select(['id', 'organization_id']).where('username', '=', 'uploader').executeTakeFirst();
+  const uploader = await db
+    .selectFrom('users')
+    .select(['id', 'organization_id'])
+    .where('username', '=', 'uploader')
+    .executeTakeFirst();
 
   const dir = await mkdtemp(path.join(tmpdir(), 'lamina-demo-'));
   try {
@@ -124,7 +152,13 @@ export async function ensureDemoSlide(deps: { db: Db; storage: ObjectStorage; jo
         .returning('id')
         .executeTakeFirstOrThrow();
       await recordAudit(tx, SYSTEM_ACTOR, [
-        { action: 'IMAGE_UPLOADED', entityType: 'image', entityId: image.id, studyId: study.id, newValue: { name: DEMO_SLIDE_NAME, s3Key: key, demo: true } },
+        {
+          action: 'IMAGE_UPLOADED',
+          entityType: 'image',
+          entityId: image.id,
+          studyId: study.id,
+          newValue: { name: DEMO_SLIDE_NAME, s3Key: key, demo: true },
+        },
       ]);
       return image.id;
     });

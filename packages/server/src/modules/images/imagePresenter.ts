@@ -140,9 +140,7 @@ export function presentStudyImageRow(row: StudyImageListRow): StudyImageRow {
     cogKey: row.cog_key,
     status: row.status as ImageStatus,
     statusMessage: row.status_message,
-    lastLabQuery: row.query_status
-      ? { queryStatus: row.query_status, resolution: row.resolution }
-      : null,
+    lastLabQuery: row.query_status ? { queryStatus: row.query_status, resolution: row.resolution } : null,
     simpleCase: row.case_id !== null ? { id: row.case_id, procId: row.case_proc_id } : null,
   };
 }

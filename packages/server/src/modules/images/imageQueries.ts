@@ -29,7 +29,10 @@ const SORT_COLUMNS: Record<StudyImageSortKey, string> = {
 
 /** The images of the filter: live (not archived) images of the study, by name, case and queries. */
 function matches(eb: ExpressionBuilder<DB, 'images'>, filter: StudyImageFilter): Expression<SqlBool> {
-  const conditions: Expression<SqlBool>[] = [eb('images.study_id', '=', filter.studyId), eb('images.status', '!=', 'ARCHIVED')];
+  const conditions: Expression<SqlBool>[] = [
+    eb('images.study_id', '=', filter.studyId),
+    eb('images.status', '!=', 'ARCHIVED'),
+  ];
   if (filter.name) conditions.push(eb('images.name', 'ilike', likeContains(filter.name)));
   if (filter.isUnassigned) conditions.push(eb('images.case_id', 'is', null));
   if (filter.hasQueries) {

@@ -25,7 +25,11 @@ import { presentImage, presentStudyImageRow, TILE_TOKEN_TTL_SECONDS } from './im
 import type { ImageService } from './imageService.js';
 
 /** Who may open an image: the viewer, the study page's images tab, or the image management list. */
-const VIEW_IMAGE: readonly Permission[] = ['AP_ImageViewer_ViewimageViewer', 'S_Main_ViewImagesTab', 'IM_ImageListTab_ViewImageslistTab'];
+const VIEW_IMAGE: readonly Permission[] = [
+  'AP_ImageViewer_ViewimageViewer',
+  'S_Main_ViewImagesTab',
+  'IM_ImageListTab_ViewImageslistTab',
+];
 
 const idParams = z.object({ id: z.coerce.number().int().positive().max(2_147_483_647) });
 
@@ -45,11 +49,19 @@ export interface ImageRouteDeps {
 export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRouteDeps) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    const tiles = (userId: number) => ({ tileTokens, tileServerLocation: config.tileServerLocation, userId, ttlSeconds: TILE_TOKEN_TTL_SECONDS });
+    const tiles = (userId: number) => ({
+      tileTokens,
+      tileServerLocation: config.tileServerLocation,
+      userId,
+      ttlSeconds: TILE_TOKEN_TTL_SECONDS,
+    });
 
     r.post(
       '/api/images',
-      { config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, { study: studyFromBody() }) }, schema: { body: createImageRequestSchema } },
+      {
+        config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, { study: studyFromBody() }) },
+        schema: { body: createImageRequestSchema },
+      },
       async (request) => {
         const principal = principalOf(request);
         const row = await images.register(principal, actorOf(request), request.body);
@@ -59,25 +71,40 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
 
     r.post(
       '/api/images/notify-upload',
-      { config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, { study: studyFromBody() }) }, schema: { body: notifyUploadRequestSchema } },
+      {
+        config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, { study: studyFromBody() }) },
+        schema: { body: notifyUploadRequestSchema },
+      },
       async (request) => {
         const { studyId, numFiles, failures } = request.body;
         const result = await images.notifyUpload(principalOf(request), actorOf(request), studyId, numFiles, failures);
-        return { success: true, message: `Notified ${result.recipients} study administrator${result.recipients === 1 ? '' : 's'}`, ...result };
+        return {
+          success: true,
+          message: `Notified ${result.recipients} study administrator${result.recipients === 1 ? '' : 's'}`,
+          ...result,
+        };
       },
     );
 
-    r.get('/api/images/:id', { config: { policy: policy.anyOf(VIEW_IMAGE) }, schema: { params: idParams } }, async (request) => {
-      const principal = principalOf(request);
-      const row = await images.visibleImage(principal, request.params.id);
-      return presentImage(row, tiles(principal.id));
-    });
+    r.get(
+      '/api/images/:id',
+      { config: { policy: policy.anyOf(VIEW_IMAGE) }, schema: { params: idParams } },
+      async (request) => {
+        const principal = principalOf(request);
+        const row = await images.visibleImage(principal, request.params.id);
+        return presentImage(row, tiles(principal.id));
+      },
+    );
 
     r.get(
       '/api/studies/:id/images',
       {
         config: { policy: policy.anyOf(['S_Main_ViewImagesTab'], { study: studyFromParam('id') }) },
-        schema: { params: idParams, querystring: studyImageListQuerySchema, response: { 200: studyImageListResponseSchema } },
+        schema: {
+          params: idParams,
+          querystring: studyImageListQuerySchema,
+          response: { 200: studyImageListResponseSchema },
+        },
       },
       async (request) => {
         const { name, hasQueries, isUnassigned, page, pageSize, sort } = request.query;
@@ -96,17 +123,22 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
     );
 
     for (const kind of ['label', 'macro'] as const) {
-      r.get(`/api/images/:id/${kind}`, { config: { policy: policy.anyOf(['AP_ImageViewer_ViewLabel']) }, schema: { params: idParams } }, async (request, reply) => {
-        const row = await images.visibleImage(principalOf(request), request.params.id);
-        const key = kind === 'label' ? row.label_key : row.macro_key;
-        const head = key ? await storage.head(key) : null;
-        if (!key || !head) throw new NotFoundError(kind === 'label' ? IMAGE_MESSAGES.labelNotFound : IMAGE_MESSAGES.macroNotFound);
-        return reply
-          .type(kind === 'label' ? 'image/png' : 'image/jpeg')
-          .header('Content-Length', head.size)
-          .header('Cache-Control', 'private, max-age=300')
-          .send(await storage.createReadStream(key));
-      });
+      r.get(
+        `/api/images/:id/${kind}`,
+        { config: { policy: policy.anyOf(['AP_ImageViewer_ViewLabel']) }, schema: { params: idParams } },
+        async (request, reply) => {
+          const row = await images.visibleImage(principalOf(request), request.params.id);
+          const key = kind === 'label' ? row.label_key : row.macro_key;
+          const head = key ? await storage.head(key) : null;
+          if (!key || !head)
+            throw new NotFoundError(kind === 'label' ? IMAGE_MESSAGES.labelNotFound : IMAGE_MESSAGES.macroNotFound);
+          return reply
+            .type(kind === 'label' ? 'image/png' : 'image/jpeg')
+            .header('Content-Length', head.size)
+            .header('Cache-Control', 'private, max-age=300')
+            .send(await storage.createReadStream(key));
+        },
+      );
     }
 
     r.get(
@@ -118,7 +150,15 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
         if (!(await storage.head(row.s3_key))) throw new NotFoundError(IMAGE_MESSAGES.couldNotDownload);
         const url = await storage.signedGetUrl(row.s3_key, config.uploadUrlTtlSeconds, row.name);
         await db.transaction().execute(async (tx) => {
-          await recordAudit(tx, actorOf(request), [{ action: 'IMAGE_DOWNLOADED', entityType: 'image', entityId: row.id, studyId: row.study_id, newValue: row.name }]);
+          await recordAudit(tx, actorOf(request), [
+            {
+              action: 'IMAGE_DOWNLOADED',
+              entityType: 'image',
+              entityId: row.id,
+              studyId: row.study_id,
+              newValue: row.name,
+            },
+          ]);
         });
         return { success: true, url };
       },

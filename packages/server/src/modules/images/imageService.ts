@@ -1,5 +1,12 @@
 import { CompiledQuery, type Transaction } from 'kysely';
-import { IMAGE_MESSAGES, MESSAGES, roleByName, unsupportedFileType, hasImageExtension, type CreateImageRequest } from '@lamina/domain';
+import {
+  IMAGE_MESSAGES,
+  MESSAGES,
+  roleByName,
+  unsupportedFileType,
+  hasImageExtension,
+  type CreateImageRequest,
+} from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
@@ -15,7 +22,9 @@ import { IMAGE_VIEW_COLUMNS, type ImageViewRow } from './imagePresenter.js';
 /** pg-boss's `db` option bound to a Kysely transaction: the job is enqueued atomically with the row. */
 function inTransaction(tx: Transaction<DB>) {
   return {
-    executeSql: async (text: string, values: unknown[]) => ({ rows: (await tx.executeQuery(CompiledQuery.raw(text, values))).rows }),
+    executeSql: async (text: string, values: unknown[]) => ({
+      rows: (await tx.executeQuery(CompiledQuery.raw(text, values))).rows,
+    }),
   };
 }
 
@@ -36,9 +45,16 @@ export class ImageService {
    * studies permission only.
    */
   async visibleImage(principal: Principal, imageId: number): Promise<ImageViewRow> {
-    const row = await this.deps.db.selectFrom('images').select(IMAGE_VIEW_COLUMNS).where('images.id', '=', imageId).executeTakeFirst();
+    const row = await this.deps.db
+      .selectFrom('images')
+      .select(IMAGE_VIEW_COLUMNS)
+      .where('images.id', '=', imageId)
+      .executeTakeFirst();
     if (!row) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
-    const visible = row.study_id === null ? principal.actions.has(VIEW_ALL_STUDIES) : await canSeeStudy(this.deps.db, principal, row.study_id);
+    const visible =
+      row.study_id === null
+        ? principal.actions.has(VIEW_ALL_STUDIES)
+        : await canSeeStudy(this.deps.db, principal, row.study_id);
     if (!visible) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
     return row;
   }
@@ -55,7 +71,12 @@ export class ImageService {
 
     await jobs.start(); // the queue's schema exists before the transaction enqueues into it
     const id = await db.transaction().execute(async (tx) => {
-      const already = await tx.selectFrom('images').select('id').where('s3_key', '=', s3Key).where('status', '!=', 'ARCHIVED').executeTakeFirst();
+      const already = await tx
+        .selectFrom('images')
+        .select('id')
+        .where('s3_key', '=', s3Key)
+        .where('status', '!=', 'ARCHIVED')
+        .executeTakeFirst();
       if (already) throw new ConflictError('This upload is already registered as an image');
 
       let replaced: { id: number; case_id: number | null; status: string } | undefined;
@@ -89,16 +110,50 @@ export class ImageService {
         .executeTakeFirstOrThrow();
 
       const events: Parameters<typeof recordAudit>[2][number][] = [
-        { action: 'IMAGE_UPLOADED', entityType: 'image', entityId: image.id, studyId, newValue: { name, s3Key, size: head.size } },
+        {
+          action: 'IMAGE_UPLOADED',
+          entityType: 'image',
+          entityId: image.id,
+          studyId,
+          newValue: { name, s3Key, size: head.size },
+        },
       ];
       if (replaced) {
-        await tx.updateTable('images').set({ status: 'ARCHIVED', updated_at: new Date() }).where('id', '=', replaced.id).execute();
+        await tx
+          .updateTable('images')
+          .set({ status: 'ARCHIVED', updated_at: new Date() })
+          .where('id', '=', replaced.id)
+          .execute();
         events.push(
-          { action: 'IMAGE_REPLACED', entityType: 'image', entityId: image.id, studyId, field: 'replaces_image_id', newValue: replaced.id },
-          { action: 'IMAGE_ARCHIVED', entityType: 'image', entityId: replaced.id, studyId, field: 'status', oldValue: replaced.status, newValue: 'ARCHIVED', reason: `Replaced by image ${image.id}` },
+          {
+            action: 'IMAGE_REPLACED',
+            entityType: 'image',
+            entityId: image.id,
+            studyId,
+            field: 'replaces_image_id',
+            newValue: replaced.id,
+          },
+          {
+            action: 'IMAGE_ARCHIVED',
+            entityType: 'image',
+            entityId: replaced.id,
+            studyId,
+            field: 'status',
+            oldValue: replaced.status,
+            newValue: 'ARCHIVED',
+            reason: `Replaced by image ${image.id}`,
+          },
         );
         if (replaced.case_id !== null) {
-          events.push({ action: 'IMAGE_CASE_ASSIGNED', entityType: 'image', entityId: image.id, studyId, field: 'case_id', newValue: replaced.case_id, reason: `Replaces image ${replaced.id}` });
+          events.push({
+            action: 'IMAGE_CASE_ASSIGNED',
+            entityType: 'image',
+            entityId: image.id,
+            studyId,
+            field: 'case_id',
+            newValue: replaced.case_id,
+            reason: `Replaces image ${replaced.id}`,
+          });
         }
       }
       await recordAudit(tx, actor, events);
@@ -118,7 +173,13 @@ export class ImageService {
       .where('users.registered', '=', true)
       .where((eb) =>
         eb.or([
-          eb.exists(eb.selectFrom('user_roles').select('user_roles.user_id').whereRef('user_roles.user_id', '=', 'users.id').where('user_roles.role_id', '=', roleByName('StudyAdmin').id)),
+          eb.exists(
+            eb
+              .selectFrom('user_roles')
+              .select('user_roles.user_id')
+              .whereRef('user_roles.user_id', '=', 'users.id')
+              .where('user_roles.role_id', '=', roleByName('StudyAdmin').id),
+          ),
           eb.exists(
             eb
               .selectFrom('study_access')
@@ -144,7 +205,13 @@ export class ImageService {
   }
 
   /** POST /api/images/notify-upload: an outbox message per study admin, delivered now when SMTP is set. */
-  async notifyUpload(principal: Principal, actor: Actor, studyId: number, numFiles: number, failures: number | string[]) {
+  async notifyUpload(
+    principal: Principal,
+    actor: Actor,
+    studyId: number,
+    numFiles: number,
+    failures: number | string[],
+  ) {
     const { db, mailer } = this.deps;
     const study = await db.selectFrom('studies').select(['id', 'name']).where('id', '=', studyId).executeTakeFirst();
     if (!study) throw new NotFoundError(MESSAGES.studyNotFound);
@@ -153,7 +220,9 @@ export class ImageService {
     const subject = `[Lamina] ${numFiles} image${numFiles === 1 ? '' : 's'} uploaded to ${study.name}`;
     const lines = [
       `${who} (${principal.organizationName ?? 'no organization'}) uploaded ${numFiles} image file${numFiles === 1 ? '' : 's'} to the study ${study.name}.`,
-      failureCount > 0 ? `${failureCount} file${failureCount === 1 ? '' : 's'} failed to upload.` : 'All files were uploaded.',
+      failureCount > 0
+        ? `${failureCount} file${failureCount === 1 ? '' : 's'} failed to upload.`
+        : 'All files were uploaded.',
       ...(Array.isArray(failures) && failures.length > 0 ? ['', 'Failed:', ...failures.map((f) => `  - ${f}`)] : []),
       '',
       'The images are being processed and will appear in the study once ready.',
@@ -169,13 +238,27 @@ export class ImageService {
       createdBy: principal.id,
     }));
     const ids = await db.transaction().execute(async (tx) => {
-      const inserted = messages.length > 0 ? await tx.insertInto('mail_outbox').values(mailer.outboxRows(messages)).returning('id').execute() : [];
+      const inserted =
+        messages.length > 0
+          ? await tx.insertInto('mail_outbox').values(mailer.outboxRows(messages)).returning('id').execute()
+          : [];
       await recordAudit(tx, actor, [
-        { action: 'UPLOAD_NOTIFIED', entityType: 'study', entityId: studyId, studyId, newValue: { numFiles, failures: failureCount, recipients: recipients.length } },
+        {
+          action: 'UPLOAD_NOTIFIED',
+          entityType: 'study',
+          entityId: studyId,
+          studyId,
+          newValue: { numFiles, failures: failureCount, recipients: recipients.length },
+        },
       ]);
       return inserted.map((r) => r.id);
     });
     const delivery = await mailer.deliver(ids);
-    return { recipients: recipients.length, sent: delivery.sent, failed: delivery.failed, emailConfigured: mailer.configured };
+    return {
+      recipients: recipients.length,
+      sent: delivery.sent,
+      failed: delivery.failed,
+      emailConfigured: mailer.configured,
+    };
   }
 }

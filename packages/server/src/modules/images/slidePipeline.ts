@@ -35,7 +35,11 @@ export interface SlidePipelineOverrides {
   mailer?: Mailer | undefined;
 }
 
-export function createSlidePipeline(config: Config, database: Database, overrides: SlidePipelineOverrides = {}): SlidePipeline {
+export function createSlidePipeline(
+  config: Config,
+  database: Database,
+  overrides: SlidePipelineOverrides = {},
+): SlidePipeline {
   const storage = overrides.storage ?? createStorage(config);
   const jobs = overrides.jobs ?? new JobQueue(database, config.databaseUrl);
   const mailer = overrides.mailer ?? new Mailer(database.db, config.smtpUrl, config.mailFrom);
@@ -57,6 +61,14 @@ export function slideApiRoutes(database: Database, config: Config, slides: Slide
   return async (app: FastifyInstance) => {
     if (slides.storage instanceof LocalStorage) await app.register(storageRoutes(slides.storage));
     await app.register(uploadRoutes(slides.storage, config.uploadUrlTtlSeconds));
-    await app.register(imageRoutes({ db: database.db, config, storage: slides.storage, tileTokens: slides.tileTokens, images: slides.images }));
+    await app.register(
+      imageRoutes({
+        db: database.db,
+        config,
+        storage: slides.storage,
+        tileTokens: slides.tileTokens,
+        images: slides.images,
+      }),
+    );
   };
 }

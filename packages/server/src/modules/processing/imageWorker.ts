@@ -34,7 +34,12 @@ export interface RunningWorker {
  * and the job knows its attempt, so the last one marks the image failed instead of throwing.
  */
 export async function startImageWorker(deps: WorkerDeps): Promise<RunningWorker> {
-  const processing: ProcessingDeps = { db: deps.db, storage: deps.storage, tmpDir: deps.tmpDir ?? path.join(tmpdir(), 'lamina-worker'), log: deps.log };
+  const processing: ProcessingDeps = {
+    db: deps.db,
+    storage: deps.storage,
+    tmpDir: deps.tmpDir ?? path.join(tmpdir(), 'lamina-worker'),
+    log: deps.log,
+  };
   await removeStaleWork(processing.tmpDir);
   if (deps.storage instanceof LocalStorage) await deps.storage.removeStale().catch(() => 0);
   const workerId = await deps.jobs.work<ImageJobData>(QUEUES.imageProcessing, async (job) => {

@@ -29,7 +29,15 @@ export interface Attempt {
 export const WORKER_ACTOR: Actor = { ...SYSTEM_ACTOR, username: 'worker' };
 
 /** Progress milestones (0–100) stored on the image. */
-const PROGRESS = { picked: 2, hashed: 30, described: 32, associated: 35, pyramidStart: 35, pyramidEnd: 90, stored: 97 } as const;
+const PROGRESS = {
+  picked: 2,
+  hashed: 30,
+  described: 32,
+  associated: 35,
+  pyramidStart: 35,
+  pyramidEnd: 90,
+  stored: 97,
+} as const;
 
 /**
  * Processes one uploaded image: hash, validate by content, read metadata, extract label and macro,
@@ -40,14 +48,24 @@ const PROGRESS = { picked: 2, hashed: 30, described: 32, associated: 35, pyramid
  * human reason. Any other error (storage, database) is thrown for pg-boss to retry; on the last
  * attempt the image fails with that error as the reason.
  */
-export async function processImage(deps: ProcessingDeps, imageId: number, attempt: Attempt = { retryCount: 0, retryLimit: 0 }): Promise<void> {
+export async function processImage(
+  deps: ProcessingDeps,
+  imageId: number,
+  attempt: Attempt = { retryCount: 0, retryLimit: 0 },
+): Promise<void> {
   const { db, storage } = deps;
   const image = await db
     .selectFrom('images')
     .select(['id', 'study_id', 's3_key', 'status', 'processing_status', 'processing_attempts'])
     .where('id', '=', imageId)
     .executeTakeFirst();
-  if (!image || image.status === 'ARCHIVED' || image.processing_status === 'SUCCESS' || image.processing_status === 'FAIL') return;
+  if (
+    !image ||
+    image.status === 'ARCHIVED' ||
+    image.processing_status === 'SUCCESS' ||
+    image.processing_status === 'FAIL'
+  )
+    return;
 
   await db
     .updateTable('images')
@@ -69,7 +87,9 @@ export async function processImage(deps: ProcessingDeps, imageId: number, attemp
     // 1. The source as a local file, hashed while read.
     const size = (await storage.head(image.s3_key))?.size;
     if (size === undefined) throw new SlideRejectedError(IMAGE_MESSAGES.uploadNotFound);
-    const { file: source, sha256 } = await localSource(storage, image.s3_key, work, size, (f) => progress.set(PROGRESS.picked + f * (PROGRESS.hashed - PROGRESS.picked)));
+    const { file: source, sha256 } = await localSource(storage, image.s3_key, work, size, (f) =>
+      progress.set(PROGRESS.picked + f * (PROGRESS.hashed - PROGRESS.picked)),
+    );
     await progress.set(PROGRESS.hashed, true);
 
     // 2. Validate by content and read the metadata.
@@ -78,7 +98,8 @@ export async function processImage(deps: ProcessingDeps, imageId: number, attemp
       info = describeSlide(await readTiffStructure(source));
     } catch (error) {
       if (error instanceof NotTiffError) throw new SlideRejectedError(`${IMAGE_MESSAGES.notATiff} (${error.message})`);
-      if (error instanceof CorruptTiffError) throw new SlideRejectedError(`The TIFF structure is damaged (${error.message})`);
+      if (error instanceof CorruptTiffError)
+        throw new SlideRejectedError(`The TIFF structure is damaged (${error.message})`);
       throw error;
     }
     await db
@@ -108,7 +129,12 @@ export async function processImage(deps: ProcessingDeps, imageId: number, attemp
     // 4. The serving pyramid.
     const pyramidFile = path.join(work, 'pyramid.tif');
     try {
-      await buildPyramid(source, pyramidFile, info, (f) => void progress.set(PROGRESS.pyramidStart + f * (PROGRESS.pyramidEnd - PROGRESS.pyramidStart)));
+      await buildPyramid(
+        source,
+        pyramidFile,
+        info,
+        (f) => void progress.set(PROGRESS.pyramidStart + f * (PROGRESS.pyramidEnd - PROGRESS.pyramidStart)),
+      );
     } catch (error) {
       if (error instanceof DecodeError) throw new SlideRejectedError(error.message);
       throw error;
@@ -120,7 +146,12 @@ export async function processImage(deps: ProcessingDeps, imageId: number, attemp
 
     // 5. Status: duplicate of another live image of the study, else ready for case assignment.
     await db.transaction().execute(async (tx) => {
-      const current = await tx.selectFrom('images').select(['status', 'study_id']).where('id', '=', imageId).forUpdate().executeTakeFirst();
+      const current = await tx
+        .selectFrom('images')
+        .select(['status', 'study_id'])
+        .where('id', '=', imageId)
+        .forUpdate()
+        .executeTakeFirst();
       if (!current || current.status === 'ARCHIVED') return;
       const duplicate =
         current.study_id !== null &&
@@ -150,7 +181,15 @@ export async function processImage(deps: ProcessingDeps, imageId: number, attemp
         .where('id', '=', imageId)
         .execute();
       await recordAudit(tx, WORKER_ACTOR, [
-        { action: 'IMAGE_PROCESSED', entityType: 'image', entityId: imageId, studyId: current.study_id, field: 'status', oldValue: current.status, newValue: status },
+        {
+          action: 'IMAGE_PROCESSED',
+          entityType: 'image',
+          entityId: imageId,
+          studyId: current.study_id,
+          field: 'status',
+          oldValue: current.status,
+          newValue: status,
+        },
       ]);
     });
     deps.log?.info({ imageId, width: info.width, height: info.height, format: info.format }, 'image processed');
@@ -165,7 +204,13 @@ export async function processImage(deps: ProcessingDeps, imageId: number, attemp
     }
     await db
       .updateTable('images')
-      .set({ status_message: `Retrying after an error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), updated_at: new Date() })
+      .set({
+        status_message: `Retrying after an error: ${error instanceof Error ? error.message : String(error)}`.slice(
+          0,
+          500,
+        ),
+        updated_at: new Date(),
+      })
       .where('id', '=', imageId)
       .execute();
     throw error;
@@ -177,24 +222,58 @@ export async function processImage(deps: ProcessingDeps, imageId: number, attemp
 
 export async function markFailed(db: Db, imageId: number, reason: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
-    const current = await tx.selectFrom('images').select(['status', 'study_id']).where('id', '=', imageId).forUpdate().executeTakeFirst();
+    const current = await tx
+      .selectFrom('images')
+      .select(['status', 'study_id'])
+      .where('id', '=', imageId)
+      .forUpdate()
+      .executeTakeFirst();
     if (!current || current.status === 'ARCHIVED') return;
-    const status: ImageStatus = statusAfterProcessing({ ok: false, hasStudy: current.study_id !== null, duplicate: false });
+    const status: ImageStatus = statusAfterProcessing({
+      ok: false,
+      hasStudy: current.study_id !== null,
+      duplicate: false,
+    });
     await tx
       .updateTable('images')
-      .set({ status, processing_status: 'FAIL', status_message: reason.slice(0, 1000), processed_at: new Date(), updated_at: new Date() })
+      .set({
+        status,
+        processing_status: 'FAIL',
+        status_message: reason.slice(0, 1000),
+        processed_at: new Date(),
+        updated_at: new Date(),
+      })
       .where('id', '=', imageId)
       .execute();
     await recordAudit(tx, WORKER_ACTOR, [
-      { action: 'IMAGE_PROCESSING_FAILED', entityType: 'image', entityId: imageId, studyId: current.study_id, field: 'status', oldValue: current.status, newValue: status, reason },
+      {
+        action: 'IMAGE_PROCESSING_FAILED',
+        entityType: 'image',
+        entityId: imageId,
+        studyId: current.study_id,
+        field: 'status',
+        oldValue: current.status,
+        newValue: status,
+        reason,
+      },
     ]);
   });
 }
 
-async function storeAssociated(deps: ProcessingDeps, source: string, page: number | null, key: string, format: 'png' | 'jpeg'): Promise<string | null> {
+async function storeAssociated(
+  deps: ProcessingDeps,
+  source: string,
+  page: number | null,
+  key: string,
+  format: 'png' | 'jpeg',
+): Promise<string | null> {
   if (page === null) return null;
   try {
-    await deps.storage.write(key, await extractAssociated(source, page, format), format === 'png' ? 'image/png' : 'image/jpeg');
+    await deps.storage.write(
+      key,
+      await extractAssociated(source, page, format),
+      format === 'png' ? 'image/png' : 'image/jpeg',
+    );
     return key;
   } catch (error) {
     deps.log?.warn({ key, err: error }, 'associated image not extracted');
@@ -206,7 +285,13 @@ async function storeAssociated(deps: ProcessingDeps, source: string, page: numbe
  * The upload as a local file, with its SHA-256 computed on the same pass: local storage is read
  * in place; S3 is downloaded into the work folder.
  */
-async function localSource(storage: ObjectStorage, key: string, work: string, size: number, onProgress: (fraction: number) => Promise<void> | void): Promise<{ file: string; sha256: string }> {
+async function localSource(
+  storage: ObjectStorage,
+  key: string,
+  work: string,
+  size: number,
+  onProgress: (fraction: number) => Promise<void> | void,
+): Promise<{ file: string; sha256: string }> {
   const hash = createHash('sha256');
   let seen = 0;
   let lastReport = 0;
@@ -250,7 +335,13 @@ function progressWriter(db: Db, imageId: number) {
       if (stopped || v <= last || (!force && now - lastAt < 1000)) return;
       last = v;
       lastAt = now;
-      await db.updateTable('images').set({ processing_progress: v }).where('id', '=', imageId).where('processing_status', '=', 'SUBMITTED').execute().catch(() => undefined);
+      await db
+        .updateTable('images')
+        .set({ processing_progress: v })
+        .where('id', '=', imageId)
+        .where('processing_status', '=', 'SUBMITTED')
+        .execute()
+        .catch(() => undefined);
     },
     stop(): void {
       stopped = true;

@@ -74,18 +74,22 @@ export async function buildPyramid(
   options: PyramidOptions = {},
 ): Promise<void> {
   const pixelsPerMm = info.mpp ? 1000 / info.mpp : undefined;
-  const open = (sequentialRead: boolean) => sharp(source, { limitInputPixels: false, sequentialRead, page: 0, failOn: 'warning' });
+  const open = (sequentialRead: boolean) =>
+    sharp(source, { limitInputPixels: false, sequentialRead, page: 0, failOn: 'warning' });
   const meta = await open(true)
     .metadata()
     .catch((error: unknown) => {
       throw new DecodeError(`The image could not be opened (${firstLine(error)})`);
     });
-  const prepare = (input: Sharp) => (meta.hasAlpha ? input.flatten({ background: '#ffffff' }) : input).toColourspace('srgb');
+  const prepare = (input: Sharp) =>
+    (meta.hasAlpha ? input.flatten({ background: '#ffffff' }) : input).toColourspace('srgb');
   const width = meta.width || info.width;
   const height = meta.height || info.height;
   const writer = options.writer ?? 'auto';
   const needsBlocks =
-    width > SHARP_JPEG_TIFF_MAX || height > SHARP_JPEG_TIFF_MAX || libvipsPyramidLevels(width, height) < maxTmsZoom(width, height) + 1;
+    width > SHARP_JPEG_TIFF_MAX ||
+    height > SHARP_JPEG_TIFF_MAX ||
+    libvipsPyramidLevels(width, height) < maxTmsZoom(width, height) + 1;
   if (writer === 'blocks' || (writer === 'auto' && needsBlocks)) {
     try {
       // Blocks read regions of the source (random access: a tiled or striped TIFF reads only the

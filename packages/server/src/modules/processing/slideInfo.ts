@@ -72,7 +72,8 @@ export function describeSlide(structure: TiffStructure): SlideInfo {
   const base = ifds[0];
   if (!base) throw new SlideRejectedError(IMAGE_MESSAGES.notATiff);
   if (JPEG2000.has(base.compression)) throw new SlideRejectedError(IMAGE_MESSAGES.jpeg2000Unsupported);
-  if (!DECODABLE.has(base.compression)) throw new SlideRejectedError(`Unsupported TIFF compression ${base.compression}`);
+  if (!DECODABLE.has(base.compression))
+    throw new SlideRejectedError(`Unsupported TIFF compression ${base.compression}`);
   if (base.bitsPerSample > 16) throw new SlideRejectedError(`Unsupported sample depth of ${base.bitsPerSample} bits`);
 
   const aperio = (base.description ?? '').startsWith('Aperio');
@@ -94,7 +95,9 @@ export function describeSlide(structure: TiffStructure): SlideInfo {
       macroPage ??= ifd.index; // macro by its subfile type when the description is missing
       continue;
     }
-    const reduced = aperio ? ifd.tiled === base.tiled && kind === null : (ifd.newSubfileType & 1) === 1 && ifd.tiled === base.tiled;
+    const reduced = aperio
+      ? ifd.tiled === base.tiled && kind === null
+      : (ifd.newSubfileType & 1) === 1 && ifd.tiled === base.tiled;
     if (reduced && ifd.width < previousWidth && ifd.samplesPerPixel === base.samplesPerPixel) {
       levels++;
       previousWidth = ifd.width;
@@ -102,7 +105,9 @@ export function describeSlide(structure: TiffStructure): SlideInfo {
   }
 
   const description = base.description ?? '';
-  const mpp = aperio ? plausibleMpp(aperioValue(description, 'MPP')) ?? mppFromResolution(base) : mppFromResolution(base);
+  const mpp = aperio
+    ? (plausibleMpp(aperioValue(description, 'MPP')) ?? mppFromResolution(base))
+    : mppFromResolution(base);
   const objectivePower = aperio ? aperioValue(description, 'AppMag') : null;
   return {
     format: aperio ? 'aperio' : levels === 1 && !base.tiled ? 'plain-tiff' : 'generic-tiff',

@@ -60,7 +60,24 @@ export class CorruptTiffError extends Error {
   override readonly name = 'CorruptTiffError';
 }
 
-const TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8 };
+const TYPE_SIZE: Record<number, number> = {
+  1: 1,
+  2: 1,
+  3: 2,
+  4: 4,
+  5: 8,
+  6: 1,
+  7: 1,
+  8: 2,
+  9: 4,
+  10: 8,
+  11: 4,
+  12: 8,
+  13: 4,
+  16: 8,
+  17: 8,
+  18: 8,
+};
 const MAX_IFDS = 2000;
 const MAX_ENTRIES = 4096;
 const MAX_INLINE_READ = 1 << 20;
@@ -82,7 +99,8 @@ class Reader {
   ) {}
 
   async read(offset: number, length: number): Promise<Buffer> {
-    if (offset < 0 || length < 0 || offset + length > this.size) throw new CorruptTiffError(`TIFF structure points outside the file (offset ${offset})`);
+    if (offset < 0 || length < 0 || offset + length > this.size)
+      throw new CorruptTiffError(`TIFF structure points outside the file (offset ${offset})`);
     const buffer = Buffer.alloc(length);
     let done = 0;
     while (done < length) {

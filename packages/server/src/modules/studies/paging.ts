@@ -4,7 +4,10 @@ import { DEFAULT_PAGE_SIZE } from '@lamina/domain';
  * Paging and sorting of list queries: no page and no page size → every row; a page without a size
  * uses the default size (20). Sort values are a key, or '-' + key for descending.
  */
-export function pageWindow(page: number | undefined, pageSize: number | undefined): { limit?: number; offset?: number } {
+export function pageWindow(
+  page: number | undefined,
+  pageSize: number | undefined,
+): { limit?: number; offset?: number } {
   const size = pageSize ?? (page !== undefined ? DEFAULT_PAGE_SIZE : undefined);
   if (size === undefined) return {};
   return { limit: size, offset: ((page ?? 1) - 1) * size };

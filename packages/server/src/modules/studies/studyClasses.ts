@@ -51,7 +51,12 @@ export function planClassList(stored: readonly StoredClass[], input: readonly An
     } else if (item.deleted) {
       return;
     }
-    const c: PlannedClass = { name: item.name.trim(), color: item.color.toUpperCase(), sortOrder: item.sortOrder, enabled: item.enabled };
+    const c: PlannedClass = {
+      name: item.name.trim(),
+      color: item.color.toUpperCase(),
+      sortOrder: item.sortOrder,
+      enabled: item.enabled,
+    };
     if (item.id !== undefined) c.id = item.id;
     kept.push({ c, position });
   });
@@ -61,7 +66,13 @@ export function planClassList(stored: readonly StoredClass[], input: readonly An
 }
 
 /** The audit and comparison form of a class: the same keys in the same order for stored and planned. */
-export function classSnapshot(c: PlannedClass | StoredClass): { id: number | null; name: string; color: string; sortOrder: number; enabled: boolean } {
+export function classSnapshot(c: PlannedClass | StoredClass): {
+  id: number | null;
+  name: string;
+  color: string;
+  sortOrder: number;
+  enabled: boolean;
+} {
   return { id: c.id ?? null, name: c.name, color: c.color, sortOrder: c.sortOrder, enabled: c.enabled };
 }
 
@@ -89,7 +100,11 @@ export async function applyClassPlan(
   const existing = plan.classes.filter((c): c is PlannedClass & { id: number } => c.id !== undefined);
   const renamed = existing.filter((c) => byId.get(c.id)?.name !== c.name);
   for (const c of renamed) {
-    await tx.updateTable('annotation_classes').set({ name: `~renaming~${c.id}~${Date.now()}` }).where('id', '=', c.id).execute();
+    await tx
+      .updateTable('annotation_classes')
+      .set({ name: `~renaming~${c.id}~${Date.now()}` })
+      .where('id', '=', c.id)
+      .execute();
   }
   for (const c of existing) {
     const before = byId.get(c.id);
@@ -104,7 +119,16 @@ export async function applyClassPlan(
   if (added.length > 0) {
     await tx
       .insertInto('annotation_classes')
-      .values(added.map((c) => ({ study_id: studyId, type, name: c.name, color: c.color, sort_order: c.sortOrder, enabled: c.enabled })))
+      .values(
+        added.map((c) => ({
+          study_id: studyId,
+          type,
+          name: c.name,
+          color: c.color,
+          sort_order: c.sortOrder,
+          enabled: c.enabled,
+        })),
+      )
       .execute();
   }
 }

@@ -63,7 +63,17 @@ const modalitySet = new Set<string>(MODALITIES);
 
 type StudyRow = Pick<
   Selectable<StudiesTable>,
-  'name' | 'sponsor' | 'protocol_ids' | 'visit_ids' | 'lab_visit_ids' | 'indications' | 'segments' | 'anatomical_segments' | 'modality' | 'on_hold' | 'on_hold_reason'
+  | 'name'
+  | 'sponsor'
+  | 'protocol_ids'
+  | 'visit_ids'
+  | 'lab_visit_ids'
+  | 'indications'
+  | 'segments'
+  | 'anatomical_segments'
+  | 'modality'
+  | 'on_hold'
+  | 'on_hold_reason'
 >;
 
 export function scalarsFromRow(row: StudyRow): Scalars {

@@ -117,7 +117,11 @@ export function presentStudyView(
       classes.filter((c) => c.type === ANNOTATION_CLASS_LISTS[list]).map(presentClass),
     ]),
   ) as Record<AnnotationClassList, AnnotationClassView[]>;
-  const groups: Record<'uploaders' | 'readers' | 'readonlyUsers', StudyUserRef[]> = { uploaders: [], readers: [], readonlyUsers: [] };
+  const groups: Record<'uploaders' | 'readers' | 'readonlyUsers', StudyUserRef[]> = {
+    uploaders: [],
+    readers: [],
+    readonlyUsers: [],
+  };
   if (mayManageStudyUsers(principal)) {
     for (const user of users) groups[studyUserGroup(user.role_name)].push(presentStudyUser(user));
   }

@@ -132,7 +132,10 @@ export async function listStudies(db: Q, filter: StudyListFilter) {
   const rows = await ordered.execute();
   let total = rows[0]?.total ?? 0;
   if (rows.length === 0 && (filter.offset ?? 0) > 0) {
-    let counted = db.selectFrom('studies').select(sql<number>`count(*)::int`.as('n')).where(filter.visible);
+    let counted = db
+      .selectFrom('studies')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where(filter.visible);
     if (filter.name) counted = counted.where('studies.name', 'ilike', likeContains(filter.name));
     total = (await counted.executeTakeFirst())?.n ?? 0;
   }
@@ -200,7 +203,10 @@ export async function listStudyUsers(db: Q, studyId: number, roleIds?: readonly 
     .where('study_access.study_id', '=', studyId)
     .where('users.active', '=', true);
   if (roleIds) query = query.where('study_access.role_id', 'in', roleIds.length > 0 ? [...roleIds] : [-1]);
-  return query.orderBy('roles.id').orderBy(sql`lower(users.username)`).execute();
+  return query
+    .orderBy('roles.id')
+    .orderBy(sql`lower(users.username)`)
+    .execute();
 }
 
 export type StudyUserRow = Awaited<ReturnType<typeof listStudyUsers>>[number];
@@ -220,7 +226,10 @@ export async function classesWithAnnotations(db: Q, classIds: readonly number[])
 
 /** Whether another study already uses this name (names are unique regardless of case). */
 export async function studyNameTaken(db: Q, name: string, exceptId?: number): Promise<boolean> {
-  let query = db.selectFrom('studies').select('id').where(sql`lower(name)`, '=', name.toLowerCase());
+  let query = db
+    .selectFrom('studies')
+    .select('id')
+    .where(sql`lower(name)`, '=', name.toLowerCase());
   if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
   return (await query.executeTakeFirst()) !== undefined;
 }

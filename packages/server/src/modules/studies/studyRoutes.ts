@@ -34,7 +34,11 @@ import { StudyService, type StudyAccessGrant } from './studyService.js';
 import { BadRequestError, ForbiddenError } from '../../platform/errors.js';
 
 /** Who may list and open studies: the study page, or either study-scope permission. */
-export const VIEW_STUDIES: readonly Permission[] = ['S_Main_ViewStudyPage', 'S_Main_ViewAllStudies', 'S_Main_ViewAssignedStudies'];
+export const VIEW_STUDIES: readonly Permission[] = [
+  'S_Main_ViewStudyPage',
+  'S_Main_ViewAllStudies',
+  'S_Main_ViewAssignedStudies',
+];
 
 /**
  * The study access a create payload asks for (spec doc 1 §7 `uploaders`, `readers`, `readonlyUsers`):
@@ -47,7 +51,8 @@ function studyAccessOfPayload(lists: Record<StudyUserGroup, readonly StudyUserAs
     const allowed = STUDY_USER_LIST_ROLES[list];
     for (const entry of lists[list]) {
       const userId = typeof entry === 'number' ? entry : entry.id;
-      const role = typeof entry === 'number' || entry.roleId === undefined ? roleByName(allowed[0]) : roleById(entry.roleId);
+      const role =
+        typeof entry === 'number' || entry.roleId === undefined ? roleByName(allowed[0]) : roleById(entry.roleId);
       if (!role) throw new BadRequestError(USER_MESSAGES.roleNotAssignable);
       if (!allowed.includes(role.name)) throw new BadRequestError(roleNotForUserList(list, role.displayName));
       grants.set(`${userId}:${role.id}`, { userId, roleId: role.id, roleName: role.name });
@@ -83,7 +88,9 @@ export function studyRoutes(db: Db) {
         const { name, page, pageSize, sort } = request.query;
         const parsed = parseSort<StudySortKey>(sort);
         // A count the user's kind does not see is no sort key for them (its order would tell it).
-        const hidden = isCountKey(parsed.key) && !STUDY_COUNTS_BY_KIND[studyListKind(principal.workAsRole?.name)].includes(parsed.key);
+        const hidden =
+          isCountKey(parsed.key) &&
+          !STUDY_COUNTS_BY_KIND[studyListKind(principal.workAsRole?.name)].includes(parsed.key);
         const { key, descending } = hidden ? { key: 'createdAt' as const, descending: true } : parsed;
         const { rows, total } = await listStudies(db, {
           userId: principal.id,
@@ -116,7 +123,8 @@ export function studyRoutes(db: Db) {
         const principal = principalOf(request);
         const { uploaders, readers, readonlyUsers, ...config } = request.body;
         const access = studyAccessOfPayload({ uploaders, readers, readonlyUsers });
-        if (access.length > 0 && !principal.actions.has('UM_GrantStudyAccess')) throw new ForbiddenError(MESSAGES.accessDenied);
+        if (access.length > 0 && !principal.actions.has('UM_GrantStudyAccess'))
+          throw new ForbiddenError(MESSAGES.accessDenied);
         if (access.some((a) => a.userId === principal.id)) throw new ForbiddenError(USER_MESSAGES.ownStudyAccess);
         const id = await studies.create(config, actorOf(request), principal.id, access);
         const study = await studies.view(id, principal);
@@ -134,7 +142,11 @@ export function studyRoutes(db: Db) {
         const principal = principalOf(request);
         const changed = await studies.update(request.params.id, request.body, actorOf(request));
         const study = await studies.view(request.params.id, principal);
-        return { success: true as const, message: changed ? STUDY_MESSAGES.studyUpdated : STUDY_MESSAGES.noChanges, study };
+        return {
+          success: true as const,
+          message: changed ? STUDY_MESSAGES.studyUpdated : STUDY_MESSAGES.noChanges,
+          study,
+        };
       },
     );
   };

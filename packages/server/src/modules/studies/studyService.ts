@@ -27,7 +27,13 @@ import {
   type ClassLists,
   type Scalars,
 } from './studyConfig.js';
-import { classesWithAnnotations, findStudySummary, listStudyClasses, listStudyUsers, studyNameTaken } from './studyQueries.js';
+import {
+  classesWithAnnotations,
+  findStudySummary,
+  listStudyClasses,
+  listStudyUsers,
+  studyNameTaken,
+} from './studyQueries.js';
 import { presentStudyView } from './studyPresenter.js';
 import { grantStudyAccessInTransaction } from '../users/studyAccessService.js';
 
@@ -42,7 +48,10 @@ const CELIAC = 'CELIAC_DISEASE';
 
 /** Adds the celiac default point and line classes (spec doc 1 §5), keeping names that exist. */
 function addCeliacDefaults(lists: ClassLists<PlannedClass>): void {
-  const withDefaults = withCeliacDefaults({ pointClasses: lists.pointClasses, multilineClasses: lists.multilineClasses });
+  const withDefaults = withCeliacDefaults({
+    pointClasses: lists.pointClasses,
+    multilineClasses: lists.multilineClasses,
+  });
   const plain = (c: PlannedClass): PlannedClass => ({
     ...(c.id !== undefined && { id: c.id }),
     name: c.name,
@@ -75,7 +84,12 @@ export class StudyService {
    * Creates a study (POST /api/studies); celiac defaults are added when celiac is chosen, and the
    * study access of the payload's user lists is granted in the same transaction.
    */
-  async create(config: StudyConfig, actor: Actor, createdBy: number, access: readonly StudyAccessGrant[] = []): Promise<number> {
+  async create(
+    config: StudyConfig,
+    actor: Actor,
+    createdBy: number,
+    access: readonly StudyAccessGrant[] = [],
+  ): Promise<number> {
     const scalars = normalizeScalars(config);
     const lists = emptyLists<PlannedClass>();
     for (const list of ANNOTATION_CLASS_LIST_NAMES) lists[list] = planClassList([], config[list]).classes;
@@ -96,10 +110,16 @@ export class StudyService {
       const base = { action: 'STUDY_CREATED', entityType: 'study', entityId: study.id, studyId: study.id } as const;
       const events: AuditEvent[] = [{ ...base, newValue: scalars.name }];
       for (const field of SCALAR_FIELDS) events.push({ ...base, field, newValue: scalars[field] });
-      for (const list of ANNOTATION_CLASS_LIST_NAMES) events.push({ ...base, field: list, newValue: saved[list].map(classSnapshot) });
+      for (const list of ANNOTATION_CLASS_LIST_NAMES)
+        events.push({ ...base, field: list, newValue: saved[list].map(classSnapshot) });
       await recordAudit(tx, actor, events);
       for (const grant of access) {
-        await grantStudyAccessInTransaction(tx, { studyId: study.id, userId: grant.userId, roleId: grant.roleId }, grant.roleName, actor);
+        await grantStudyAccessInTransaction(
+          tx,
+          { studyId: study.id, userId: grant.userId, roleId: grant.roleId },
+          grant.roleName,
+          actor,
+        );
       }
       return study.id;
     });
@@ -130,35 +150,51 @@ export class StudyService {
       if (celiacAdded) addCeliacDefaults(lists);
 
       const deletions = Object.values(plans).flatMap((p) => p.deletions);
-      if ((await classesWithAnnotations(tx, deletions)).length > 0) throw new ConflictError(STUDY_MESSAGES.classHasAnnotations);
+      if ((await classesWithAnnotations(tx, deletions)).length > 0)
+        throw new ConflictError(STUDY_MESSAGES.classHasAnnotations);
       assertValidConfig(after, lists);
 
       const reasonOf = (field: keyof StudyConfig): string | undefined =>
         firstReason(
           update[field]?.reasonForChange,
           field === 'labVisitIds' ? update.visitIds?.reasonForChange : undefined,
-          celiacAdded && (field === 'pointClasses' || field === 'multilineClasses') ? update.indications?.reasonForChange : undefined,
+          celiacAdded && (field === 'pointClasses' || field === 'multilineClasses')
+            ? update.indications?.reasonForChange
+            : undefined,
         );
       const changes: FieldChange[] = [];
       for (const field of SCALAR_FIELDS) {
-        if (valuesDiffer(before[field], after[field])) changes.push({ field, before: before[field], after: after[field], reason: reasonOf(field) });
+        if (valuesDiffer(before[field], after[field]))
+          changes.push({ field, before: before[field], after: after[field], reason: reasonOf(field) });
       }
       const changedLists = ANNOTATION_CLASS_LIST_NAMES.filter((list) =>
         valuesDiffer(stored[list].map(classSnapshot), lists[list].map(classSnapshot)),
       );
       for (const list of changedLists) {
-        changes.push({ field: list, before: stored[list].map(classSnapshot), after: lists[list].map(classSnapshot), reason: reasonOf(list) });
+        changes.push({
+          field: list,
+          before: stored[list].map(classSnapshot),
+          after: lists[list].map(classSnapshot),
+          reason: reasonOf(list),
+        });
       }
       for (const change of changes) {
         const message = studyReasonForChangeError(change.before, change.after, change.reason);
         if (message) throw new BadRequestError(message);
       }
       if (changes.length === 0) return false;
-      if (after.name !== before.name && (await studyNameTaken(tx, after.name, studyId))) throw new ConflictError(STUDY_MESSAGES.nameTaken);
+      if (after.name !== before.name && (await studyNameTaken(tx, after.name, studyId)))
+        throw new ConflictError(STUDY_MESSAGES.nameTaken);
 
-      const changedScalars = Object.fromEntries(changes.filter((c) => c.field in after).map((c) => [c.field, c.after])) as Partial<Scalars>;
+      const changedScalars = Object.fromEntries(
+        changes.filter((c) => c.field in after).map((c) => [c.field, c.after]),
+      ) as Partial<Scalars>;
       if (Object.keys(changedScalars).length > 0) {
-        await tx.updateTable('studies').set({ ...scalarColumns(changedScalars), updated_at: new Date() }).where('id', '=', studyId).execute();
+        await tx
+          .updateTable('studies')
+          .set({ ...scalarColumns(changedScalars), updated_at: new Date() })
+          .where('id', '=', studyId)
+          .execute();
       }
       for (const list of changedLists) {
         const plan = { classes: lists[list], deletions: plans[list]?.deletions ?? [] };
@@ -167,10 +203,15 @@ export class StudyService {
       if (changedLists.length > 0) {
         const saved = await loadStoredClasses(tx, studyId);
         for (const change of changes) {
-          if (changedLists.includes(change.field as AnnotationClassList)) change.after = saved[change.field as AnnotationClassList].map(classSnapshot);
+          if (changedLists.includes(change.field as AnnotationClassList))
+            change.after = saved[change.field as AnnotationClassList].map(classSnapshot);
         }
       }
-      await recordAudit(tx, actor, changeEvents({ action: 'STUDY_UPDATED', entityType: 'study', entityId: studyId, studyId }, changes));
+      await recordAudit(
+        tx,
+        actor,
+        changeEvents({ action: 'STUDY_UPDATED', entityType: 'study', entityId: studyId, studyId }, changes),
+      );
       return true;
     });
   }

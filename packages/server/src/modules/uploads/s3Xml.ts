@@ -3,11 +3,16 @@
 type Node = [string, string | Node[]];
 
 function escape(text: string): string {
-  return text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c] ?? c);
+  return text.replace(
+    /[<>&'"]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c] ?? c,
+  );
 }
 
 function render(nodes: Node[]): string {
-  return nodes.map(([name, value]) => `<${name}>${typeof value === 'string' ? escape(value) : render(value)}</${name}>`).join('');
+  return nodes
+    .map(([name, value]) => `<${name}>${typeof value === 'string' ? escape(value) : render(value)}</${name}>`)
+    .join('');
 }
 
 export function xml(root: string, children: Node[]): string {
@@ -15,7 +20,10 @@ export function xml(root: string, children: Node[]): string {
 }
 
 function unescape(text: string): string {
-  return text.replace(/&(lt|gt|amp|apos|quot|#34|#39);/g, (_, e: string) => ({ lt: '<', gt: '>', amp: '&', apos: "'", quot: '"', '#34': '"', '#39': "'" })[e] ?? '');
+  return text.replace(
+    /&(lt|gt|amp|apos|quot|#34|#39);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', amp: '&', apos: "'", quot: '"', '#34': '"', '#39': "'" })[e] ?? '',
+  );
 }
 
 /** The parts of a `<CompleteMultipartUpload>` document, in document order. */

@@ -37,7 +37,10 @@ async function readSmallBody(stream: Readable, limit: number): Promise<string> {
 }
 
 /** Parses `bytes=a-b`, `bytes=a-`, `bytes=-n` against a size; undefined = no range, null = unsatisfiable. */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | undefined {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | null | undefined {
   if (!header) return undefined;
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!match || (match[1] === '' && match[2] === '')) return undefined; // multi-range or garbage: whole object
@@ -81,16 +84,25 @@ export function storageRoutes(storage: LocalStorage) {
         return await dispatch(storage, claims, request, reply);
       } catch (error) {
         if (error instanceof NoSuchUploadError) return fail(reply, 404, 'No such upload');
-        if (error instanceof InvalidPartError || error instanceof SizeMismatchError) return fail(reply, 400, error.message);
+        if (error instanceof InvalidPartError || error instanceof SizeMismatchError)
+          return fail(reply, 400, error.message);
         if ((error as { code?: string }).code === 'ENOENT') return fail(reply, 404, MESSAGES.notFound);
-        if ((error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE' || (error as { code?: string }).code === 'ECONNRESET') {
+        if (
+          (error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+          (error as { code?: string }).code === 'ECONNRESET'
+        ) {
           return fail(reply, 400, IMAGE_MESSAGES.uploadIncomplete);
         }
         throw error;
       }
     };
 
-    app.route({ method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'], url: '/api/storage/*', config: { policy: policy.signedUrl() }, handler });
+    app.route({
+      method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+      url: '/api/storage/*',
+      config: { policy: policy.signedUrl() },
+      handler,
+    });
   };
 }
 
@@ -104,13 +116,19 @@ async function dispatch(storage: LocalStorage, claims: SignedUrlClaims, request:
       const head = await storage.head(key);
       if (!head) return fail(reply, 404, MESSAGES.notFound);
       const range = parseRange(request.headers.range, head.size);
-      reply.header('Accept-Ranges', 'bytes').header('Content-Type', 'application/octet-stream').header('Cache-Control', 'private, no-store');
+      reply
+        .header('Accept-Ranges', 'bytes')
+        .header('Content-Type', 'application/octet-stream')
+        .header('Cache-Control', 'private, no-store');
       if (claims.downloadName) {
         reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(claims.downloadName)}`);
       }
       if (range === null) return reply.status(416).header('Content-Range', `bytes */${head.size}`).send();
       if (range) {
-        reply.status(206).header('Content-Range', `bytes ${range.start}-${range.end}/${head.size}`).header('Content-Length', range.end - range.start + 1);
+        reply
+          .status(206)
+          .header('Content-Range', `bytes ${range.start}-${range.end}/${head.size}`)
+          .header('Content-Length', range.end - range.start + 1);
       } else {
         reply.header('Content-Length', head.size);
       }
@@ -124,16 +142,26 @@ async function dispatch(storage: LocalStorage, claims: SignedUrlClaims, request:
     }
     case 'part': {
       if (method !== 'PUT' || !claims.uploadId || claims.partNumber === undefined) return wrongMethod();
-      const { etag, size } = await storage.writePart(key, claims.uploadId, claims.partNumber, bodyStream(request), announcedLength(request));
+      const { etag, size } = await storage.writePart(
+        key,
+        claims.uploadId,
+        claims.partNumber,
+        bodyStream(request),
+        announcedLength(request),
+      );
       return reply.header('ETag', `"${etag}"`).send({ success: true, partNumber: claims.partNumber, size });
     }
     case 'create': {
       if (method !== 'POST') return wrongMethod();
       bodyStream(request).resume();
       const { uploadId } = await storage.createMultipartUpload(key);
-      return reply
-        .type('application/xml')
-        .send(xml('InitiateMultipartUploadResult', [['Bucket', 'local'], ['Key', key], ['UploadId', uploadId]]));
+      return reply.type('application/xml').send(
+        xml('InitiateMultipartUploadResult', [
+          ['Bucket', 'local'],
+          ['Key', key],
+          ['UploadId', uploadId],
+        ]),
+      );
     }
     case 'list': {
       if (method !== 'GET' || !claims.uploadId) return wrongMethod();

@@ -18,7 +18,10 @@ import { studyIdOfUploadKey, uploadKey } from '../../platform/storage/keys.js';
 import { NoSuchUploadError, InvalidPartError, type AppStorage } from '../../platform/storage/uploadSigning.js';
 
 /** Who may upload images: the upload permission, or upload to assigned studies only (doc 2 §6). */
-export const UPLOAD_PERMISSIONS: readonly Permission[] = ['S_ImageListTab_UploadImage', 'IM_ImagesListTab_UploadImagestoAssignedStudiesOnly'];
+export const UPLOAD_PERMISSIONS: readonly Permission[] = [
+  'S_ImageListTab_UploadImage',
+  'IM_ImagesListTab_UploadImagestoAssignedStudiesOnly',
+];
 
 /** The study of an upload key given in the query string or body (`key`); -1 (→ 404) when none. */
 export const studyFromUploadKey: StudyResolver = (request: FastifyRequest) => {
@@ -70,51 +73,74 @@ export function uploadRoutes(storage: AppStorage, ttlSeconds: number) {
       return { success: true as const, data: { urls } };
     });
 
-    r.post('/api/uploads/multipart', { config: byBodyStudy, schema: { body: createMultipartRequestSchema } }, async (request) => {
-      checkFileName(request.body.fileName);
-      const key = uploadKey(request.body.studyId, request.body.fileName);
-      const { uploadId } = await storage.createMultipartUpload(key);
-      return { success: true, uploadId, key };
-    });
+    r.post(
+      '/api/uploads/multipart',
+      { config: byBodyStudy, schema: { body: createMultipartRequestSchema } },
+      async (request) => {
+        checkFileName(request.body.fileName);
+        const key = uploadKey(request.body.studyId, request.body.fileName);
+        const { uploadId } = await storage.createMultipartUpload(key);
+        return { success: true, uploadId, key };
+      },
+    );
 
-    r.get('/api/uploads/multipart/:uploadId/parts', { config: byKeyStudy, schema: { params: uploadIdParams, querystring: keyQuery } }, async (request) => {
-      const parts = await withUploadErrors(() => storage.listParts(request.query.key, request.params.uploadId));
-      return { success: true, parts };
-    });
+    r.get(
+      '/api/uploads/multipart/:uploadId/parts',
+      { config: byKeyStudy, schema: { params: uploadIdParams, querystring: keyQuery } },
+      async (request) => {
+        const parts = await withUploadErrors(() => storage.listParts(request.query.key, request.params.uploadId));
+        return { success: true, parts };
+      },
+    );
 
     r.post(
       '/api/uploads/multipart/:uploadId/parts/:partNumber/url',
       { config: byKeyStudy, schema: { params: partParams, body: keyQuery } },
       async (request) => ({
         success: true,
-        url: await storage.signedPartUrl(request.body.key, request.params.uploadId, request.params.partNumber, ttlSeconds),
+        url: await storage.signedPartUrl(
+          request.body.key,
+          request.params.uploadId,
+          request.params.partNumber,
+          ttlSeconds,
+        ),
       }),
     );
 
-    r.post('/api/uploads/multipart/:uploadId/urls', { config: byKeyStudy, schema: { params: uploadIdParams, body: signPartsRequestSchema } }, async (request) => {
-      const urls = await Promise.all(
-        request.body.partNumbers.map(async (partNumber) => ({
-          partNumber,
-          url: await storage.signedPartUrl(request.body.key, request.params.uploadId, partNumber, ttlSeconds),
-        })),
-      );
-      return { success: true, urls };
-    });
+    r.post(
+      '/api/uploads/multipart/:uploadId/urls',
+      { config: byKeyStudy, schema: { params: uploadIdParams, body: signPartsRequestSchema } },
+      async (request) => {
+        const urls = await Promise.all(
+          request.body.partNumbers.map(async (partNumber) => ({
+            partNumber,
+            url: await storage.signedPartUrl(request.body.key, request.params.uploadId, partNumber, ttlSeconds),
+          })),
+        );
+        return { success: true, urls };
+      },
+    );
 
     r.post(
       '/api/uploads/multipart/:uploadId/complete',
       { config: byKeyStudy, schema: { params: uploadIdParams, body: completeMultipartRequestSchema } },
       async (request) => {
-        await withUploadErrors(() => storage.completeMultipartUpload(request.body.key, request.params.uploadId, request.body.parts));
+        await withUploadErrors(() =>
+          storage.completeMultipartUpload(request.body.key, request.params.uploadId, request.body.parts),
+        );
         const head = await storage.head(request.body.key);
         return { success: true, key: request.body.key, size: head?.size ?? null };
       },
     );
 
-    r.delete('/api/uploads/multipart/:uploadId', { config: byKeyStudy, schema: { params: uploadIdParams, querystring: keyQuery } }, async (request) => {
-      await withUploadErrors(() => storage.abortMultipartUpload(request.query.key, request.params.uploadId));
-      return { success: true };
-    });
+    r.delete(
+      '/api/uploads/multipart/:uploadId',
+      { config: byKeyStudy, schema: { params: uploadIdParams, querystring: keyQuery } },
+      async (request) => {
+        await withUploadErrors(() => storage.abortMultipartUpload(request.query.key, request.params.uploadId));
+        return { success: true };
+      },
+    );
 
     /**
      * The `signRequest` callback of @uppy/aws-s3 (v6): signs one S3 request of the upload. New
@@ -127,7 +153,10 @@ export function uploadRoutes(storage: AppStorage, ttlSeconds: number) {
         const fileName = request.body.fileName ?? key.split('/').pop() ?? key;
         checkFileName(fileName);
         const newKey = uploadKey(studyId, fileName);
-        const url = method === 'PUT' ? await storage.signedPutUrl(newKey, ttlSeconds) : await storage.signedCreateMultipartUrl(newKey, ttlSeconds);
+        const url =
+          method === 'PUT'
+            ? await storage.signedPutUrl(newKey, ttlSeconds)
+            : await storage.signedCreateMultipartUrl(newKey, ttlSeconds);
         return { url, key: newKey };
       }
       if (studyIdOfUploadKey(key) !== studyId) throw new BadRequestError(IMAGE_MESSAGES.uploadNotInStudy);

@@ -13,8 +13,10 @@ export function currentUserRoutes(db: Db) {
     const r = app.withTypeProvider<ZodTypeProvider>();
 
     // Open while a password change is pending: the web app learns from it that one is.
-    r.get('/api/users/info', { config: { policy: policy.authenticated({ duringPasswordChange: true }) } }, async (request) =>
-      presentUserInfo(principalOf(request)),
+    r.get(
+      '/api/users/info',
+      { config: { policy: policy.authenticated({ duringPasswordChange: true }) } },
+      async (request) => presentUserInfo(principalOf(request)),
     );
 
     r.get('/api/users/availableRoles', { config: { policy: policy.authenticated() } }, async (request) =>
@@ -27,7 +29,11 @@ export function currentUserRoutes(db: Db) {
       async (request) => {
         const principal = principalOf(request);
         const updated = await switchWorkAsRole(db, principal, request.body.roleId, actorOf(request));
-        return { success: true, message: `Working as ${updated.workAsRole?.displayName ?? ''}`, user: presentUserInfo(updated) };
+        return {
+          success: true,
+          message: `Working as ${updated.workAsRole?.displayName ?? ''}`,
+          user: presentUserInfo(updated),
+        };
       },
     );
   };

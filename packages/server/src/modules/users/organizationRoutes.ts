@@ -13,7 +13,9 @@ export function organizationRoutes(db: Db) {
     app.withTypeProvider<ZodTypeProvider>().get(
       '/api/organizations',
       {
-        config: { policy: policy.anyOf(['UM_ViewUsersPage', 'UM_RegisterUser', 'AP_ImageData_EditUploaderOrganization']) },
+        config: {
+          policy: policy.anyOf(['UM_ViewUsersPage', 'UM_RegisterUser', 'AP_ImageData_EditUploaderOrganization']),
+        },
         schema: { response: { 200: z.array(organizationViewSchema) } },
       },
       async () => (await listOrganizations(db)).map(presentOrganization),

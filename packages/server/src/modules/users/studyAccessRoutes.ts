@@ -22,7 +22,12 @@ import { StudyAccessService } from './studyAccessService.js';
  * Who may list the users of a study: user managers, study configurers (the Users tab), and those
  * who edit cases or assign readers (the case dialog searches readers of the study).
  */
-const USERS_IN_STUDY: readonly Permission[] = ['UM_ViewUsersPage', 'S_Main_EditStudy', 'S_CaseListTab_EditCase', 'AP_CaseViewer_ManualCRassignment'];
+const USERS_IN_STUDY: readonly Permission[] = [
+  'UM_ViewUsersPage',
+  'S_Main_EditStudy',
+  'S_CaseListTab_EditCase',
+  'AP_CaseViewer_ManualCRassignment',
+];
 
 const studyParams = z.object({ studyId: z.coerce.number().int().positive().max(2_147_483_647) });
 
@@ -43,7 +48,11 @@ export function studyAccessRoutes(db: Db) {
         const principal = principalOf(request);
         await access.grant(request.body, principal, actorOf(request));
         const rows = await studyAccessOf(db, request.body.userId, principal);
-        return { success: true as const, message: USER_MESSAGES.studyAccessAdded, studyAccess: rows.map(presentStudyAccess) };
+        return {
+          success: true as const,
+          message: USER_MESSAGES.studyAccessAdded,
+          studyAccess: rows.map(presentStudyAccess),
+        };
       },
     );
 
@@ -57,7 +66,11 @@ export function studyAccessRoutes(db: Db) {
         const principal = principalOf(request);
         await access.revoke(request.body, principal, actorOf(request));
         const rows = await studyAccessOf(db, request.body.userId, principal);
-        return { success: true as const, message: USER_MESSAGES.studyAccessRemoved, studyAccess: rows.map(presentStudyAccess) };
+        return {
+          success: true as const,
+          message: USER_MESSAGES.studyAccessRemoved,
+          studyAccess: rows.map(presentStudyAccess),
+        };
       },
     );
 
@@ -65,7 +78,11 @@ export function studyAccessRoutes(db: Db) {
       '/api/users/inStudy/:studyId',
       {
         config: { policy: policy.anyOf(USERS_IN_STUDY, { study: studyFromParam('studyId') }) },
-        schema: { params: studyParams, body: usersInStudySchema.nullish(), response: { 200: usersInStudyResponseSchema } },
+        schema: {
+          params: studyParams,
+          body: usersInStudySchema.nullish(),
+          response: { 200: usersInStudyResponseSchema },
+        },
       },
       async (request) => {
         const filter = request.body?.roleIdFilter;

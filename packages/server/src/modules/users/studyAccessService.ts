@@ -22,14 +22,24 @@ export function mayGrantRole(roleId: number): boolean {
 export function mayRevokeRole(principal: Principal, roleId: number): boolean {
   if (isAssignableRole(roleId)) return true;
   const role = roleById(roleId);
-  return role !== undefined && SYSTEM_ADMIN_REVOCABLE.has(role.name) && principal.isSystemAdmin && principal.workAsRole?.name === 'SystemAdmin';
+  return (
+    role !== undefined &&
+    SYSTEM_ADMIN_REVOCABLE.has(role.name) &&
+    principal.isSystemAdmin &&
+    principal.workAsRole?.name === 'SystemAdmin'
+  );
 }
 
 /**
  * Adds one study access row and its audit event inside the caller's transaction: the user must
  * exist and be active; a row that exists already is a conflict. The caller has checked the role.
  */
-export async function grantStudyAccessInTransaction(tx: Transaction<DB>, change: StudyAccessChange, roleName: string, actor: Actor): Promise<void> {
+export async function grantStudyAccessInTransaction(
+  tx: Transaction<DB>,
+  change: StudyAccessChange,
+  roleName: string,
+  actor: Actor,
+): Promise<void> {
   const user = await tx.selectFrom('users').select(['id', 'active']).where('id', '=', change.userId).executeTakeFirst();
   if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
   if (!user.active) throw new ConflictError(USER_MESSAGES.accountDeactivated);
@@ -41,7 +51,14 @@ export async function grantStudyAccessInTransaction(tx: Transaction<DB>, change:
     .executeTakeFirst();
   if (!inserted) throw new ConflictError(USER_MESSAGES.studyAccessExists);
   await recordAudit(tx, actor, [
-    { action: 'STUDY_ACCESS_GRANTED', entityType: 'user', entityId: change.userId, studyId: change.studyId, field: 'studyAccess', newValue: roleName },
+    {
+      action: 'STUDY_ACCESS_GRANTED',
+      entityType: 'user',
+      entityId: change.userId,
+      studyId: change.studyId,
+      field: 'studyAccess',
+      newValue: roleName,
+    },
   ]);
 }
 

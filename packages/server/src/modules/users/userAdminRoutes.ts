@@ -40,7 +40,12 @@ export function userAdminRoutes(db: Db) {
       },
       async (request, reply) => {
         const { id, initialPassword } = await users.create(request.body, actorOf(request));
-        return reply.code(201).send({ success: true as const, message: USER_MESSAGES.userCreated, user: await present(id), initialPassword });
+        return reply.code(201).send({
+          success: true as const,
+          message: USER_MESSAGES.userCreated,
+          user: await present(id),
+          initialPassword,
+        });
       },
     );
 
@@ -52,10 +57,20 @@ export function userAdminRoutes(db: Db) {
         `/api/users/:id/${action}`,
         {
           config: { policy: policy.systemAdmin() },
-          schema: { params: idParams, body: userStatusChangeSchema.nullish(), response: { 200: userSaveResponseSchema } },
+          schema: {
+            params: idParams,
+            body: userStatusChangeSchema.nullish(),
+            response: { 200: userSaveResponseSchema },
+          },
         },
         async (request) => {
-          await users.setActive(request.params.id, active, request.body?.reason, principalOf(request), actorOf(request));
+          await users.setActive(
+            request.params.id,
+            active,
+            request.body?.reason,
+            principalOf(request),
+            actorOf(request),
+          );
           const message = active ? USER_MESSAGES.userActivated : USER_MESSAGES.userDeactivated;
           return { success: true as const, message, user: await present(request.params.id) };
         },

@@ -75,9 +75,19 @@ export async function listUsers(db: Q, filter: UserListFilter) {
   if (roleId !== undefined) {
     query = query.where((eb) =>
       eb.or([
-        eb.exists(eb.selectFrom('user_roles').select('user_roles.user_id').whereRef('user_roles.user_id', '=', 'users.id').where('user_roles.role_id', '=', roleId)),
         eb.exists(
-          eb.selectFrom('study_access').select('study_access.user_id').whereRef('study_access.user_id', '=', 'users.id').where('study_access.role_id', '=', roleId),
+          eb
+            .selectFrom('user_roles')
+            .select('user_roles.user_id')
+            .whereRef('user_roles.user_id', '=', 'users.id')
+            .where('user_roles.role_id', '=', roleId),
+        ),
+        eb.exists(
+          eb
+            .selectFrom('study_access')
+            .select('study_access.user_id')
+            .whereRef('study_access.user_id', '=', 'users.id')
+            .where('study_access.role_id', '=', roleId),
         ),
         ...(roleId === SYSTEM_ADMIN_ROLE_ID ? [eb('users.is_system_admin', '=', true)] : []),
       ]),
@@ -98,10 +108,18 @@ export async function listUsers(db: Q, filter: UserListFilter) {
   if (exclude && exclude.length > 0) query = query.where('users.id', 'not in', [...exclude]);
   if (studyId !== undefined) {
     query = query.where((eb) =>
-      eb.exists(eb.selectFrom('study_access').select('study_access.user_id').whereRef('study_access.user_id', '=', 'users.id').where('study_access.study_id', '=', studyId)),
+      eb.exists(
+        eb
+          .selectFrom('study_access')
+          .select('study_access.user_id')
+          .whereRef('study_access.user_id', '=', 'users.id')
+          .where('study_access.study_id', '=', studyId),
+      ),
     );
   }
-  let ordered = query.orderBy(sql`${sql.ref(SORT_COLUMNS[filter.sort])} ${direction}`).orderBy('users.id', filter.descending ? 'desc' : 'asc');
+  let ordered = query
+    .orderBy(sql`${sql.ref(SORT_COLUMNS[filter.sort])} ${direction}`)
+    .orderBy('users.id', filter.descending ? 'desc' : 'asc');
   if (filter.limit !== undefined) ordered = ordered.limit(filter.limit).offset(filter.offset ?? 0);
   const rows = await ordered.execute();
   let total = rows[0]?.total ?? 0;
@@ -124,7 +142,11 @@ export async function studyAccessOf(db: Q, userId: number, principal: Principal)
     .innerJoin('roles', 'roles.id', 'study_access.role_id')
     .select(['studies.id as study_id', 'studies.name as study_name', 'roles.id as role_id', 'roles.name as role_name'])
     .where('study_access.user_id', '=', userId)
-    .where('study_access.study_id', 'in', db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)))
+    .where(
+      'study_access.study_id',
+      'in',
+      db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)),
+    )
     .orderBy(sql`lower(studies.name)`)
     .orderBy('roles.id')
     .execute();
@@ -133,7 +155,12 @@ export async function studyAccessOf(db: Q, userId: number, principal: Principal)
 export type StudyAccessQueryRow = Awaited<ReturnType<typeof studyAccessOf>>[number];
 
 export async function listOrganizations(db: Q) {
-  return db.selectFrom('organizations').select(['id', 'name', 'group_email']).orderBy(sql`lower(name)`).orderBy('id').execute();
+  return db
+    .selectFrom('organizations')
+    .select(['id', 'name', 'group_email'])
+    .orderBy(sql`lower(name)`)
+    .orderBy('id')
+    .execute();
 }
 
 export async function organizationExists(db: Q, id: number): Promise<boolean> {
@@ -141,5 +168,9 @@ export async function organizationExists(db: Q, id: number): Promise<boolean> {
 }
 
 export async function listRoles(db: Q) {
-  return db.selectFrom('roles').select(['id', 'name', 'display_name', 'description', 'role_type', 'created_at', 'updated_at']).orderBy('id').execute();
+  return db
+    .selectFrom('roles')
+    .select(['id', 'name', 'display_name', 'description', 'role_type', 'created_at', 'updated_at'])
+    .orderBy('id')
+    .execute();
 }

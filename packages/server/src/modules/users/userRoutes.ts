@@ -27,7 +27,9 @@ import { UserService } from './userService.js';
 
 /** A role query value: its id or its name (case-insensitive); anything else is 400 'Cannot decode role from …'. */
 export function parseRole(value: string): number {
-  const role = /^\d{1,10}$/.test(value) ? roleById(Number(value)) : ROLES.find((r) => r.name.toLowerCase() === value.toLowerCase());
+  const role = /^\d{1,10}$/.test(value)
+    ? roleById(Number(value))
+    : ROLES.find((r) => r.name.toLowerCase() === value.toLowerCase());
   if (!role) throw new BadRequestError(cannotDecode('role', value));
   return role.id;
 }

@@ -42,7 +42,11 @@ export class UserService {
       };
       if (!next.firstName?.trim()) throw new BadRequestError(USER_MESSAGES.firstNameRequired);
       if (!next.lastName?.trim()) throw new BadRequestError(USER_MESSAGES.lastNameRequired);
-      if (next.organizationId !== null && next.organizationId !== user.organization_id && !(await organizationExists(tx, next.organizationId))) {
+      if (
+        next.organizationId !== null &&
+        next.organizationId !== user.organization_id &&
+        !(await organizationExists(tx, next.organizationId))
+      ) {
         throw new BadRequestError(USER_MESSAGES.organizationNotFound);
       }
       const changes: FieldChange[] = [
@@ -64,7 +68,14 @@ export class UserService {
         .execute();
       const events = changeEvents({ action: 'USER_UPDATED', entityType: 'user', entityId: userId }, changes);
       if (!user.registered) {
-        events.push({ action: 'USER_REGISTERED', entityType: 'user', entityId: userId, field: 'registered', oldValue: false, newValue: true });
+        events.push({
+          action: 'USER_REGISTERED',
+          entityType: 'user',
+          entityId: userId,
+          field: 'registered',
+          oldValue: false,
+          newValue: true,
+        });
       }
       await recordAudit(tx, actor, events);
     });
@@ -82,7 +93,11 @@ export class UserService {
     const passwordHash = await hashPassword(initialPassword);
     try {
       const id = await this.db.transaction().execute(async (tx) => {
-        const taken = await tx.selectFrom('users').select('id').where(sql`lower(username)`, '=', username).executeTakeFirst();
+        const taken = await tx
+          .selectFrom('users')
+          .select('id')
+          .where(sql`lower(username)`, '=', username)
+          .executeTakeFirst();
         if (taken) throw new ConflictError(USER_MESSAGES.usernameTaken);
         if (input.organizationId !== null && !(await organizationExists(tx, input.organizationId))) {
           throw new BadRequestError(USER_MESSAGES.organizationNotFound);
@@ -124,15 +139,36 @@ export class UserService {
    * Activates or deactivates an account (accounts are never deleted). Deactivation ends the user's
    * sessions at once. A user cannot deactivate themselves. Audited with the reason, if given.
    */
-  async setActive(userId: number, active: boolean, reason: string | undefined, principal: Principal, actor: Actor): Promise<void> {
+  async setActive(
+    userId: number,
+    active: boolean,
+    reason: string | undefined,
+    principal: Principal,
+    actor: Actor,
+  ): Promise<void> {
     if (userId === principal.id) throw new ForbiddenError(USER_MESSAGES.ownAccountStatus);
     await this.db.transaction().execute(async (tx) => {
-      const user = await tx.selectFrom('users').select(['id', 'active']).where('id', '=', userId).forUpdate().executeTakeFirst();
+      const user = await tx
+        .selectFrom('users')
+        .select(['id', 'active'])
+        .where('id', '=', userId)
+        .forUpdate()
+        .executeTakeFirst();
       if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
-      if (user.active === active) throw new ConflictError(active ? USER_MESSAGES.alreadyActive : USER_MESSAGES.alreadyDeactivated);
-      await tx.updateTable('users').set({ active, updated_at: sql<Date>`now()` }).where('id', '=', userId).execute();
+      if (user.active === active)
+        throw new ConflictError(active ? USER_MESSAGES.alreadyActive : USER_MESSAGES.alreadyDeactivated);
+      await tx
+        .updateTable('users')
+        .set({ active, updated_at: sql<Date>`now()` })
+        .where('id', '=', userId)
+        .execute();
       if (!active) {
-        await tx.updateTable('sessions').set({ ended_at: sql<Date>`now()` }).where('user_id', '=', userId).where('ended_at', 'is', null).execute();
+        await tx
+          .updateTable('sessions')
+          .set({ ended_at: sql<Date>`now()` })
+          .where('user_id', '=', userId)
+          .where('ended_at', 'is', null)
+          .execute();
       }
       await recordAudit(tx, actor, [
         {

@@ -20,7 +20,12 @@ export interface AuditAnchor {
 }
 
 export async function readAuditHead(db: Db): Promise<{ id: number; hash: string } | null> {
-  const row = await db.selectFrom('audit_events').select(['id', 'hash']).orderBy('id', 'desc').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('audit_events')
+    .select(['id', 'hash'])
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return row ?? null;
 }
 

@@ -81,7 +81,12 @@ export function auditValue(value: unknown): string | null {
 export async function recordAudit(tx: Transaction<DB>, actor: Actor, events: readonly AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
   await sql`select pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`.execute(tx);
-  const last = await tx.selectFrom('audit_events').select(['id', 'hash']).orderBy('id', 'desc').limit(1).executeTakeFirst();
+  const last = await tx
+    .selectFrom('audit_events')
+    .select(['id', 'hash'])
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   const { rows } = await sql<{ now: Date }>`select date_trunc('milliseconds', clock_timestamp()) as now`.execute(tx);
   const occurredAt = rows[0]?.now ?? new Date();
   let prevHash = last?.hash ?? GENESIS_HASH;

@@ -18,7 +18,10 @@ export interface VerifyResult {
  * the database, see anchors.ts) it also detects rows cut from the end and a chain recomputed from
  * some row on: an anchored row must still be there with its anchored hash.
  */
-export async function verifyAuditChain(db: Db, options: { anchors?: readonly AuditAnchor[]; batchSize?: number } = {}): Promise<VerifyResult> {
+export async function verifyAuditChain(
+  db: Db,
+  options: { anchors?: readonly AuditAnchor[]; batchSize?: number } = {},
+): Promise<VerifyResult> {
   const result = await walkChain(db, options.batchSize ?? 5000);
   const anchors = options.anchors ?? [];
   if (!result.ok) return { ...result, anchorsChecked: 0 };
@@ -29,7 +32,10 @@ export async function verifyAuditChain(db: Db, options: { anchors?: readonly Aud
         ok: false,
         rowsChecked: result.rowsChecked,
         anchorsChecked: anchors.length,
-        brokenAt: { id: result.rowsChecked + 1, problem: `the chain ends at row ${result.rowsChecked}, but row ${anchor.id} existed at ${anchor.at} (rows deleted from the end)` },
+        brokenAt: {
+          id: result.rowsChecked + 1,
+          problem: `the chain ends at row ${result.rowsChecked}, but row ${anchor.id} existed at ${anchor.at} (rows deleted from the end)`,
+        },
       };
     }
     const row = await db.selectFrom('audit_events').select('hash').where('id', '=', anchor.id).executeTakeFirst();
@@ -38,7 +44,10 @@ export async function verifyAuditChain(db: Db, options: { anchors?: readonly Aud
         ok: false,
         rowsChecked: result.rowsChecked,
         anchorsChecked: anchors.length,
-        brokenAt: { id: anchor.id, problem: `its hash differs from the one anchored at ${anchor.at} (the chain was rewritten)` },
+        brokenAt: {
+          id: anchor.id,
+          problem: `its hash differs from the one anchored at ${anchor.at} (the chain was rewritten)`,
+        },
       };
     }
   }
@@ -59,13 +68,25 @@ async function walkChain(db: Db, batchSize: number): Promise<Omit<VerifyResult, 
       .execute();
     for (const row of rows) {
       if (row.id !== expectedId) {
-        return { ok: false, rowsChecked: checked, brokenAt: { id: expectedId, problem: `row ${expectedId} is missing (next row is ${row.id})` } };
+        return {
+          ok: false,
+          rowsChecked: checked,
+          brokenAt: { id: expectedId, problem: `row ${expectedId} is missing (next row is ${row.id})` },
+        };
       }
       if (row.prev_hash !== prevHash) {
-        return { ok: false, rowsChecked: checked, brokenAt: { id: row.id, problem: 'does not link to the row before it' } };
+        return {
+          ok: false,
+          rowsChecked: checked,
+          brokenAt: { id: row.id, problem: 'does not link to the row before it' },
+        };
       }
       if (hashRow(prevHash, row) !== row.hash) {
-        return { ok: false, rowsChecked: checked, brokenAt: { id: row.id, problem: 'its content does not match its hash (altered)' } };
+        return {
+          ok: false,
+          rowsChecked: checked,
+          brokenAt: { id: row.id, problem: 'its content does not match its hash (altered)' },
+        };
       }
       prevHash = row.hash;
       expectedId += 1;

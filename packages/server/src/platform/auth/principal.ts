@@ -79,9 +79,9 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
   // The stored work-as role counts only while it is still held; else the first role held.
   const workAsRole = roles.find((r) => r.id === user.work_as_role_id) ?? roles[0] ?? null;
   const actions = workAsRole
-    ? (
-        await db.selectFrom('role_permissions').select('permission').where('role_id', '=', workAsRole.id).execute()
-      ).map((r) => r.permission)
+    ? (await db.selectFrom('role_permissions').select('permission').where('role_id', '=', workAsRole.id).execute()).map(
+        (r) => r.permission,
+      )
     : [];
   return {
     id: user.id,

@@ -124,4 +124,3 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
     dump: () => mutex.run(async () => await pglite.dumpDataDir('none')),
   };
 }
-

@@ -14,7 +14,10 @@ export function sessionCookieOptions(request: FastifyRequest, embedded: boolean)
 }
 
 export function setSessionCookie(reply: FastifyReply, request: FastifyRequest, token: string, embedded: boolean): void {
-  reply.setCookie(SESSION_COOKIE, token, { ...sessionCookieOptions(request, embedded), maxAge: SESSION_TTL_HOURS * 3600 });
+  reply.setCookie(SESSION_COOKIE, token, {
+    ...sessionCookieOptions(request, embedded),
+    maxAge: SESSION_TTL_HOURS * 3600,
+  });
 }
 
 export function clearSessionCookie(reply: FastifyReply, request: FastifyRequest, embedded: boolean): void {

@@ -91,5 +91,6 @@ export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): 
 function checkCsrf(request: FastifyRequest): void {
   const header = request.headers[CSRF_HEADER];
   const given = Array.isArray(header) ? header[0] : header;
-  if (!request.session || !csrfMatches(request.session.csrfToken, given)) throw new ForbiddenError(MESSAGES.invalidCsrf);
+  if (!request.session || !csrfMatches(request.session.csrfToken, given))
+    throw new ForbiddenError(MESSAGES.invalidCsrf);
 }

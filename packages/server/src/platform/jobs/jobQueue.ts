@@ -134,11 +134,19 @@ export class JobQueue {
   }
 
   /** Runs `handler` for each job of `queue`, one at a time per worker. Returns the worker id. */
-  async work<T extends object>(queue: QueueName, handler: JobHandler<T>, options: { pollingIntervalSeconds?: number } = {}): Promise<string> {
+  async work<T extends object>(
+    queue: QueueName,
+    handler: JobHandler<T>,
+    options: { pollingIntervalSeconds?: number } = {},
+  ): Promise<string> {
     const boss = await this.start();
     return boss.work<T>(
       queue,
-      { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: options.pollingIntervalSeconds ?? this.options.pollingIntervalSeconds },
+      {
+        batchSize: 1,
+        includeMetadata: true,
+        pollingIntervalSeconds: options.pollingIntervalSeconds ?? this.options.pollingIntervalSeconds,
+      },
       async (jobs) => {
         for (const job of jobs) await handler(job);
       },

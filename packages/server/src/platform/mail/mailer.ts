@@ -28,7 +28,14 @@ export class Mailer {
     smtpUrl: string | null,
     private readonly from: string,
   ) {
-    this.transport = smtpUrl ? nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 5000, greetingTimeout: 5000, socketTimeout: 10_000 }) : null;
+    this.transport = smtpUrl
+      ? nodemailer.createTransport({
+          url: smtpUrl,
+          connectionTimeout: 5000,
+          greetingTimeout: 5000,
+          socketTimeout: 10_000,
+        })
+      : null;
   }
 
   get configured(): boolean {
@@ -75,7 +82,11 @@ export class Mailer {
         const attempts = row.attempts + 1;
         await this.db
           .updateTable('mail_outbox')
-          .set({ attempts, last_error: (error instanceof Error ? error.message : String(error)).slice(0, 1000), status: attempts >= MAX_ATTEMPTS ? 'FAILED' : 'PENDING' })
+          .set({
+            attempts,
+            last_error: (error instanceof Error ? error.message : String(error)).slice(0, 1000),
+            status: attempts >= MAX_ATTEMPTS ? 'FAILED' : 'PENDING',
+          })
           .where('id', '=', row.id)
           .execute();
       }
@@ -86,7 +97,13 @@ export class Mailer {
   /** Retries every pending message (oldest first, a batch at a time). */
   async deliverPending(limit = 100): Promise<{ sent: number; failed: number }> {
     if (!this.transport) return { sent: 0, failed: 0 };
-    const rows = await this.db.selectFrom('mail_outbox').select('id').where('status', '=', 'PENDING').orderBy('id').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('mail_outbox')
+      .select('id')
+      .where('status', '=', 'PENDING')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
     return this.deliver(rows.map((r) => r.id));
   }
 

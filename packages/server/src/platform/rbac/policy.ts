@@ -42,7 +42,8 @@ export const policy = {
 };
 
 function positiveInt(value: unknown): number | null {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : NaN;
+  const n =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : NaN;
   return Number.isSafeInteger(n) && n > 0 ? n : null;
 }
 

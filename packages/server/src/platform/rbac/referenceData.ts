@@ -35,7 +35,9 @@ export async function syncReferenceData(db: Db): Promise<{ granted: number; revo
       .insertInto('permissions')
       .values(PERMISSIONS.map((p) => ({ name: p.name, area: p.area, description: p.description })))
       .onConflict((oc) =>
-        oc.column('name').doUpdateSet((eb) => ({ area: eb.ref('excluded.area'), description: eb.ref('excluded.description') })),
+        oc
+          .column('name')
+          .doUpdateSet((eb) => ({ area: eb.ref('excluded.area'), description: eb.ref('excluded.description') })),
       )
       .execute();
 
@@ -54,7 +56,11 @@ export async function syncReferenceData(db: Db): Promise<{ granted: number; revo
     if (grants.length > 0) await tx.insertInto('role_permissions').values(grants.map(split)).execute();
     for (const k of revokes) {
       const { role_id, permission } = split(k);
-      await tx.deleteFrom('role_permissions').where('role_id', '=', role_id).where('permission', '=', permission).execute();
+      await tx
+        .deleteFrom('role_permissions')
+        .where('role_id', '=', role_id)
+        .where('permission', '=', permission)
+        .execute();
     }
     for (const [keys, action] of [
       [grants, 'PERMISSION_GRANTED'],

@@ -80,7 +80,14 @@ export class UrlSigner {
   }
 
   private mac(claims: SignedUrlClaims): string {
-    const canonical = [claims.op, claims.key, claims.expires, claims.uploadId ?? '', claims.partNumber ?? '', claims.downloadName ?? ''].join('\n');
+    const canonical = [
+      claims.op,
+      claims.key,
+      claims.expires,
+      claims.uploadId ?? '',
+      claims.partNumber ?? '',
+      claims.downloadName ?? '',
+    ].join('\n');
     return createHmac('sha256', this.key).update(canonical).digest('base64url');
   }
 

@@ -66,7 +66,12 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
 
   // --- signed URLs -------------------------------------------------------------------------
 
-  signedUrl(op: SignedOp, key: string, expiresInSeconds: number, extra: { uploadId?: string; partNumber?: number; downloadName?: string } = {}): string {
+  signedUrl(
+    op: SignedOp,
+    key: string,
+    expiresInSeconds: number,
+    extra: { uploadId?: string; partNumber?: number; downloadName?: string } = {},
+  ): string {
     assertValidKey(key);
     const expires = Math.floor(Date.now() / 1000) + expiresInSeconds;
     return `${this.baseUrl}/${encodeKey(key)}?${this.signer.sign({ op, key, expires, ...extra })}`;
@@ -196,8 +201,15 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
   }
 
   /** Stores one part (replacing an earlier one of the same number); returns its ETag (MD5 hex). */
-  async writePart(key: string, uploadId: string, partNumber: number, body: Readable, expectedSize?: number): Promise<{ size: number; etag: string }> {
-    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000) throw new InvalidPartError('Part numbers run from 1 to 10000');
+  async writePart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: Readable,
+    expectedSize?: number,
+  ): Promise<{ size: number; etag: string }> {
+    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > 10_000)
+      throw new InvalidPartError('Part numbers run from 1 to 10000');
     const dir = await this.checkUpload(key, uploadId);
     const temp = await this.tempPath();
     try {
@@ -228,17 +240,23 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
     return parts;
   }
 
-  async completeMultipartUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void> {
+  async completeMultipartUpload(
+    key: string,
+    uploadId: string,
+    parts: { partNumber: number; etag: string }[],
+  ): Promise<void> {
     const dir = await this.checkUpload(key, uploadId);
     const stored = new Map((await this.listParts(key, uploadId)).map((p) => [p.partNumber, p]));
     let previous = 0;
     let expected = 0;
     for (const part of parts) {
-      if (part.partNumber <= previous) throw new InvalidPartError('Parts must be listed in ascending order without repeats');
+      if (part.partNumber <= previous)
+        throw new InvalidPartError('Parts must be listed in ascending order without repeats');
       previous = part.partNumber;
       const have = stored.get(part.partNumber);
       if (!have) throw new InvalidPartError(`Part ${part.partNumber} was not uploaded`);
-      if (have.etag !== part.etag.replace(/"/g, '')) throw new InvalidPartError(`Part ${part.partNumber} has a different ETag`);
+      if (have.etag !== part.etag.replace(/"/g, ''))
+        throw new InvalidPartError(`Part ${part.partNumber} has a different ETag`);
       expected += have.size;
     }
     const target = this.localPath(key);
@@ -297,7 +315,11 @@ export class SizeMismatchError extends Error {
 }
 
 /** Streams into a file, counting bytes and computing MD5; refuses a body of the wrong length. */
-async function streamToFile(body: Readable, file: string, expectedSize?: number): Promise<{ size: number; etag: string }> {
+async function streamToFile(
+  body: Readable,
+  file: string,
+  expectedSize?: number,
+): Promise<{ size: number; etag: string }> {
   const md5 = createHash('md5');
   let size = 0;
   const meter = new Transform({
@@ -312,6 +334,7 @@ async function streamToFile(body: Readable, file: string, expectedSize?: number)
     },
   });
   await pipeline(body, meter, createWriteStream(file));
-  if (expectedSize !== undefined && size !== expectedSize) throw new SizeMismatchError(`Received ${size} of ${expectedSize} bytes`);
+  if (expectedSize !== undefined && size !== expectedSize)
+    throw new SizeMismatchError(`Received ${size} of ${expectedSize} bytes`);
   return { size, etag: md5.digest('hex') };
 }

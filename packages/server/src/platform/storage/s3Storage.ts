@@ -61,38 +61,61 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
 
   async signedPutUrl(key: string, expiresInSeconds: number): Promise<string> {
     assertValidKey(key);
-    return getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn: expiresInSeconds });
+    return getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: expiresInSeconds,
+    });
   }
 
   async signedGetUrl(key: string, expiresInSeconds: number, downloadName?: string): Promise<string> {
     assertValidKey(key);
-    const disposition = downloadName === undefined ? undefined : `attachment; filename*=UTF-8''${encodeURIComponent(downloadName)}`;
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key, ResponseContentDisposition: disposition }), { expiresIn: expiresInSeconds });
+    const disposition =
+      downloadName === undefined ? undefined : `attachment; filename*=UTF-8''${encodeURIComponent(downloadName)}`;
+    return getSignedUrl(
+      this.client,
+      new GetObjectCommand({ Bucket: this.bucket, Key: key, ResponseContentDisposition: disposition }),
+      { expiresIn: expiresInSeconds },
+    );
   }
 
   async signedPartUrl(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
     assertValidKey(key);
-    return getSignedUrl(this.client, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), { expiresIn: expiresInSeconds });
+    return getSignedUrl(
+      this.client,
+      new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }),
+      { expiresIn: expiresInSeconds },
+    );
   }
 
   async signedCreateMultipartUrl(key: string, expiresInSeconds: number): Promise<string> {
     assertValidKey(key);
-    return getSignedUrl(this.client, new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }), { expiresIn: expiresInSeconds });
+    return getSignedUrl(this.client, new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: expiresInSeconds,
+    });
   }
 
   async signedListPartsUrl(key: string, uploadId: string, expiresInSeconds: number): Promise<string> {
     assertValidKey(key);
-    return getSignedUrl(this.client, new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }), { expiresIn: expiresInSeconds });
+    return getSignedUrl(this.client, new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }), {
+      expiresIn: expiresInSeconds,
+    });
   }
 
   async signedCompleteMultipartUrl(key: string, uploadId: string, expiresInSeconds: number): Promise<string> {
     assertValidKey(key);
-    return getSignedUrl(this.client, new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }), { expiresIn: expiresInSeconds });
+    return getSignedUrl(
+      this.client,
+      new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
+      { expiresIn: expiresInSeconds },
+    );
   }
 
   async signedAbortMultipartUrl(key: string, uploadId: string, expiresInSeconds: number): Promise<string> {
     assertValidKey(key);
-    return getSignedUrl(this.client, new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }), { expiresIn: expiresInSeconds });
+    return getSignedUrl(
+      this.client,
+      new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
+      { expiresIn: expiresInSeconds },
+    );
   }
 
   async head(key: string): Promise<{ size: number } | null> {
@@ -109,7 +132,9 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
   async readRange(key: string, offset: number, length: number): Promise<Buffer> {
     assertValidKey(key);
     if (length <= 0) return Buffer.alloc(0);
-    const result = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }));
+    const result = await this.client.send(
+      new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${offset}-${offset + length - 1}` }),
+    );
     if (!result.Body) return Buffer.alloc(0);
     return Buffer.from(await result.Body.transformToByteArray());
   }
@@ -117,7 +142,11 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
   async createReadStream(key: string, range?: { start: number; end: number }): Promise<Readable> {
     assertValidKey(key);
     const result = await this.client.send(
-      new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+      }),
     );
     if (!(result.Body instanceof Readable)) throw new Error('S3 returned no stream body');
     return result.Body;
@@ -126,7 +155,9 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
   async write(key: string, body: Readable | Buffer | { filePath: string }, contentType?: string): Promise<void> {
     assertValidKey(key);
     if (Buffer.isBuffer(body)) {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }),
+      );
       return;
     }
     if (body instanceof Readable) {
@@ -136,7 +167,13 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
     const { size } = await stat(body.filePath);
     if (size <= SINGLE_PUT_MAX) {
       await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(body.filePath), ContentLength: size, ContentType: contentType }),
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: createReadStream(body.filePath),
+          ContentLength: size,
+          ContentType: contentType,
+        }),
       );
       return;
     }
@@ -164,7 +201,9 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
       if (pendingSize >= PART_SIZE) break;
     }
     if (pendingSize < PART_SIZE) {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.concat(pending), ContentType: contentType }));
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.concat(pending), ContentType: contentType }),
+      );
       return;
     }
     await this.multipart(key, contentType, async (uploadPart) => {
@@ -192,19 +231,37 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
     contentType: string | undefined,
     send: (uploadPart: (partNumber: number, body: Readable | Buffer, length: number) => Promise<void>) => Promise<void>,
   ): Promise<void> {
-    const { UploadId } = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }));
+    const { UploadId } = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }),
+    );
     if (!UploadId) throw new Error('S3 returned no upload id');
     const parts: { PartNumber: number; ETag: string }[] = [];
     try {
       await send(async (partNumber, partBody, length) => {
         const result = await this.client.send(
-          new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId, PartNumber: partNumber, Body: partBody, ContentLength: length }),
+          new UploadPartCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId,
+            PartNumber: partNumber,
+            Body: partBody,
+            ContentLength: length,
+          }),
         );
         parts.push({ PartNumber: partNumber, ETag: result.ETag ?? '' });
       });
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+      await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
     } catch (error) {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId })).catch(() => undefined);
+      await this.client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId }))
+        .catch(() => undefined);
       throw error;
     }
   }
@@ -227,7 +284,9 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
     let marker: string | undefined;
     try {
       for (;;) {
-        const page = await this.client.send(new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }));
+        const page = await this.client.send(
+          new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }),
+        );
         for (const p of page.Parts ?? []) {
           parts.push({ partNumber: p.PartNumber ?? 0, size: p.Size ?? 0, etag: (p.ETag ?? '').replace(/"/g, '') });
         }
@@ -241,7 +300,11 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
     return parts;
   }
 
-  async completeMultipartUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void> {
+  async completeMultipartUpload(
+    key: string,
+    uploadId: string,
+    parts: { partNumber: number; etag: string }[],
+  ): Promise<void> {
     assertValidKey(key);
     try {
       await this.client.send(
@@ -249,7 +312,9 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
           Bucket: this.bucket,
           Key: key,
           UploadId: uploadId,
-          MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag.replace(/"/g, '')}"` })) },
+          MultipartUpload: {
+            Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag.replace(/"/g, '')}"` })),
+          },
         }),
       );
     } catch (error) {

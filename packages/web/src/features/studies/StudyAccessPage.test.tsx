@@ -10,7 +10,12 @@ import { StudyAccessPage } from './StudyAccessPage';
 beforeEach(() => setCsrfToken('token'));
 afterEach(cleanup);
 
-const ADMIN = makeUserAs('StudyAdmin', ['S_Main_EditStudy', 'UM_ViewUsersPage', 'UM_GrantStudyAccess', 'UM_RevokeStudyAccess']);
+const ADMIN = makeUserAs('StudyAdmin', [
+  'S_Main_EditStudy',
+  'UM_ViewUsersPage',
+  'UM_GrantStudyAccess',
+  'UM_RevokeStudyAccess',
+]);
 const member = {
   id: 11,
   username: 'reader2@example.org',
@@ -27,7 +32,13 @@ function renderPage(user: UserInfo = ADMIN, members = [member]) {
     'GET /api/studies/3': { body: makeStudy() },
     'POST /api/users/inStudy/3': { body: { success: true, users: members } },
     'GET /api/permissions/roles': { body: makeRoleViews() },
-    'GET /api/users': { body: { success: true, users: [makeUserRow({ id: 12, username: 'dm@example.org', firstName: 'Dana', lastName: 'Manager' })], total: 1 } },
+    'GET /api/users': {
+      body: {
+        success: true,
+        users: [makeUserRow({ id: 12, username: 'dm@example.org', firstName: 'Dana', lastName: 'Manager' })],
+        total: 1,
+      },
+    },
     'PATCH /api/users/studies/add': { body: changed },
     'PUT /api/users/studies/remove': { body: { ...changed, message: 'Study access removed' } },
   });
@@ -44,13 +55,11 @@ describe('study access screen /studies/{id}/configure/associate-users (doc 1 §2
     expect(await screen.findByRole('heading', { level: 2, name: 'GUT-301: study access' })).toBeTruthy();
     const table = await screen.findByRole('table', { name: 'Users with access' });
     const row = within(table).getByText('reader2@example.org').closest('tr')!;
-    expect(within(row).getAllByRole('cell').map((c) => c.textContent)).toEqual([
-      'reader2@example.org',
-      'Rita Reader',
-      'Central Reader',
-      'Lamina Labs',
-      'Remove Access',
-    ]);
+    expect(
+      within(row)
+        .getAllByRole('cell')
+        .map((c) => c.textContent),
+    ).toEqual(['reader2@example.org', 'Rita Reader', 'Central Reader', 'Lamina Labs', 'Remove Access']);
   });
 
   it("grants a role after 'Confirm Study Access'; + Add needs a user and a role", async () => {
@@ -62,7 +71,11 @@ describe('study access screen /studies/{id}/configure/associate-users (doc 1 §2
     expect(screen.getByRole('button', { name: '+ Add' }).hasAttribute('disabled')).toBe(true);
     await screen.findByRole('option', { name: 'Data Manager' });
     // Only the assignable roles are offered.
-    expect(within(screen.getByLabelText('Role')).getAllByRole('option').map((o) => o.textContent)).toEqual([
+    expect(
+      within(screen.getByLabelText('Role'))
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual([
       'Choose a role',
       'ISC',
       'Data Manager',
@@ -76,21 +89,35 @@ describe('study access screen /studies/{id}/configure/associate-users (doc 1 §2
     fireEvent.click(screen.getByRole('button', { name: '+ Add' }));
     const dialog = await screen.findByRole('dialog');
     expect(within(dialog).getByText(USER_MESSAGES.confirmStudyAccessTitle)).toBeTruthy();
-    expect(within(dialog).getByText('dm@example.org: The user will be assigned as Data Manager to GUT-301.')).toBeTruthy();
+    expect(
+      within(dialog).getByText('dm@example.org: The user will be assigned as Data Manager to GUT-301.'),
+    ).toBeTruthy();
     fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
     await waitFor(() => expect(calls.some((c) => c.method === 'PATCH')).toBe(true));
-    expect(calls.find((c) => c.method === 'PATCH')!.body).toEqual({ studyId: 3, userId: 12, roleId: roleByName('DM').id });
+    expect(calls.find((c) => c.method === 'PATCH')!.body).toEqual({
+      studyId: 3,
+      userId: 12,
+      roleId: roleByName('DM').id,
+    });
   });
 
   it("removes a role after 'Are you sure you want to remove study access?'", async () => {
     const { calls } = renderPage();
-    fireEvent.click(await screen.findByRole('button', { name: 'Remove Access of reader2@example.org as Central Reader' }));
+    fireEvent.click(
+      await screen.findByRole('button', { name: 'Remove Access of reader2@example.org as Central Reader' }),
+    );
     const dialog = await screen.findByRole('dialog');
     expect(within(dialog).getByText(USER_MESSAGES.removeStudyAccessQuestion)).toBeTruthy();
-    expect(within(dialog).getByText('reader2@example.org (Central Reader): The user will no longer have access to GUT-301.')).toBeTruthy();
+    expect(
+      within(dialog).getByText('reader2@example.org (Central Reader): The user will no longer have access to GUT-301.'),
+    ).toBeTruthy();
     fireEvent.click(within(dialog).getByRole('button', { name: 'Remove Access' }));
     await waitFor(() => expect(calls.some((c) => c.method === 'PUT')).toBe(true));
-    expect(calls.find((c) => c.method === 'PUT')!.body).toEqual({ studyId: 3, userId: 11, roleId: roleByName('CR').id });
+    expect(calls.find((c) => c.method === 'PUT')!.body).toEqual({
+      studyId: 3,
+      userId: 11,
+      roleId: roleByName('CR').id,
+    });
   });
 
   it('shows neither + Add nor Remove Access without the grant and revoke permissions', async () => {

@@ -9,13 +9,7 @@ import {
   NonIdealState,
   Spinner,
 } from '@blueprintjs/core';
-import {
-  confirmStudyAccessText,
-  hasAny,
-  removeStudyAccessText,
-  roleById,
-  type StudyUserRef,
-} from '@lamina/domain';
+import { confirmStudyAccessText, hasAny, removeStudyAccessText, roleById, type StudyUserRef } from '@lamina/domain';
 import { useId, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
@@ -60,7 +54,8 @@ export function StudyAccessPage() {
   const [removing, setRemoving] = useState<PendingAccessChange | null>(null);
 
   const fallback = studyLoadFallback(studyId, study);
-  if (fallback !== null || !study.data || studyId === null) return <section className="lamina-page">{fallback}</section>;
+  if (fallback !== null || !study.data || studyId === null)
+    return <section className="lamina-page">{fallback}</section>;
   const studyName = study.data.name;
 
   const roleChoices = assignableRoles(roles.data ?? []);
@@ -118,12 +113,17 @@ export function StudyAccessPage() {
             <HTMLSelect
               id={ids.user}
               value={userId ?? ''}
-              onChange={(event) => setUserId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))}
+              onChange={(event) =>
+                setUserId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))
+              }
               options={[
                 { value: '', label: 'Choose a user' },
                 ...(candidates.data?.users ?? [])
                   .filter((u) => u.active)
-                  .map((u) => ({ value: u.id, label: `${u.username}${fullName(u) === '-' ? '' : ` (${fullName(u)})`}` })),
+                  .map((u) => ({
+                    value: u.id,
+                    label: `${u.username}${fullName(u) === '-' ? '' : ` (${fullName(u)})`}`,
+                  })),
               ]}
             />
           </FormGroup>
@@ -136,11 +136,22 @@ export function StudyAccessPage() {
             <HTMLSelect
               id={ids.role}
               value={roleId ?? ''}
-              onChange={(event) => setRoleId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))}
-              options={[{ value: '', label: 'Choose a role' }, ...roleChoices.map((r) => ({ value: r.id, label: r.displayName }))]}
+              onChange={(event) =>
+                setRoleId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))
+              }
+              options={[
+                { value: '', label: 'Choose a role' },
+                ...roleChoices.map((r) => ({ value: r.id, label: r.displayName })),
+              ]}
             />
           </FormGroup>
-          <Button intent="primary" text="+ Add" disabled={!user || !role} onClick={handleAddClick} className="lamina-access-add-button" />
+          <Button
+            intent="primary"
+            text="+ Add"
+            disabled={!user || !role}
+            onClick={handleAddClick}
+            className="lamina-access-add-button"
+          />
         </div>
       )}
 

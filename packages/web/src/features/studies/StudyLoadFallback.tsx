@@ -11,7 +11,8 @@ import { PageSpinner } from '../../components/PageSpinner';
  * or a spinner while it loads. Null once the study is loaded.
  */
 export function studyLoadFallback(studyId: number | null, study: UseQueryResult<StudyView>): ReactNode | null {
-  if (studyId === null || isApiError(study.error, 404)) return <Callout intent="warning" title={STUDY_MESSAGES.studyNotFound} />;
+  if (studyId === null || isApiError(study.error, 404))
+    return <Callout intent="warning" title={STUDY_MESSAGES.studyNotFound} />;
   if (study.isError) {
     return (
       <Callout intent="danger" title="Error" role="alert">

@@ -13,7 +13,6 @@ import { studyLoadFallback } from './StudyLoadFallback';
 import { StudyImagesTab } from './images/StudyImagesTab';
 import { allowedStudyTabs, parseStudyId, resolveStudyTab, STUDY_TABS } from './studyTabs';
 
-
 /** /studies/:id and /studies/:id/:tab (doc 1 §2.5): name, hold banner, Edit Study, Cases and Images tabs. */
 export function StudyPage() {
   const { id: rawId, tab: rawTab } = useParams();

@@ -106,7 +106,12 @@ export function useUsersInStudy(studyId: number | null) {
     queryFn: async ({ signal }) =>
       (
         await withFallbackMessage(
-          apiFetch(`/api/users/inStudy/${studyId}`, { method: 'POST', body: {}, schema: usersInStudyResponseSchema, signal }),
+          apiFetch(`/api/users/inStudy/${studyId}`, {
+            method: 'POST',
+            body: {},
+            schema: usersInStudyResponseSchema,
+            signal,
+          }),
           USER_MESSAGES.unableToFetchUsersInStudy,
         )
       ).users,

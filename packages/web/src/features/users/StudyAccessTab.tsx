@@ -8,12 +8,7 @@ import {
   NonIdealState,
   Spinner,
 } from '@blueprintjs/core';
-import {
-  confirmStudyAccessText,
-  hasAny,
-  removeStudyAccessText,
-  type StudyAccessRow,
-} from '@lamina/domain';
+import { confirmStudyAccessText, hasAny, removeStudyAccessText, type StudyAccessRow } from '@lamina/domain';
 import { useId, useState } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
@@ -55,7 +50,10 @@ export function StudyAccessTab({ userId }: { userId: number }) {
   }
 
   function handleRemoveClick(row: StudyAccessRow) {
-    setRemoving({ change: { studyId: row.studyId, userId, roleId: row.roleId }, text: removeStudyAccessText(row.studyName) });
+    setRemoving({
+      change: { studyId: row.studyId, userId, roleId: row.roleId },
+      text: removeStudyAccessText(row.studyName),
+    });
   }
 
   return (

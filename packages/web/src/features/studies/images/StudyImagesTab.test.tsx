@@ -19,7 +19,11 @@ const UPLOADER = makeUserAs('UPLOADER', [
   'IM_ImagesListTab_DownloadImages',
   'AP_ImageViewer_ViewimageViewer',
 ]);
-const SPONSOR = makeUserAs('SPONSOR', ['S_Main_ViewImagesTab', 'S_Main_ViewCasesTab', 'AP_ImageViewer_ViewimageViewer']);
+const SPONSOR = makeUserAs('SPONSOR', [
+  'S_Main_ViewImagesTab',
+  'S_Main_ViewCasesTab',
+  'AP_ImageViewer_ViewimageViewer',
+]);
 
 type ListReply = { images: StudyImageRow[]; total?: number } | { status: number; message: string };
 
@@ -50,32 +54,38 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
     const { calls } = renderTab([
       {
         images: [
-          makeStudyImage({ simpleCase: { id: 8, procId: 'ENDO-8' }, caseId: 8, lastLabQuery: { queryStatus: 'OPEN', resolution: null } }),
+          makeStudyImage({
+            simpleCase: { id: 8, procId: 'ENDO-8' },
+            caseId: 8,
+            lastLabQuery: { queryStatus: 'OPEN', resolution: null },
+          }),
         ],
       },
     ]);
     const table = await screen.findByRole('table', { name: 'Images' });
     await within(table).findByText('CMU-1-Small-Region.svs');
-    expect(within(table).getAllByRole('columnheader').map((th) => th.textContent)).toEqual([
-      'File Name',
-      'Uploaded',
-      'Accession #',
-      'Anatomical Segment',
-      'Processed',
-      'Query',
-      'Case',
-      'Actions',
-    ]);
+    expect(
+      within(table)
+        .getAllByRole('columnheader')
+        .map((th) => th.textContent),
+    ).toEqual(['File Name', 'Uploaded', 'Accession #', 'Anatomical Segment', 'Processed', 'Query', 'Case', 'Actions']);
     expect(lastListQuery(calls)).toEqual({ page: '1', pageSize: '50', sort: '-uploadedAt' });
     const row = within(table).getByText('CMU-1-Small-Region.svs').closest('tr')!;
     expect(within(row).getByText('March 4, 2025')).toBeTruthy();
-    expect(within(row).getByRole('link', { name: 'ENDO-8' }).getAttribute('href')).toBe('/studies/3/cases/8?tab=images');
+    expect(within(row).getByRole('link', { name: 'ENDO-8' }).getAttribute('href')).toBe(
+      '/studies/3/cases/8?tab=images',
+    );
     await within(row).findByText('Succeeded');
     await within(row).findByText('Open');
   });
 
   it('shows the progress of an image being processed and reads the list again until it is done', async () => {
-    const processing = makeStudyImage({ processingStatus: 'SUBMITTED', processingProgress: 40, cogKey: null, status: 'PROCESSING' });
+    const processing = makeStudyImage({
+      processingStatus: 'SUBMITTED',
+      processingProgress: 40,
+      cogKey: null,
+      status: 'PROCESSING',
+    });
     renderTab([{ images: [processing] }, { images: [makeStudyImage()] }]);
     const bar = await screen.findByRole('progressbar', { name: 'Processing CMU-1-Small-Region.svs' });
     expect(bar.getAttribute('aria-valuenow')).toBe('40');
@@ -85,7 +95,12 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
   });
 
   it('shows a failed image with its reason and offers to replace it', async () => {
-    const failed = makeStudyImage({ processingStatus: 'FAIL', cogKey: null, status: 'FAIL_PROCESSING', statusMessage: 'JPEG 2000 slides are not supported yet' });
+    const failed = makeStudyImage({
+      processingStatus: 'FAIL',
+      cogKey: null,
+      status: 'FAIL_PROCESSING',
+      statusMessage: 'JPEG 2000 slides are not supported yet',
+    });
     renderTab([{ images: [failed] }]);
     await screen.findByText('Failed');
     fireEvent.click(screen.getByRole('button', { name: 'Actions for CMU-1-Small-Region.svs' }));
@@ -123,11 +138,16 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
     fireEvent.click(screen.getByRole('checkbox', { name: 'Only unassigned' }));
     await waitFor(() => expect(lastListQuery(calls).isUnassigned).toBe('true'));
     fireEvent.click(screen.getByRole('checkbox', { name: 'Only images with queries' }));
-    await waitFor(() => expect(lastListQuery(calls)).toMatchObject({ name: 'cmu', isUnassigned: 'true', hasQueries: 'true', page: '1' }));
+    await waitFor(() =>
+      expect(lastListQuery(calls)).toMatchObject({ name: 'cmu', isUnassigned: 'true', hasQueries: 'true', page: '1' }),
+    );
   });
 
   it('hides Upload image, the row menu and Only unassigned without their permissions', async () => {
-    renderTab([{ images: [makeStudyImage()] }], makeUserAs('Site', ['S_Main_ViewImagesTab', 'AP_ImageViewer_ViewimageViewer']));
+    renderTab(
+      [{ images: [makeStudyImage()] }],
+      makeUserAs('Site', ['S_Main_ViewImagesTab', 'AP_ImageViewer_ViewimageViewer']),
+    );
     await screen.findByText('CMU-1-Small-Region.svs');
     expect(screen.queryByRole('button', { name: 'Upload image' })).toBeNull();
     expect(screen.queryByRole('checkbox', { name: 'Only unassigned' })).toBeNull();

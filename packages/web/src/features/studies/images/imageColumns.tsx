@@ -25,7 +25,10 @@ export function canReplace(image: StudyImageRow): boolean {
   return image.lastLabQuery !== null || image.processingStatus === 'FAIL';
 }
 
-const QUERY_ICONS: Record<ImageQueryState, { icon: 'help' | 'tick-circle' | 'disable'; intent: 'warning' | 'success' | 'none' }> = {
+const QUERY_ICONS: Record<
+  ImageQueryState,
+  { icon: 'help' | 'tick-circle' | 'disable'; intent: 'warning' | 'success' | 'none' }
+> = {
   Open: { icon: 'help', intent: 'warning' },
   Resolved: { icon: 'tick-circle', intent: 'success' },
   Unresolvable: { icon: 'disable', intent: 'none' },
@@ -33,7 +36,8 @@ const QUERY_ICONS: Record<ImageQueryState, { icon: 'help' | 'tick-circle' | 'dis
 
 function ProcessedCell({ image }: { image: StudyImageRow }) {
   const state = processedState(image);
-  if (state === 'Succeeded') return <Icon icon="tick-circle" intent="success" title="Succeeded" htmlTitle="Succeeded" />;
+  if (state === 'Succeeded')
+    return <Icon icon="tick-circle" intent="success" title="Succeeded" htmlTitle="Succeeded" />;
   if (state === 'Failed') {
     return (
       <Tooltip content={image.statusMessage ?? 'Failed'} placement="top">
@@ -43,8 +47,19 @@ function ProcessedCell({ image }: { image: StudyImageRow }) {
   }
   if (!isProcessing(image)) return null;
   return (
-    <div className="lamina-processing" role="progressbar" aria-label={`Processing ${image.name}`} aria-valuenow={image.processingProgress} aria-valuemin={0} aria-valuemax={100}>
-      <ProgressBar value={image.processingProgress / 100} intent="primary" stripes={image.processingStatus !== 'SUBMITTED'} />
+    <div
+      className="lamina-processing"
+      role="progressbar"
+      aria-label={`Processing ${image.name}`}
+      aria-valuenow={image.processingProgress}
+      aria-valuemin={0}
+      aria-valuemax={100}
+    >
+      <ProgressBar
+        value={image.processingProgress / 100}
+        intent="primary"
+        stripes={image.processingStatus !== 'SUBMITTED'}
+      />
       <span className="lamina-processing-label">
         {image.processingStatus === 'SUBMITTED' ? `${image.processingProgress}%` : 'Queued'}
       </span>
@@ -86,10 +101,34 @@ function RowMenu({ image, actions }: { image: StudyImageRow; actions: ImageRowAc
 export function studyImageColumns(actions: ImageRowActions): DataColumn<StudyImageRow>[] {
   const columns: DataColumn<StudyImageRow>[] = [
     { id: 'name', header: 'File Name', sortable: true, cell: (image) => image.name },
-    { id: 'uploadedAt', header: 'Uploaded', sortable: true, width: '11rem', cell: (image) => <UploadedCell value={image.uploadedAt} /> },
-    { id: 'accessionNumber', header: 'Accession #', sortable: true, width: '10rem', cell: (image) => image.accessionNumber ?? '-' },
-    { id: 'biopsyLocation', header: 'Anatomical Segment', sortable: true, width: '12rem', cell: (image) => image.biopsyLocation ?? '-' },
-    { id: 'processed', header: 'Processed', align: 'center', width: '9rem', cell: (image) => <ProcessedCell image={image} /> },
+    {
+      id: 'uploadedAt',
+      header: 'Uploaded',
+      sortable: true,
+      width: '11rem',
+      cell: (image) => <UploadedCell value={image.uploadedAt} />,
+    },
+    {
+      id: 'accessionNumber',
+      header: 'Accession #',
+      sortable: true,
+      width: '10rem',
+      cell: (image) => image.accessionNumber ?? '-',
+    },
+    {
+      id: 'biopsyLocation',
+      header: 'Anatomical Segment',
+      sortable: true,
+      width: '12rem',
+      cell: (image) => image.biopsyLocation ?? '-',
+    },
+    {
+      id: 'processed',
+      header: 'Processed',
+      align: 'center',
+      width: '9rem',
+      cell: (image) => <ProcessedCell image={image} />,
+    },
     {
       id: 'query',
       header: 'Query',
@@ -108,7 +147,10 @@ export function studyImageColumns(actions: ImageRowActions): DataColumn<StudyIma
       width: '10rem',
       cell: (image) =>
         image.simpleCase ? (
-          <Link to={`/studies/${image.studyId}/cases/${image.simpleCase.id}?tab=images`} onClick={(event) => event.stopPropagation()}>
+          <Link
+            to={`/studies/${image.studyId}/cases/${image.simpleCase.id}?tab=images`}
+            onClick={(event) => event.stopPropagation()}
+          >
             {image.simpleCase.procId ?? `Case ${image.simpleCase.id}`}
           </Link>
         ) : (
@@ -117,7 +159,13 @@ export function studyImageColumns(actions: ImageRowActions): DataColumn<StudyIma
     },
   ];
   if (actions.onReplace || actions.onDownload) {
-    columns.push({ id: 'actions', header: 'Actions', align: 'center', width: '6rem', cell: (image) => <RowMenu image={image} actions={actions} /> });
+    columns.push({
+      id: 'actions',
+      header: 'Actions',
+      align: 'center',
+      width: '6rem',
+      cell: (image) => <RowMenu image={image} actions={actions} />,
+    });
   }
   return columns;
 }
