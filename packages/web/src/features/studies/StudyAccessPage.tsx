@@ -1,22 +1,13 @@
-import {
-  Button,
-  Callout,
-  FormGroup,
-  H2,
-  HTMLSelect,
-  HTMLTable,
-  InputGroup,
-  NonIdealState,
-  Spinner,
-} from '@blueprintjs/core';
+import { Button, Callout, H2, HTMLTable, NonIdealState, Spinner } from '@blueprintjs/core';
 import { confirmStudyAccessText, hasAny, removeStudyAccessText, roleById, type StudyUserRef } from '@lamina/domain';
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { usePageTitle } from '../../components/usePageTitle';
 import { usePermissionRoles, useUserList } from '../users/api';
+import { StudyAccessAddForm } from '../users/StudyAccessAddForm';
 import { StudyAccessConfirmDialogs, type PendingAccessChange } from '../users/StudyAccessConfirmDialogs';
 import { assignableRoles } from '../users/userAccess';
 import { useStudy, useUsersInStudy } from './api';
@@ -36,7 +27,6 @@ const fullName = (row: Pick<StudyUserRef, 'firstName' | 'lastName'>) =>
  * access in a table, each role with 'Remove Access' after its confirmation.
  */
 export function StudyAccessPage() {
-  const ids = { search: useId(), user: useId(), role: useId() };
   const studyId = parseStudyId(useParams().id);
   const study = useStudy(studyId);
   usePageTitle(study.data ? `${study.data.name}: study access` : 'Study access');
@@ -87,72 +77,29 @@ export function StudyAccessPage() {
       </header>
 
       {mayGrant && (
-        <div className="lamina-access-add">
-          <FormGroup label="Find user" labelFor={ids.search}>
-            <InputGroup
-              id={ids.search}
-              type="search"
-              leftIcon="search"
-              placeholder="Search by name or email"
-              value={userSearch}
-              onValueChange={setUserSearch}
-            />
-          </FormGroup>
-          <FormGroup
-            label="User"
-            labelFor={ids.user}
-            intent={candidates.isError ? 'danger' : 'none'}
-            helperText={
-              candidates.isError
-                ? errorMessage(candidates.error)
-                : (candidates.data?.total ?? 0) > USER_CHOICES
-                  ? `Showing the first ${USER_CHOICES}; search to narrow.`
-                  : undefined
-            }
-          >
-            <HTMLSelect
-              id={ids.user}
-              value={userId ?? ''}
-              onChange={(event) =>
-                setUserId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))
-              }
-              options={[
-                { value: '', label: 'Choose a user' },
-                ...(candidates.data?.users ?? [])
-                  .filter((u) => u.active)
-                  .map((u) => ({
-                    value: u.id,
-                    label: `${u.username}${fullName(u) === '-' ? '' : ` (${fullName(u)})`}`,
-                  })),
-              ]}
-            />
-          </FormGroup>
-          <FormGroup
-            label="Role"
-            labelFor={ids.role}
-            intent={roles.isError ? 'danger' : 'none'}
-            helperText={roles.isError ? errorMessage(roles.error) : undefined}
-          >
-            <HTMLSelect
-              id={ids.role}
-              value={roleId ?? ''}
-              onChange={(event) =>
-                setRoleId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))
-              }
-              options={[
-                { value: '', label: 'Choose a role' },
-                ...roleChoices.map((r) => ({ value: r.id, label: r.displayName })),
-              ]}
-            />
-          </FormGroup>
-          <Button
-            intent="primary"
-            text="+ Add"
-            disabled={!user || !role}
-            onClick={handleAddClick}
-            className="lamina-access-add-button"
-          />
-        </div>
+        <StudyAccessAddForm
+          subject="User"
+          searchLabel="Find user"
+          searchPlaceholder="Search by name or email"
+          search={userSearch}
+          onSearchChange={setUserSearch}
+          choices={(candidates.data?.users ?? [])
+            .filter((u) => u.active)
+            .map((u) => ({ value: u.id, label: `${u.username}${fullName(u) === '-' ? '' : ` (${fullName(u)})`}` }))}
+          choicesError={candidates.isError ? errorMessage(candidates.error) : null}
+          choicesHint={
+            (candidates.data?.total ?? 0) > USER_CHOICES
+              ? `Showing the first ${USER_CHOICES}; search to narrow.`
+              : undefined
+          }
+          chosen={userId}
+          onChoose={setUserId}
+          roles={roleChoices}
+          rolesError={roles.isError ? errorMessage(roles.error) : null}
+          roleId={roleId}
+          onRoleChange={setRoleId}
+          onAdd={handleAddClick}
+        />
       )}
 
       {members.isPending ? (

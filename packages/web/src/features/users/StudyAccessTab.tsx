@@ -1,20 +1,12 @@
-import {
-  Button,
-  Callout,
-  FormGroup,
-  HTMLSelect,
-  HTMLTable,
-  InputGroup,
-  NonIdealState,
-  Spinner,
-} from '@blueprintjs/core';
+import { Button, Callout, HTMLTable, NonIdealState, Spinner } from '@blueprintjs/core';
 import { confirmStudyAccessText, hasAny, removeStudyAccessText, type StudyAccessRow } from '@lamina/domain';
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { useStudyList } from '../studies/api';
 import { usePermissionRoles, useStudyAccess } from './api';
+import { StudyAccessAddForm } from './StudyAccessAddForm';
 import { StudyAccessConfirmDialogs, type PendingAccessChange } from './StudyAccessConfirmDialogs';
 import { assignableRoles } from './userAccess';
 
@@ -22,7 +14,6 @@ const STUDY_CHOICES = 100;
 
 /** The Study Access tab (doc 1 §2.8): grant a study in a role, list the grants, remove one. */
 export function StudyAccessTab({ userId }: { userId: number }) {
-  const ids = { search: useId(), study: useId(), role: useId() };
   const actions = useUserInfo().data?.actions ?? [];
   const mayGrant = hasAny(actions, ['UM_GrantStudyAccess']);
   const mayRevoke = hasAny(actions, ['UM_RevokeStudyAccess']);
@@ -59,67 +50,27 @@ export function StudyAccessTab({ userId }: { userId: number }) {
   return (
     <div className="lamina-study-access">
       {mayGrant && (
-        <div className="lamina-access-add">
-          <FormGroup label="Find study" labelFor={ids.search}>
-            <InputGroup
-              id={ids.search}
-              type="search"
-              leftIcon="search"
-              placeholder="Search by name"
-              value={studySearch}
-              onValueChange={setStudySearch}
-            />
-          </FormGroup>
-          <FormGroup
-            label="Study"
-            labelFor={ids.study}
-            intent={studies.isError ? 'danger' : 'none'}
-            helperText={
-              studies.isError
-                ? errorMessage(studies.error)
-                : (studies.data?.total ?? 0) > STUDY_CHOICES
-                  ? `Showing the first ${STUDY_CHOICES}; search to narrow.`
-                  : undefined
-            }
-          >
-            <HTMLSelect
-              id={ids.study}
-              value={studyId ?? ''}
-              onChange={(event) =>
-                setStudyId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))
-              }
-              options={[
-                { value: '', label: 'Choose a study' },
-                ...(studies.data?.studies ?? []).map((s) => ({ value: s.id, label: s.name })),
-              ]}
-            />
-          </FormGroup>
-          <FormGroup
-            label="Role"
-            labelFor={ids.role}
-            intent={roles.isError ? 'danger' : 'none'}
-            helperText={roles.isError ? errorMessage(roles.error) : undefined}
-          >
-            <HTMLSelect
-              id={ids.role}
-              value={roleId ?? ''}
-              onChange={(event) =>
-                setRoleId(event.currentTarget.value === '' ? null : Number(event.currentTarget.value))
-              }
-              options={[
-                { value: '', label: 'Choose a role' },
-                ...roleChoices.map((r) => ({ value: r.id, label: r.displayName })),
-              ]}
-            />
-          </FormGroup>
-          <Button
-            intent="primary"
-            text="+ Add"
-            disabled={!study || !role}
-            onClick={handleAddClick}
-            className="lamina-access-add-button"
-          />
-        </div>
+        <StudyAccessAddForm
+          subject="Study"
+          searchLabel="Find study"
+          searchPlaceholder="Search by name"
+          search={studySearch}
+          onSearchChange={setStudySearch}
+          choices={(studies.data?.studies ?? []).map((s) => ({ value: s.id, label: s.name }))}
+          choicesError={studies.isError ? errorMessage(studies.error) : null}
+          choicesHint={
+            (studies.data?.total ?? 0) > STUDY_CHOICES
+              ? `Showing the first ${STUDY_CHOICES}; search to narrow.`
+              : undefined
+          }
+          chosen={studyId}
+          onChoose={setStudyId}
+          roles={roleChoices}
+          rolesError={roles.isError ? errorMessage(roles.error) : null}
+          roleId={roleId}
+          onRoleChange={setRoleId}
+          onAdd={handleAddClick}
+        />
       )}
 
       {access.isPending ? (
