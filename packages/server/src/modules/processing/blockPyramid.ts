@@ -2,7 +2,14 @@ import { mkdir, open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import sharp, { type Sharp } from 'sharp';
 import { maxTmsZoom, TILE_SIZE } from '@lamina/domain';
-import { readTiffDirectories, type RangeReader, type TiffDirectory } from '../tiles/tiffDirectory.js';
+import { assembleJpeg, jpegPrefix } from '../tiles/jpegTile.js';
+import {
+  COMPRESSION_JPEG,
+  PHOTOMETRIC,
+  readTiffDirectories,
+  type RangeReader,
+  type TiffDirectory,
+} from '../tiles/tiffDirectory.js';
 import { TiledJpegTiffWriter, type LevelSize, type TiledTiffResult } from './tiledTiff.js';
 
 /**
@@ -122,19 +129,6 @@ export function readJpegFrame(jpeg: Buffer): JpegFrame | null {
   return null;
 }
 
-/** A complete JPEG from an abbreviated tile stream and the TIFF's JPEGTables (as the tile server serves it). */
-export function completeJpeg(tables: Buffer | null, tile: Buffer): Buffer {
-  if (!tables) return tile;
-  const start = tables[0] === 0xff && tables[1] === 0xd8 ? 2 : 0;
-  const end =
-    tables[tables.length - 2] === 0xff && tables[tables.length - 1] === 0xd9 ? tables.length - 2 : tables.length;
-  return Buffer.concat([
-    Buffer.from([0xff, 0xd8]),
-    tables.subarray(start, end),
-    tile[0] === 0xff && tile[1] === 0xd8 ? tile.subarray(2) : tile,
-  ]);
-}
-
 /** Tile bytes read at once when copying a block (consecutive tiles of its file). */
 const COPY_CHUNK_BYTES = 8 * 1024 * 1024;
 /** Bytes between two tiles (directories, tables) still read through rather than in two reads. */
@@ -229,8 +223,12 @@ export async function writeBlockPyramid(
   }
 }
 
-/** Progress of one block from the size of its file (JPEG tiles of tissue: ~0.15 byte a pixel). */
-function watchFile(file: string, area: number, onProgress: (fraction: number) => void): { stop(): void } {
+/**
+ * Progress of a pyramid being written, from the size of its file: JPEG tiles of tissue at Q85 come
+ * to ~0.1–0.2 byte a pixel for the whole pyramid, so the fraction approaches 0.95 as the file nears
+ * 0.15 byte per pixel of `area`. Looked at once a second.
+ */
+export function watchFile(file: string, area: number, onProgress: (fraction: number) => void): { stop(): void } {
   const expected = Math.max(1, area * 0.15);
   let stopped = false;
   const timer = setInterval(() => {
@@ -312,14 +310,15 @@ async function copyLevels(
       const level = writer.levels[part.level];
       if (!d || !level) throw new Error(`Missing level ${part.sourceLevel} in ${path.basename(file)}`);
       if (
-        d.compression !== 7 ||
+        d.compression !== COMPRESSION_JPEG ||
         d.tileWidth !== TILE_SIZE ||
         d.tileHeight !== TILE_SIZE ||
         d.samplesPerPixel !== 3 ||
         d.planarConfiguration !== 1
       )
         throw new Error(`Unexpected tile layout in ${path.basename(file)}`);
-      if (d.photometric !== 6 && d.photometric !== 2) throw new Error(`Unexpected photometric ${d.photometric}`);
+      if (d.photometric !== PHOTOMETRIC.ycbcr && d.photometric !== PHOTOMETRIC.rgb)
+        throw new Error(`Unexpected photometric ${d.photometric}`);
       // The part ends at the level's edge, or on a tile boundary inside it.
       const right = part.tileX * TILE_SIZE + d.width;
       const bottom = part.tileY * TILE_SIZE + d.height;
@@ -404,11 +403,13 @@ async function copyLevels(
  */
 async function addSmallLevels(writer: TiledJpegTiffWriter, from: number, work: string, quality: number): Promise<void> {
   const base = writer.levels[from] as (typeof writer.levels)[number];
+  // The tiles are YCbCr (setCoding checked the photometric): SOI + the shared tables, as the tile server splices them.
+  const prefix = jpegPrefix(writer.jpegTables, false);
   let image = { data: Buffer.alloc(base.width * base.height * 3), width: base.width, height: base.height };
   for (let ty = 0; ty < base.tilesDown; ty++) {
     for (let tx = 0; tx < base.tilesAcross; tx++) {
       const tile = await writer.readTile(from, ty * base.tilesAcross + tx);
-      const { data, info } = await sharp(completeJpeg(writer.jpegTables, tile))
+      const { data, info } = await sharp(assembleJpeg(prefix, tile))
         .removeAlpha()
         .toColourspace('srgb')
         .raw()

@@ -1,8 +1,7 @@
-import { stat } from 'node:fs/promises';
 import sharp, { type Sharp } from 'sharp';
 import { maxTmsZoom, TILE_SIZE } from '@lamina/domain';
 import type { SlideInfo } from './slideInfo.js';
-import { BlockPassError, writeBlockPyramid } from './blockPyramid.js';
+import { BlockPassError, watchFile, writeBlockPyramid } from './blockPyramid.js';
 
 /** JPEG quality of the pyramid tiles. */
 export const PYRAMID_QUALITY = 85;
@@ -124,15 +123,7 @@ export async function buildPyramid(
     ...(pixelsPerMm ? { xres: pixelsPerMm, yres: pixelsPerMm, resolutionUnit: 'cm' as const } : {}),
   });
 
-  // Size-based progress: JPEG at Q85 of tissue is ~0.1–0.2 byte per pixel for the whole pyramid.
-  const expected = Math.max(1, info.width * info.height * 0.15);
-  const timer = onProgress
-    ? setInterval(() => {
-        stat(target)
-          .then(({ size }) => onProgress(Math.min(0.95, 1 - Math.exp(-size / expected))))
-          .catch(() => undefined);
-      }, 1000)
-    : null;
+  const watch = onProgress ? watchFile(target, info.width * info.height, onProgress) : null;
   try {
     await output.toFile(target);
   } catch (error) {
@@ -140,7 +131,7 @@ export async function buildPyramid(
     if (transient(message)) throw error;
     throw new DecodeError(`The image data could not be decoded (${message})`);
   } finally {
-    if (timer) clearInterval(timer);
+    watch?.stop();
   }
 }
 

@@ -1,4 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import { COMPRESSION_JPEG, TAG } from '../tiles/tiffDirectory.js';
 
 /**
  * A streaming writer of a pyramidal tiled TIFF of JPEG tiles (compression 7): the tile bytes are
@@ -15,28 +16,6 @@ import { open, type FileHandle } from 'node:fs/promises';
 
 const TYPE = { undefined: 7, short: 3, long: 4, rational: 5, long8: 16 } as const;
 const TYPE_BYTES: Record<number, number> = { 3: 2, 4: 4, 5: 8, 7: 1, 16: 8 };
-
-const TAG = {
-  newSubfileType: 254,
-  imageWidth: 256,
-  imageLength: 257,
-  bitsPerSample: 258,
-  compression: 259,
-  photometric: 262,
-  orientation: 274,
-  samplesPerPixel: 277,
-  xResolution: 282,
-  yResolution: 283,
-  planarConfiguration: 284,
-  resolutionUnit: 296,
-  tileWidth: 322,
-  tileLength: 323,
-  tileOffsets: 324,
-  tileByteCounts: 325,
-  sampleFormat: 339,
-  jpegTables: 347,
-  yCbCrSubSampling: 530,
-} as const;
 
 /** Bytes reserved at the start of the file for the header (a BigTIFF header is 16). */
 const HEADER_BYTES = 16;
@@ -264,7 +243,7 @@ export class TiledJpegTiffWriter {
       { tag: TAG.imageWidth, type: TYPE.long, values: [level.width] },
       { tag: TAG.imageLength, type: TYPE.long, values: [level.height] },
       { tag: TAG.bitsPerSample, type: TYPE.short, values: [8, 8, 8] },
-      { tag: TAG.compression, type: TYPE.short, values: [7] },
+      { tag: TAG.compression, type: TYPE.short, values: [COMPRESSION_JPEG] },
       { tag: TAG.photometric, type: TYPE.short, values: [coding.photometric] },
       { tag: TAG.orientation, type: TYPE.short, values: [1] },
       { tag: TAG.samplesPerPixel, type: TYPE.short, values: [3] },

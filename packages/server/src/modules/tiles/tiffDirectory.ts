@@ -8,6 +8,7 @@
 /** Reads `length` bytes at `offset`; may return fewer at the end of the file. */
 export type RangeReader = (offset: number, length: number) => Promise<Buffer>;
 
+/** The TIFF tags of pyramids: read here, written by processing/tiledTiff.ts. */
 export const TAG = {
   newSubfileType: 254,
   imageWidth: 256,
@@ -15,14 +16,20 @@ export const TAG = {
   bitsPerSample: 258,
   compression: 259,
   photometric: 262,
+  orientation: 274,
   samplesPerPixel: 277,
+  xResolution: 282,
+  yResolution: 283,
   planarConfiguration: 284,
+  resolutionUnit: 296,
   tileWidth: 322,
   tileLength: 323,
   tileOffsets: 324,
   tileByteCounts: 325,
   subIfds: 330,
+  sampleFormat: 339,
   jpegTables: 347,
+  yCbCrSubSampling: 530,
 } as const;
 
 /** TIFF compression 7: "new-style" JPEG (abbreviated streams, shared tables in tag 347). */
