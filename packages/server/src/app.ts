@@ -11,7 +11,7 @@ import type { Database } from './platform/db/database.js';
 import { SessionKeys } from './platform/auth/session.js';
 import { registerGuard } from './platform/http/guard.js';
 import { registerErrorHandler } from './platform/http/errorHandler.js';
-import { registerSecurityHeaders } from './platform/http/securityHeaders.js';
+import { registerSecurityHeaders, securityHeaders } from './platform/http/securityHeaders.js';
 import { policy } from './platform/rbac/policy.js';
 import { AuthService } from './modules/auth/authService.js';
 import { authRoutes } from './modules/auth/authRoutes.js';
@@ -20,7 +20,6 @@ import { configRoutes } from './modules/config/configRoutes.js';
 import { studyRoutes } from './modules/studies/studyRoutes.js';
 import { createSlidePipeline, slideApiRoutes, type SlidePipelineOverrides } from './modules/images/slidePipeline.js';
 import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
-import { tileSecurityHeaders } from './modules/tiles/tileHandler.js';
 import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
 
 export interface AppDeps {
@@ -96,7 +95,7 @@ export async function buildApp({
       db: database.db,
       storage: slides.storage,
       tileTokens: slides.tileTokens,
-      securityHeaders: tileSecurityHeaders(config),
+      securityHeaders: securityHeaders(config),
     });
     // From now on the server answers tiles before Fastify; while closing, Fastify answers (503).
     tileFastPath.install(tiles.handler, tiles.respond, tiles.templates);

@@ -1,8 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { MESSAGES } from '@lamina/domain';
-import type { Config } from '../../platform/config.js';
-import { contentSecurityPolicy } from '../../platform/http/securityHeaders.js';
 import type { PyramidCache, OpenPyramid } from './pyramidCache.js';
 import { locateTile } from './pyramidIndex.js';
 import { parseTileUrl, type TileRequest } from './tileRequest.js';
@@ -13,23 +11,6 @@ export type RawHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A year: tile bytes under one URL (token, version) never change. */
 export const TILE_CACHE_CONTROL = 'private, max-age=31536000, immutable';
-
-/**
- * The headers the app's onSend hook (platform/http/securityHeaders.ts) puts on every response,
- * as name/value pairs: tile responses carry the same (a test compares them with the app's).
- */
-export function tileSecurityHeaders(config: Pick<Config, 'frameAncestors' | 'tileServerLocation'>): string[] {
-  return [
-    'Content-Security-Policy',
-    contentSecurityPolicy(config),
-    'X-Content-Type-Options',
-    'nosniff',
-    'Referrer-Policy',
-    'strict-origin-when-cross-origin',
-    'Cross-Origin-Opener-Policy',
-    'same-origin',
-  ];
-}
 
 export interface TileResponderDeps {
   cache: PyramidCache;

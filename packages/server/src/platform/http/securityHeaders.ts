@@ -28,13 +28,27 @@ export function contentSecurityPolicy(config: Pick<Config, 'frameAncestors' | 't
   ].join('; ');
 }
 
+/**
+ * The headers every response carries, as name/value pairs: the app's onSend hook sets them, and the
+ * tile server (which answers ahead of Fastify) writes the same list.
+ */
+export function securityHeaders(config: Pick<Config, 'frameAncestors' | 'tileServerLocation'>): string[] {
+  return [
+    'Content-Security-Policy',
+    contentSecurityPolicy(config),
+    'X-Content-Type-Options',
+    'nosniff',
+    'Referrer-Policy',
+    'strict-origin-when-cross-origin',
+    'Cross-Origin-Opener-Policy',
+    'same-origin',
+  ];
+}
+
 export function registerSecurityHeaders(app: FastifyInstance, config: Config): void {
-  const csp = contentSecurityPolicy(config);
+  const headers = securityHeaders(config);
   app.addHook('onSend', async (request, reply) => {
-    reply.header('Content-Security-Policy', csp);
-    reply.header('X-Content-Type-Options', 'nosniff');
-    reply.header('Referrer-Policy', 'strict-origin-when-cross-origin');
-    reply.header('Cross-Origin-Opener-Policy', 'same-origin');
+    for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
     if (request.url.startsWith('/api/')) reply.header('Cache-Control', 'no-store');
   });
 }
