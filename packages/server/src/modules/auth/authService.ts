@@ -1,15 +1,25 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../../platform/db/schema.js';
 import { LOGIN_THROTTLE, MESSAGES, passwordRuleError, type ChangePasswordRequest } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
-import { recordAudit, type Actor } from '../../platform/audit/audit.js';
+import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
 import { loadPrincipal, type Principal } from '../../platform/auth/principal.js';
-import { insertSession, type SessionKeys, type SessionTokens } from '../../platform/auth/session.js';
+import { endUserSessions, insertSession, type SessionKeys, type SessionTokens } from '../../platform/auth/session.js';
 import { BadRequestError, TooManyRequestsError, UnauthorizedError } from '../../platform/errors.js';
 
 export interface LoginResult {
   tokens: SessionTokens;
   principal: Principal;
+}
+
+/** A success forgets the account's failures from that IP. */
+async function clearLoginFailures(tx: Transaction<DB>, username: string, ip: string): Promise<void> {
+  await tx
+    .deleteFrom('login_failures')
+    .where(sql<string>`lower(username)`, '=', username.toLowerCase())
+    .where('ip', '=', ip)
+    .execute();
 }
 
 export class AuthService {
@@ -30,6 +40,16 @@ export class AuthService {
   }
 
   /**
+   * After too many failures for one account from one IP within the window (failed logins and wrong
+   * current passwords alike), every attempt is refused with 429 until the window passes, audited.
+   */
+  private async refuseWhenThrottled(username: string, ip: string, actor: Actor, event: AuditEvent): Promise<void> {
+    if ((await this.recentFailures(username, ip)) < LOGIN_THROTTLE.maxFailures) return;
+    await this.db.transaction().execute((tx) => recordAudit(tx, actor, [event]));
+    throw new TooManyRequestsError(MESSAGES.tooManyLogins);
+  }
+
+  /**
    * Logs a user in. Wrong username and wrong password get the same answer; after too many failures
    * for one account from one IP within the window, every attempt is refused until the window passes.
    */
@@ -40,12 +60,11 @@ export class AuthService {
   ): Promise<LoginResult> {
     const ip = request.clientIp ?? 'unknown';
     const attempt: Actor = { ...request, userId: null, username, workAsRole: null };
-    if ((await this.recentFailures(username, ip)) >= LOGIN_THROTTLE.maxFailures) {
-      await this.db
-        .transaction()
-        .execute((tx) => recordAudit(tx, attempt, [{ action: 'LOGIN_THROTTLED', entityType: 'user', entityId: null }]));
-      throw new TooManyRequestsError(MESSAGES.tooManyLogins);
-    }
+    await this.refuseWhenThrottled(username, ip, attempt, {
+      action: 'LOGIN_THROTTLED',
+      entityType: 'user',
+      entityId: null,
+    });
     const user = await this.db
       .selectFrom('users')
       .select(['id', 'username', 'password_hash', 'active'])
@@ -68,11 +87,7 @@ export class AuthService {
     }
     const tokens = this.keys.issue();
     await this.db.transaction().execute(async (tx) => {
-      await tx
-        .deleteFrom('login_failures')
-        .where(sql<string>`lower(username)`, '=', username.toLowerCase())
-        .where('ip', '=', ip)
-        .execute();
+      await clearLoginFailures(tx, username, ip);
       await insertSession(tx, user.id, tokens);
       await tx
         .updateTable('users')
@@ -107,12 +122,7 @@ export class AuthService {
   ): Promise<void> {
     const ip = actor.clientIp ?? 'unknown';
     const entity = { entityType: 'user', entityId: principal.id } as const;
-    if ((await this.recentFailures(principal.username, ip)) >= LOGIN_THROTTLE.maxFailures) {
-      await this.db
-        .transaction()
-        .execute((tx) => recordAudit(tx, actor, [{ action: 'PASSWORD_CHANGE_THROTTLED', ...entity }]));
-      throw new TooManyRequestsError(MESSAGES.tooManyLogins);
-    }
+    await this.refuseWhenThrottled(principal.username, ip, actor, { action: 'PASSWORD_CHANGE_THROTTLED', ...entity });
     const ruleError = passwordRuleError({ ...change, username: principal.username });
     if (ruleError !== null) throw new BadRequestError(ruleError);
 
@@ -147,19 +157,8 @@ export class AuthService {
         .set({ password_hash: newHash, must_change_password: false, updated_at: sql<Date>`now()` })
         .where('id', '=', principal.id)
         .execute();
-      const ended = await tx
-        .updateTable('sessions')
-        .set({ ended_at: sql<Date>`now()` })
-        .where('user_id', '=', principal.id)
-        .where('id', '<>', sessionId)
-        .where('ended_at', 'is', null)
-        .executeTakeFirst();
-      await tx
-        .deleteFrom('login_failures')
-        .where(sql<string>`lower(username)`, '=', principal.username.toLowerCase())
-        .where('ip', '=', ip)
-        .execute();
-      const endedSessions = Number(ended.numUpdatedRows);
+      const endedSessions = await endUserSessions(tx, principal.id, sessionId);
+      await clearLoginFailures(tx, principal.username, ip);
       await recordAudit(tx, actor, [
         { action: 'PASSWORD_CHANGED', ...entity, field: 'password' },
         ...(row.must_change_password

@@ -4,6 +4,7 @@ import { USER_MESSAGES, valuesDiffer, type UserCreate, type UserUpdate } from '@
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
+import { endUserSessions } from '../../platform/auth/session.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { changeEvents, type FieldChange } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
@@ -162,14 +163,7 @@ export class UserService {
         .set({ active, updated_at: sql<Date>`now()` })
         .where('id', '=', userId)
         .execute();
-      if (!active) {
-        await tx
-          .updateTable('sessions')
-          .set({ ended_at: sql<Date>`now()` })
-          .where('user_id', '=', userId)
-          .where('ended_at', 'is', null)
-          .execute();
-      }
+      if (!active) await endUserSessions(tx, userId);
       await recordAudit(tx, actor, [
         {
           action: active ? 'USER_ACTIVATED' : 'USER_DEACTIVATED',

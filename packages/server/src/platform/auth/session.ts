@@ -47,6 +47,18 @@ export async function insertSession(db: Db, userId: number, tokens: SessionToken
     .execute();
 }
 
+/** Ends a user's open sessions (all, or all but one); answers how many were ended. */
+export async function endUserSessions(db: Db, userId: number, except?: string): Promise<number> {
+  let query = db
+    .updateTable('sessions')
+    .set({ ended_at: sql<Date>`now()` })
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null);
+  if (except !== undefined) query = query.where('id', '<>', except);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 export async function loadSession(db: Db, keys: SessionKeys, token: string): Promise<LoadedSession | null> {
   if (token.length < 20 || token.length > 100) return null;
   const id = keys.idOf(token);
