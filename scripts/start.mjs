@@ -36,6 +36,10 @@ if (!existsSync(marker) || (existsSync(lock) && statSync(lock).mtimeMs > statSyn
   run(npm, existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
 }
 
+// The native sendfile module of the tile server (built after every install; here when the source
+// changed since). Without it tiles take the slower JavaScript path.
+run(process.execPath, [path.join(root, 'scripts', 'build-native.mjs')]);
+
 // 2. Web app: build when dist is missing or older than its sources (web or domain).
 const webDir = path.join(root, 'packages', 'web');
 const index = path.join(webDir, 'dist', 'index.html');

@@ -17,6 +17,9 @@ if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) {
   if (install.status !== 0) process.exit(install.status ?? 1);
 }
 
+// The tile server's native sendfile module, when its source changed since the install built it.
+spawnSync(process.execPath, [path.join(root, 'scripts', 'build-native.mjs')], { cwd: root, stdio: 'inherit' });
+
 const vitest = path.join(root, 'node_modules', '.bin', 'vitest');
 const only = process.argv.slice(2); // e.g. `npm test -- server web`
 

@@ -11,7 +11,7 @@ import type { Database } from './platform/db/database.js';
 import { SessionKeys } from './platform/auth/session.js';
 import { registerGuard } from './platform/http/guard.js';
 import { registerErrorHandler } from './platform/http/errorHandler.js';
-import { registerSecurityHeaders, securityHeaders } from './platform/http/securityHeaders.js';
+import { IMAGE_SECURITY_HEADERS, registerSecurityHeaders } from './platform/http/securityHeaders.js';
 import { policy } from './platform/rbac/policy.js';
 import { AuthService } from './modules/auth/authService.js';
 import { authRoutes } from './modules/auth/authRoutes.js';
@@ -95,10 +95,11 @@ export async function buildApp({
       db: database.db,
       storage: slides.storage,
       tileTokens: slides.tileTokens,
-      securityHeaders: securityHeaders(config),
+      securityHeaders: IMAGE_SECURITY_HEADERS,
     });
     // From now on the server answers tiles before Fastify; while closing, Fastify answers (503).
     tileFastPath.install(tiles.handler, tiles.respond, tiles.templates);
+    app.decorate('tileFastPath', tileFastPath);
     app.addHook('preClose', async () => {
       tileFastPath.stop();
     });

@@ -42,17 +42,26 @@ let tilesOnly: Served;
 let allRoles: Served;
 /** TILE_HTTP=http: no connection-level answers, tiles through Node's HTTP server only. */
 let httpMode: Served;
+/** TILE_SEND=write, TILE_SOCKET_READS=stream: connection-level answers through the socket's stream. */
+let streamTiles: Served;
+let streamAllRoles: Served;
+const STREAM_MODE = { TILE_SEND: 'write', TILE_SOCKET_READS: 'stream' };
 let imageId = 0;
 let secondImageId = 0;
 
+/** The tile modes a server reads from the environment when it is built. */
+const TILE_MODE_VARIABLES = ['TILE_HTTP', 'TILE_SEND', 'TILE_SOCKET_READS'] as const;
+
 async function serve(roles: string, env: Record<string, string> = {}): Promise<Served> {
-  const saved = process.env.TILE_HTTP;
-  if (env.TILE_HTTP === undefined) delete process.env.TILE_HTTP;
-  else process.env.TILE_HTTP = env.TILE_HTTP;
+  const saved = TILE_MODE_VARIABLES.map((name) => [name, process.env[name]] as const);
+  const setOrDelete = (name: string, value: string | undefined) => {
+    if (value === undefined) Reflect.deleteProperty(process.env, name);
+    else process.env[name] = value;
+  };
+  for (const name of TILE_MODE_VARIABLES) setOrDelete(name, env[name]);
   const config = loadConfig({ DEMO: 'false', SESSION_SECRET, WEB_DIST: '/nonexistent', ROLES: roles, DATA_DIR: dir });
   const app = await buildApp({ config, database });
-  if (saved === undefined) delete process.env.TILE_HTTP;
-  else process.env.TILE_HTTP = saved;
+  for (const [name, value] of saved) setOrDelete(name, value);
   const fastifyRequests: string[] = [];
   app.addHook('onRequest', async (request) => {
     fastifyRequests.push(`${request.method} ${request.url.split('?')[0]}`);
@@ -200,6 +209,8 @@ beforeAll(async () => {
   tilesOnly = await serve('tiles');
   allRoles = await serve('api,tiles');
   httpMode = await serve('tiles', { TILE_HTTP: 'http' });
+  streamTiles = await serve('tiles', STREAM_MODE);
+  streamAllRoles = await serve('api,tiles', STREAM_MODE);
   await initStorage(tilesOnly.app.slides.storage);
   await tilesOnly.app.slides.storage.write(PYRAMID_KEY, { filePath: file });
   const dims = { width: 2220, height: 2967, levels: 5, cogKey: PYRAMID_KEY };
@@ -211,6 +222,8 @@ afterAll(async () => {
   await tilesOnly?.app.close();
   await allRoles?.app.close();
   await httpMode?.app.close();
+  await streamTiles?.app.close();
+  await streamAllRoles?.app.close();
   await database?.close();
   await drop?.();
   await rm(dir, { recursive: true, force: true });
@@ -302,18 +315,16 @@ describe('the tile fast path (real HTTP)', () => {
     expect([decoded.width, decoded.height]).toEqual([256, 256]);
   });
 
-  it('carries the security headers the app puts on its other responses', async () => {
+  it('carries the image security headers, not the page policy', async () => {
     const tile = await send(tilesOnly.base, 'GET', tileUrl(imageId, 0, 0, 0));
+    const refused = await send(tilesOnly.base, 'GET', tileUrl(imageId, 0, 0, 0, 'garbage'));
     const page = await send(tilesOnly.base, 'GET', '/api/nothing-here');
-    expect(page.status).toBe(404);
-    for (const name of [
-      'content-security-policy',
-      'x-content-type-options',
-      'referrer-policy',
-      'cross-origin-opener-policy',
-    ]) {
-      expect(page.headers[name], name).toBeDefined();
-      expect(tile.headers[name], name).toBe(page.headers[name]);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    for (const response of [tile, refused]) {
+      expect(response.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['referrer-policy']).toBeUndefined();
+      expect(response.headers['cross-origin-opener-policy']).toBeUndefined();
     }
   });
 
@@ -463,7 +474,50 @@ describe('the tile fast path (real HTTP)', () => {
   });
 });
 
-describe('tile requests answered on the connection', () => {
+const CONNECTION_MODES = [
+  { mode: 'sendfile, reads below the stream', tiles: () => tilesOnly, all: () => allRoles, fromFile: true },
+  {
+    mode: 'TILE_SEND=write, TILE_SOCKET_READS=stream',
+    tiles: () => streamTiles,
+    all: () => streamAllRoles,
+    fromFile: false,
+  },
+];
+
+describe('the raw socket paths on this machine', () => {
+  it('has the native sendfile module and reads below the stream (else tiles take the slower stream path)', () => {
+    // Built by `npm ci` (postinstall: scripts/build-native.mjs); found on this Node's sockets.
+    expect(tilesOnly.app.tileFastPath?.sendfile).not.toBeNull();
+    expect(tilesOnly.app.tileFastPath?.socketReads).toBe(true);
+    expect(streamTiles.app.tileFastPath?.sendfile).toBeNull();
+    expect(streamTiles.app.tileFastPath?.socketReads).toBe(false);
+  });
+});
+
+describe.each(CONNECTION_MODES)('tile requests answered on the connection ($mode)', ({ tiles, all, fromFile }) => {
+  // This suite's servers (the outer names, so that both modes run the same tests).
+  let tilesOnly: Served;
+  let allRoles: Served;
+  beforeAll(() => {
+    tilesOnly = tiles();
+    allRoles = all();
+  });
+
+  it('sends a tile it has read once from the file, the same bytes as the route', async () => {
+    const counts = tilesOnly.app.tileFastPath!.counts;
+    const before = counts.sentFromFile;
+    const url = tileUrl(imageId, 4, 7, 9);
+    const routed = injected(await tilesOnly.app.inject({ method: 'GET', url }));
+    const { responses } = await exchange(tilesOnly.base, [get(url), get(url), get(url)], 3);
+    for (const response of responses) {
+      expect(response.status).toBe(200);
+      expect(response.body.equals(routed.body)).toBe(true);
+      expect(pick(response.headers)).toEqual(pick(routed.headers));
+    }
+    // The route's read saw its SOI first; every answer on the connection then came from the file.
+    expect(counts.sentFromFile - before).toBe(fromFile ? 3 : 0);
+  });
+
   it('answers pipelined tile requests in order on one keep-alive connection, without Fastify', async () => {
     const seen = tilesOnly.fastifyRequests.length;
     const urls = [
@@ -586,10 +640,15 @@ describe('tile requests answered on the connection', () => {
   });
 
   it('stops reading while the client does not read its answers, then answers every request in order', async () => {
+    const tiles = Array.from({ length: 600 }, (_, i) => tileUrl(imageId, 4, i % 9, Math.floor(i / 9) % 12));
+    const expected = new Map<string, Buffer>();
+    for (const url of new Set(tiles))
+      expected.set(url, (await tilesOnly.app.inject({ method: 'GET', url })).rawPayload);
+    const counts = tilesOnly.app.tileFastPath!.counts;
+    const before = { ...counts };
     const { hostname, port } = new URL(tilesOnly.base);
     const socket = connect(Number(port), hostname);
     socket.on('error', () => {});
-    const tiles = Array.from({ length: 600 }, (_, i) => tileUrl(imageId, 4, i % 9, Math.floor(i / 9) % 12));
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     socket.pause(); // the client reads nothing for now
     socket.write(tiles.map((u) => get(u)).join(''));
@@ -606,6 +665,8 @@ describe('tile requests answered on the connection', () => {
           expect(head.startsWith('HTTP/1.1 200 OK')).toBe(true);
           const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
           if (received.length < end + 4 + length) break;
+          const body = received.subarray(end + 4, end + 4 + length);
+          expect(body.equals(expected.get(tiles[count]!)!), tiles[count]).toBe(true);
           received = received.subarray(end + 4 + length);
           count++;
         }
@@ -616,6 +677,14 @@ describe('tile requests answered on the connection', () => {
     await all;
     socket.destroy();
     expect(count).toBe(600);
+    if (fromFile) {
+      // Tiles went out with sendfile until the socket's buffer was full; the rest of that tile
+      // through the stream, in order.
+      expect(counts.sentFromFile).toBeGreaterThan(before.sentFromFile);
+      expect(counts.restWritten).toBeGreaterThan(before.restWritten);
+    } else {
+      expect(counts).toEqual(before);
+    }
   });
 
   it('closing the app closes idle tile connections', async () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { assembleJpeg, startsWithSoi } from './jpegTile.js';
-import type { TileLocation } from './pyramidIndex.js';
+import { TILE_START_OTHER, TILE_START_SOI, type TileLocation } from './pyramidIndex.js';
 import type { RangeReader } from './tiffDirectory.js';
 
 /**
@@ -19,6 +19,12 @@ export interface PyramidFile {
    * way (a local pyramid with TILE_READS=sync), so the tile handler needs no promise per tile.
    */
   readonly readTileSync?: ((location: TileLocation) => Buffer) | undefined;
+  /**
+   * Where the complete JPEG lies in the file, for sending it without reading it (sendfile): null
+   * until the tile has been read once and seen to start with SOI. Present only on files read with
+   * blocking reads: the descriptor stays valid while the caller sends in the same tick.
+   */
+  readonly tileInFile?: ((location: TileLocation) => TileInFile | null) | undefined;
   /** No new reads will start; release resources once the current ones finish. */
   retire(): void;
 }
@@ -67,6 +73,32 @@ export class TileBuffers {
 
 const tileBuffers = new TileBuffers();
 
+/** A tile's complete JPEG as it lies in a local pyramid: `prefix`, then `length` bytes from `offset`. */
+export interface TileInFile {
+  fd: number;
+  offset: number;
+  length: number;
+  prefix: Buffer;
+}
+
+/**
+ * Reads the tile's file range from byte `from` of the range on into `into` at `at`; false when the
+ * file ended before the range did.
+ */
+export function readTileRange(tile: TileInFile, from: number, into: Buffer, at: number): boolean {
+  const want = tile.length - from;
+  return want <= 0 || fs.readSync(tile.fd, into, at, want, tile.offset + from) === want;
+}
+
+/** The tile's complete JPEG in one buffer (for the callers that cannot send from the file). */
+export function readTileInFile(tile: TileInFile): Buffer {
+  const buffer = tileBuffers.take(tile.prefix.length + tile.length);
+  tile.prefix.copy(buffer, 0);
+  if (!readTileRange(tile, 0, buffer, tile.prefix.length))
+    throw new TruncatedTileError(`Tile at ${tile.offset} is truncated`);
+  return buffer;
+}
+
 /**
  * How a local pyramid is read. 'sync': a blocking pread on the event loop, as nginx reads files
  * without aio: a tile comes from the page cache in microseconds, and only a cold read waits for
@@ -86,6 +118,7 @@ export class LocalPyramidFile implements PyramidFile {
   private closed = false;
 
   readonly readTileSync: ((location: TileLocation) => Buffer) | undefined;
+  readonly tileInFile: ((location: TileLocation) => TileInFile | null) | undefined;
 
   private constructor(
     private readonly fd: number,
@@ -93,6 +126,7 @@ export class LocalPyramidFile implements PyramidFile {
     private readonly mode: LocalReadMode,
   ) {
     this.readTileSync = mode === 'sync' ? (location) => this.readTileBlocking(location) : undefined;
+    this.tileInFile = mode === 'sync' ? (location) => this.locateInFile(location) : undefined;
   }
 
   static async open(filePath: string, mode: LocalReadMode = 'sync'): Promise<LocalPyramidFile> {
@@ -160,10 +194,19 @@ export class LocalPyramidFile implements PyramidFile {
     return this.complete(location, buffer, fs.readSync(this.fd, buffer, start, length, offset));
   }
 
-  private complete({ prefix, offset, length }: TileLocation, buffer: Buffer, n: number): Buffer {
+  private locateInFile({ prefix, offset, length, starts, tile }: TileLocation): TileInFile | null {
+    if (this.closed || starts[tile] !== TILE_START_SOI) return null;
+    return { fd: this.fd, offset: offset + 2, length: length - 2, prefix };
+  }
+
+  private complete({ prefix, offset, length, starts, tile }: TileLocation, buffer: Buffer, n: number): Buffer {
     const start = prefix.length - 2;
     if (n !== length) throw new TruncatedTileError(`Tile at ${offset} is truncated (${n} of ${length} bytes)`);
-    if (!startsWithSoi(buffer, start)) return assembleJpeg(prefix, buffer.subarray(start));
+    if (!startsWithSoi(buffer, start)) {
+      starts[tile] = TILE_START_OTHER;
+      return assembleJpeg(prefix, buffer.subarray(start));
+    }
+    starts[tile] = TILE_START_SOI;
     prefix.copy(buffer, 0);
     return buffer;
   }

@@ -15,7 +15,16 @@ export interface LevelPlane {
   tileByteCounts: Float64Array;
   /** SOI (+ APP14 for RGB) + JPEG tables: what precedes each tile's stream. */
   prefix: Buffer;
+  /**
+   * What each tile's stream was seen to start with when it was first read: TILE_START_UNKNOWN,
+   * TILE_START_SOI (it is sent from the file, skipping its SOI) or TILE_START_OTHER.
+   */
+  tileStarts: Uint8Array;
 }
+
+export const TILE_START_UNKNOWN = 0;
+export const TILE_START_SOI = 1;
+export const TILE_START_OTHER = 2;
 
 export interface PyramidLevel {
   width: number;
@@ -98,6 +107,7 @@ export function buildPyramidIndex(directories: TiffDirectory[], storageKey: stri
           tileOffsets: d.tileOffsets,
           tileByteCounts: d.tileByteCounts,
           prefix: jpegPrefix(d.jpegTables, d.photometric === PHOTOMETRIC.rgb),
+          tileStarts: new Uint8Array(d.tileOffsets.length),
         })),
         unservable: reasons[0] ?? null,
       };
@@ -135,7 +145,12 @@ export function buildPyramidIndex(directories: TiffDirectory[], storageKey: stri
       hash.update(
         new Uint8Array(plane.tileByteCounts.buffer, plane.tileByteCounts.byteOffset, plane.tileByteCounts.byteLength),
       );
-      bytes += plane.tileOffsets.byteLength + plane.tileByteCounts.byteLength + plane.prefix.length + 64;
+      bytes +=
+        plane.tileOffsets.byteLength +
+        plane.tileByteCounts.byteLength +
+        plane.tileStarts.byteLength +
+        plane.prefix.length +
+        64;
     }
   }
 
@@ -155,6 +170,9 @@ export interface TileLocation {
   offset: number;
   length: number;
   prefix: Buffer;
+  /** The plane's tileStarts and this tile's place in it. */
+  starts: Uint8Array;
+  tile: number;
 }
 
 /** Where the bytes of tile (z, x, y) of plane `stack` are; null outside the grid or for an empty tile. */
@@ -167,5 +185,5 @@ export function locateTile(index: PyramidIndex, z: number, x: number, y: number,
   const offset = plane.tileOffsets[i] ?? 0;
   const length = plane.tileByteCounts[i] ?? 0;
   if (length <= 2 || offset <= 0) return null;
-  return { offset, length, prefix: plane.prefix };
+  return { offset, length, prefix: plane.prefix, starts: plane.tileStarts, tile: i };
 }

@@ -1,6 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { TileAnswer, TileHeaderTemplates, TileResponder } from './tileHandler.js';
+import { readTileRange, TruncatedTileError, type TileInFile } from './pyramidFile.js';
+import { socketDescriptor, takeSocketReads, type NativeSendfile, type SocketReads } from './rawSocket.js';
+import { answerLength, type TileAnswer, type TileHeaderTemplates, type TileResponder } from './tileHandler.js';
 
 /**
  * Tile requests answered on the connection itself, before Node's HTTP server sees them.
@@ -26,7 +28,20 @@ export interface RawTileServing {
   heads: TileResponseHeads;
 }
 
+/** What the connections did, for operations and tests. */
+export interface TileConnectionCounts {
+  /** Tiles sent with sendfile(2). */
+  sentFromFile: number;
+  /** Of those, tiles whose end was written through the stream (the socket's buffer was full). */
+  restWritten: number;
+}
+
 export interface TileConnectionOwner {
+  /** Tiles are sent from their files with this, when given. */
+  readonly sendfile: NativeSendfile | null;
+  /** Reads go into one buffer below the socket's stream (when this Node allows it). */
+  readonly socketReads: boolean;
+  readonly counts: TileConnectionCounts;
   /** The current serving, or null once the server is closing (then connections are handed over). */
   readonly serving: RawTileServing | null;
   /** Idle connections close after this long (the server's keepAliveTimeout), ms. */
@@ -142,6 +157,10 @@ export class TileResponseHeads {
   private readonly keepAlive: string;
   private second = -1;
   private date = '';
+  /** The 200 head as bytes up to the Content-Length value, and after the ETag line (per second). */
+  private readonly okStartBytes: Buffer;
+  private okTails: { keepAlive: Buffer; close: Buffer } | null = null;
+  private okTailsSecond = -1;
 
   constructor(templates: TileHeaderTemplates, keepAliveMs: number) {
     // ok = [Content-Type, image/jpeg, Content-Length, <n>, ETag, <etag>, …]
@@ -153,6 +172,7 @@ export class TileResponseHeads {
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${headerLines(templates.refusal[status])}`;
     this.refusals = { 403: refusal(403), 404: refusal(404), 500: refusal(500) };
     this.keepAlive = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveMs / 1000)}\r\n\r\n`;
+    this.okStartBytes = Buffer.from(this.okStart, 'latin1');
   }
 
   /** The Date header's value, formatted once a second (as Node does). */
@@ -166,10 +186,37 @@ export class TileResponseHeads {
     return this.date;
   }
 
+  /**
+   * The head of a 200 sent from the file, followed by the JPEG prefix, in one buffer: the fixed
+   * parts are bytes made once (the part after the ETag once a second, with the date), only the
+   * length and the ETag are written per tile.
+   */
+  fileHead(etag: string, tile: TileInFile, close: boolean): Buffer {
+    const date = this.httpDate();
+    if (this.okTailsSecond !== this.second || this.okTails === null) {
+      const tail = `${this.okEnd}Date: ${date}\r\n`;
+      this.okTails = {
+        keepAlive: Buffer.from(tail + this.keepAlive, 'latin1'),
+        close: Buffer.from(`${tail}Connection: close\r\n\r\n`, 'latin1'),
+      };
+      this.okTailsSecond = this.second;
+    }
+    const tail = close ? this.okTails.close : this.okTails.keepAlive;
+    const middle = `${tile.prefix.length + tile.length}\r\nETag: ${etag}\r\n`;
+    const start = this.okStartBytes;
+    const buffer = Buffer.allocUnsafe(start.length + middle.length + tail.length + tile.prefix.length);
+    start.copy(buffer, 0);
+    let at = start.length;
+    at += buffer.write(middle, at, 'latin1');
+    at += tail.copy(buffer, at);
+    tile.prefix.copy(buffer, at);
+    return buffer;
+  }
+
   head(answer: TileAnswer, close: boolean): string {
     let text: string;
     if (answer.status === 200) {
-      text = `${this.okStart}${answer.body.length}\r\nETag: ${answer.etag}\r\n${this.okEnd}`;
+      text = `${this.okStart}${answerLength(answer)}\r\nETag: ${answer.etag}\r\n${this.okEnd}`;
     } else if (answer.status === 304) {
       text = `HTTP/1.1 304 Not Modified\r\nETag: ${answer.etag}\r\n${this.notModifiedEnd}`;
     } else {
@@ -190,6 +237,10 @@ export class TileConnection {
   /** The client has sent its last byte. */
   private ended = false;
   private done = false;
+  /** The socket's descriptor when tiles are sent from their files with sendfile(2), else -1. */
+  private readonly fd: number;
+  /** The socket's reads taken from its stream (rawSocket.ts), or null: read through 'data'. */
+  private readonly reads: SocketReads | null;
 
   /**
    * @param toHttp gives the socket to Node's HTTP server (the server's own 'connection' listener).
@@ -199,8 +250,10 @@ export class TileConnection {
     private readonly owner: TileConnectionOwner,
     private readonly toHttp: (socket: Socket) => void,
   ) {
+    this.fd = owner.sendfile ? socketDescriptor(socket) : -1;
     socket.setTimeout(owner.keepAliveMs);
-    socket.on('data', this.onData);
+    this.reads = owner.socketReads ? takeSocketReads(socket, this.onBytes) : null;
+    if (!this.reads) socket.on('data', this.onData);
     socket.on('timeout', this.onTimeout);
     socket.on('error', this.onError);
     socket.on('end', this.onEnd);
@@ -214,13 +267,21 @@ export class TileConnection {
     if (!this.busy && !this.draining) this.finish();
   }
 
+  private readonly onBytes = (buffer: Buffer, length: number) => {
+    this.receive(buffer.toString('latin1', 0, length));
+  };
+
   private readonly onData = (chunk: Buffer) => {
+    this.receive(chunk.toString('latin1'));
+  };
+
+  private receive(text: string): void {
     if (this.done) return; // answered 'Connection: close': the rest is ignored
-    this.pending += chunk.toString('latin1');
+    this.pending += text;
     // Waiting for an answer: requests sent behind it are kept, up to a bound, then reading stops.
     if (this.busy && this.pending.length > MAX_QUEUED_BYTES) this.socket.pause();
     this.processOrDrop();
-  };
+  }
 
   private readonly onTimeout = () => {
     this.socket.destroy();
@@ -275,7 +336,7 @@ export class TileConnection {
       }
       const heads = serving.heads;
       this.pending = this.pending.slice(end + 4);
-      const answer = serving.respond(request.url, request.ifNoneMatch);
+      const answer = serving.respond(request.url, request.ifNoneMatch, this.fd >= 0);
       if (answer instanceof Promise) {
         this.busy = true;
         void answer.then((settled) => {
@@ -300,14 +361,16 @@ export class TileConnection {
 
   private send(heads: TileResponseHeads, request: TileHead, answer: TileAnswer): void {
     const socket = this.socket;
-    const head = heads.head(answer, request.close);
-    if (answer.body && !request.head) {
+    if (answer.file && !request.head) {
+      this.sendFromFile(heads.fileHead(answer.etag, answer.file, request.close), answer.file);
+    } else if (answer.body && !request.head) {
+      const head = heads.head(answer, request.close);
       socket.cork();
       socket.write(head, 'latin1');
       socket.write(answer.body);
       socket.uncork();
     } else {
-      socket.write(head, 'latin1');
+      socket.write(heads.head(answer, request.close), 'latin1');
     }
     if (request.close) {
       this.ended = true;
@@ -317,6 +380,31 @@ export class TileConnection {
       this.draining = true;
       socket.pause();
     }
+  }
+
+  /**
+   * The head (with the JPEG prefix), then the tile from its file: with sendfile(2) when nothing is
+   * queued on the socket, and whatever that could not write (the socket's buffer is full) read and
+   * written through the stream, which keeps it in order before anything written later and waits
+   * for the drain.
+   */
+  private sendFromFile(head: Buffer, tile: TileInFile): void {
+    const socket = this.socket;
+    const { sendfile, counts } = this.owner;
+    let written = 0;
+    if (sendfile && socket.writableLength === 0) {
+      written = sendfile.sendTile(this.fd, head, tile.fd, tile.offset, tile.length);
+      if (written < 0) throw new Error(`sendfile failed (errno ${-written})`);
+      counts.sentFromFile++;
+      if (written === head.length + tile.length) return;
+      counts.restWritten++;
+    }
+    const rest = Buffer.allocUnsafe(head.length + tile.length - written);
+    const at = written < head.length ? head.copy(rest, 0, written) : 0;
+    if (!readTileRange(tile, Math.max(0, written - head.length), rest, at)) {
+      throw new TruncatedTileError(`Tile at ${tile.offset} is truncated`);
+    }
+    socket.write(rest);
   }
 
   /** No more requests: close our side once everything written has gone. */
@@ -335,7 +423,8 @@ export class TileConnection {
     const socket = this.socket;
     this.done = true;
     this.owner.forget(this);
-    socket.removeListener('data', this.onData);
+    if (this.reads) this.reads.release();
+    else socket.removeListener('data', this.onData);
     socket.removeListener('timeout', this.onTimeout);
     socket.removeListener('error', this.onError);
     socket.removeListener('end', this.onEnd);

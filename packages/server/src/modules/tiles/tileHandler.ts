@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { MESSAGES } from '@lamina/domain';
 import type { PyramidCache, OpenPyramid } from './pyramidCache.js';
+import { readTileInFile, type TileInFile } from './pyramidFile.js';
 import { locateTile } from './pyramidIndex.js';
 import { parseTileUrl, type TileRequest } from './tileRequest.js';
 import type { VerifiedTokens } from './verifiedTokens.js';
@@ -40,14 +41,32 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
 }
 
-/** What a tile request is answered: the status and what varies; the headers come from templates. */
+/**
+ * What a tile request is answered: the status and what varies; the headers come from templates. A
+ * 200 carries the tile's bytes, or (when the caller can send from files) where they lie in the
+ * pyramid file, valid until the current tick ends.
+ */
 export type TileAnswer =
-  | { status: 200; etag: string; body: Buffer }
-  | { status: 304; etag: string; body: null }
-  | { status: 403 | 404 | 500; etag: null; body: Buffer };
+  | { status: 200; etag: string; body: Buffer; file?: undefined }
+  | { status: 200; etag: string; body: null; file: TileInFile }
+  | { status: 304; etag: string; body: null; file?: undefined }
+  | { status: 403 | 404 | 500; etag: null; body: Buffer; file?: undefined };
 
-/** Answers a tile request from its URL (path and query) and If-None-Match; never rejects. */
-export type TileResponder = (url: string, ifNoneMatch: string | undefined) => TileAnswer | Promise<TileAnswer>;
+/** The Content-Length of an answer (0 for a 304). */
+export function answerLength(answer: TileAnswer): number {
+  if (answer.file) return answer.file.prefix.length + answer.file.length;
+  return answer.body ? answer.body.length : 0;
+}
+
+/**
+ * Answers a tile request from its URL (path and query) and If-None-Match; never rejects. With
+ * `inFile`, a synchronous 200 may come as the tile's place in the file instead of its bytes.
+ */
+export type TileResponder = (
+  url: string,
+  ifNoneMatch: string | undefined,
+  inFile: boolean,
+) => TileAnswer | Promise<TileAnswer>;
 
 const REFUSALS = {
   403: Buffer.from(JSON.stringify({ success: false, message: MESSAGES.accessDenied })),
@@ -115,12 +134,20 @@ export function createTileResponder(deps: TileResponderDeps): TileResponder {
     return FAILED;
   };
 
-  const answer = (url: string, ifNoneMatch: string | undefined, tile: TileRequest, pyramid: OpenPyramid | null) => {
+  const answer = (
+    url: string,
+    ifNoneMatch: string | undefined,
+    tile: TileRequest,
+    pyramid: OpenPyramid | null,
+    inFile: boolean,
+  ) => {
     const location = pyramid ? locateTile(pyramid.index, tile.z, tile.x, tile.y, tile.stack) : null;
     if (!pyramid || !location) return NOT_FOUND;
     const etag = `"${tile.imageId}-${pyramid.index.version}-${tile.z}-${tile.x}-${tile.y}-${tile.stack}"`;
     if (etagMatches(ifNoneMatch, etag)) return { status: 304, etag, body: null } as const;
     const file = pyramid.file;
+    const inPlace = inFile && file.tileInFile ? file.tileInFile(location) : null;
+    if (inPlace) return { status: 200, etag, body: null, file: inPlace } as const;
     // A local pyramid read with a blocking pread (from the page cache: microseconds).
     if (file.readTileSync) return { status: 200, etag, body: file.readTileSync(location) } as const;
     return file.readTile(location).then(
@@ -129,19 +156,20 @@ export function createTileResponder(deps: TileResponderDeps): TileResponder {
     );
   };
 
-  return function respond(url, ifNoneMatch) {
+  return function respond(url, ifNoneMatch, inFile) {
     try {
       const tile = parseTileUrl(url);
       if (tile === null) return NOT_FOUND;
       if (tile.imageId <= 0 || !tokens.verify(tile.token, tile.imageId)) return FORBIDDEN;
       if (tile.z < 0 || tile.x < 0 || tile.y < 0 || tile.stack < 0) return NOT_FOUND;
       const pyramid = cache.peek(tile.imageId);
-      if (pyramid !== undefined) return answer(url, ifNoneMatch, tile, pyramid);
+      if (pyramid !== undefined) return answer(url, ifNoneMatch, tile, pyramid, inFile);
       // First tile of an image (or after the cache let it go): read its row and directories once.
+      // Answered later, so with the bytes (the cache may retire the file before the answer is sent).
       return cache.get(tile.imageId).then(
         (loaded) => {
           try {
-            return answer(url, ifNoneMatch, tile, loaded);
+            return answer(url, ifNoneMatch, tile, loaded, false);
           } catch (error) {
             return fail(url, error);
           }
@@ -162,11 +190,12 @@ export function createTileResponder(deps: TileResponderDeps): TileResponder {
 export function createTileHandler(respond: TileResponder, templates: TileHeaderTemplates): RawHandler {
   const send = (res: ServerResponse, answer: TileAnswer) => {
     if (answer.status === 200) {
+      const body = answer.body ?? readTileInFile(answer.file);
       const headers = templates.ok.slice();
-      headers[3] = String(answer.body.length);
+      headers[3] = String(body.length);
       headers[5] = answer.etag;
       res.writeHead(200, headers);
-      res.end(answer.body);
+      res.end(body);
     } else if (answer.status === 304) {
       const headers = templates.notModified.slice();
       headers[1] = answer.etag;
@@ -187,7 +216,7 @@ export function createTileHandler(respond: TileResponder, templates: TileHeaderT
     }
   };
   return function handleTile(req, res) {
-    const answer = respond(req.url ?? '', requestHeader(req, 'if-none-match'));
+    const answer = respond(req.url ?? '', requestHeader(req, 'if-none-match'), false);
     if (answer instanceof Promise) void answer.then((a) => sendOrDrop(res, a));
     else sendOrDrop(res, answer);
   };

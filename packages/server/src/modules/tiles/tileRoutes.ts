@@ -21,7 +21,7 @@ export interface TileRouteDeps {
   db: Db;
   storage: ObjectStorage;
   tileTokens: TileTokens;
-  /** Name/value pairs every tile response carries: securityHeaders(config), as every other response. */
+  /** Name/value pairs every tile response carries (IMAGE_SECURITY_HEADERS). */
   securityHeaders: readonly string[];
   /** A cache to share (e.g. with the worker, to invalidate after re-processing); one is made otherwise. */
   cache?: PyramidCache;

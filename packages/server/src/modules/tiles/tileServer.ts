@@ -1,8 +1,22 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { TileConnection, TileResponseHeads, type RawTileServing, type TileConnectionOwner } from './tileConnection.js';
+import { nativeSendfile, type NativeSendfile } from './rawSocket.js';
+import {
+  TileConnection,
+  TileResponseHeads,
+  type RawTileServing,
+  type TileConnectionCounts,
+  type TileConnectionOwner,
+} from './tileConnection.js';
 import type { RawHandler, TileHeaderTemplates, TileResponder } from './tileHandler.js';
 import { TILES_PREFIX } from './tileRequest.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The tile fast path (when the tiles role runs): its modes and counts. */
+    tileFastPath?: TileFastPath;
+  }
+}
 
 /** Fastify's keepAliveTimeout (it sets it on the servers it makes itself). */
 const KEEP_ALIVE_MS = 72_000;
@@ -23,6 +37,11 @@ export class TileFastPath implements TileConnectionOwner {
   handler: RawHandler | null = null;
   serving: RawTileServing | null = null;
   readonly keepAliveMs = KEEP_ALIVE_MS;
+  /** sendfile(2) for tiles (unless TILE_SEND=write or the native module is missing). */
+  readonly sendfile: NativeSendfile | null = process.env.TILE_SEND === 'write' ? null : nativeSendfile;
+  /** Reads into one buffer below the socket's stream (unless TILE_SOCKET_READS=stream). */
+  readonly socketReads = process.env.TILE_SOCKET_READS !== 'stream';
+  readonly counts: TileConnectionCounts = { sentFromFile: 0, restWritten: 0 };
   private readonly connections = new Set<TileConnection>();
 
   constructor(readonly mode: TileFastPathMode = process.env.TILE_HTTP === 'http' ? 'http' : 'connections') {}

@@ -1,0 +1,114 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * What the tile connections take from below Node's socket streams: the native sendfile path and
+ * reads into one buffer. Both fall back to the streams when unavailable.
+ *
+ * The native sendfile path of the tile connections (packages/server/native/sendfile): the response
+ * head and JPEG prefix with one send(2), the tile's bytes straight from the pyramid file with
+ * sendfile(2), as nginx serves static files. Writing through Node's stream costs a copy of every
+ * tile into a buffer and a libuv write request per response; this costs two system calls
+ * (docs/BENCHMARKS.md: about a third more tiles per second).
+ *
+ * Loaded once; null when the module was not built (no compiler, not Linux), and the connections
+ * then write every answer through the socket's stream (as they do with TILE_SEND=write).
+ */
+export interface NativeSendfile {
+  /**
+   * Bytes written (head first, then `length` bytes of the file from `offset`); fewer when the
+   * socket's buffer filled up; negative (-errno) on an error.
+   */
+  sendTile(socketFd: number, head: Buffer, fileFd: number, offset: number, length: number): number;
+}
+
+const MODULE_PATH = fileURLToPath(
+  new URL('../../../native/sendfile/build/Release/lamina_sendfile.node', import.meta.url),
+);
+
+function load(): NativeSendfile | null {
+  if (process.platform !== 'linux' || !existsSync(MODULE_PATH)) return null;
+  try {
+    return createRequire(import.meta.url)(MODULE_PATH) as NativeSendfile;
+  } catch {
+    return null;
+  }
+}
+
+export const nativeSendfile: NativeSendfile | null = load();
+
+/**
+ * The descriptor under a plain TCP socket (Node keeps it on the socket's libuv handle), or -1 for
+ * anything else (a TLS socket, a pipe, a closed socket): those are written through the stream.
+ */
+export function socketDescriptor(socket: Socket): number {
+  const handle = (socket as unknown as { _handle?: { fd?: unknown } | null })._handle;
+  const fd = handle?.fd;
+  const encrypted = (socket as { encrypted?: boolean }).encrypted === true;
+  return typeof fd === 'number' && fd >= 0 && !encrypted ? fd : -1;
+}
+
+/** Node's private keys of a socket's user-buffer reads (net.js: kBuffer, kBufferCb, kBufferGen). */
+interface ReadKeys {
+  buffer: symbol;
+  callback: symbol;
+  generator: symbol;
+}
+
+let readKeys: ReadKeys | null | undefined;
+
+function findReadKeys(socket: Socket): ReadKeys | null {
+  if (readKeys !== undefined) return readKeys;
+  const symbols = Object.getOwnPropertySymbols(socket);
+  const find = (name: string) => symbols.find((s) => s.description === name);
+  const buffer = find('kBuffer');
+  const callback = find('kBufferCb');
+  const generator = find('kBufferGen');
+  readKeys = buffer && callback && generator ? { buffer, callback, generator } : null;
+  return readKeys;
+}
+
+/** Reads into a caller's buffer: the bytes are valid only during the call. */
+export type SocketBytes = (buffer: Buffer, length: number) => void;
+
+export interface SocketReads {
+  /**
+   * Gives the socket's reads back to its stream: from now on every read is copied and pushed into
+   * the socket as a readable stream, as Node does by itself ('data', pipe, Node's HTTP server).
+   */
+  release(): void;
+}
+
+const READ_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * The socket's reads delivered straight to `onBytes`, in one buffer reused for every read, without
+ * the readable stream (Node's `onread` option of `net.Socket`, which sockets accepted by a server
+ * cannot be given): per read no Buffer is allocated, nothing is pushed through the stream's
+ * buffering, no 'data' event and no `process.nextTick` — about 10 µs of a tile's CPU
+ * (docs/BENCHMARKS.md). 'end', 'error', 'close', timeouts, pause() and resume() work as usual.
+ *
+ * It uses Node's own machinery for `onread` (the socket's kBuffer/kBufferCb and the handle's
+ * useUserBuffer), found by their names: null when this Node does not have them, and the caller
+ * then reads through 'data' events (as it does with TILE_SOCKET_READS=stream).
+ */
+export function takeSocketReads(socket: Socket, onBytes: SocketBytes): SocketReads | null {
+  const handle = (socket as unknown as { _handle?: { useUserBuffer?: unknown } | null })._handle;
+  const keys = findReadKeys(socket);
+  if (!keys || !handle || typeof handle.useUserBuffer !== 'function') return null;
+  const fields = socket as unknown as Record<symbol, unknown>;
+  if (fields[keys.buffer] !== null || fields[keys.generator] !== null) return null;
+  const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  (handle.useUserBuffer as (b: Buffer) => void).call(handle, buffer);
+  fields[keys.buffer] = buffer;
+  fields[keys.callback] = (length: number, into: Buffer) => {
+    onBytes(into, length);
+  };
+  return {
+    release() {
+      fields[keys.callback] = (length: number, into: Buffer) => socket.push(Buffer.from(into.subarray(0, length)));
+    },
+  };
+}
