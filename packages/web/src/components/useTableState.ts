@@ -14,18 +14,25 @@ export interface TableState {
   setPageIndex: (pageIndex: number) => void;
   setPageSize: (pageSize: PageSize) => void;
   setSort: (sort: TableSort) => void;
-  /** Back to the first page, e.g. when the search changes. */
-  resetPage: () => void;
 }
 
 /**
  * Paging and sorting of a server-side list: the page size is remembered under the list's key
- * (doc 1 §9); changing size or sort goes back to the first page.
+ * (doc 1 §9); changing size or sort goes back to the first page, and so does a new search or
+ * filter: `filters` is any text that changes with them (e.g. the searched name and the filter
+ * switches joined).
  */
-export function useTableState(storageKey: RowsPerPageKey, defaultSort: TableSort): TableState {
+export function useTableState(storageKey: RowsPerPageKey, defaultSort: TableSort, filters = ''): TableState {
   const [pageIndex, setPageIndex] = useState(0);
   const [pageSize, setPageSizeState] = useState<PageSize>(() => getRowsPerPage(storageKey));
   const [sort, setSortState] = useState<TableSort>(defaultSort);
+  const [pagedFilters, setPagedFilters] = useState(filters);
+  if (pagedFilters !== filters) {
+    // Adjusting state while rendering (React's pattern for state derived from props): the list is
+    // asked for the first page at once, never for a page of the old filters.
+    setPagedFilters(filters);
+    setPageIndex(0);
+  }
 
   return {
     pageIndex,
@@ -41,7 +48,6 @@ export function useTableState(storageKey: RowsPerPageKey, defaultSort: TableSort
       setSortState(next);
       setPageIndex(0);
     },
-    resetPage: () => setPageIndex(0),
   };
 }
 

@@ -20,13 +20,8 @@ export function StudiesPage() {
   const user = useUserInfo().data;
   const [search, setSearch] = useState('');
   const name = useDebouncedValue(search.trim());
-  const table = useTableState('studyRowsPerPage', { id: 'createdAt', desc: true });
-  const [searchedName, setSearchedName] = useState(name);
-  if (searchedName !== name) {
-    // A new search starts on the first page.
-    setSearchedName(name);
-    table.resetPage();
-  }
+  // A new search starts on the first page.
+  const table = useTableState('studyRowsPerPage', { id: 'createdAt', desc: true }, name);
 
   const kind = studyListKind(user?.workAsRole?.name);
   const columns = studyColumns(kind);

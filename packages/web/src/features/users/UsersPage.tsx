@@ -20,12 +20,8 @@ export function UsersPage() {
   const [search, setSearch] = useState('');
   const [createOpen, setCreateOpen] = useState(false);
   const name = useDebouncedValue(search.trim());
-  const table = useTableState('userRowsPerPage', { id: 'username', desc: false });
-  const [searchedName, setSearchedName] = useState(name);
-  if (searchedName !== name) {
-    setSearchedName(name);
-    table.resetPage();
-  }
+  // A new search starts on the first page.
+  const table = useTableState('userRowsPerPage', { id: 'username', desc: false }, name);
   const users = useUserList({
     name,
     pageIndex: table.pageIndex,

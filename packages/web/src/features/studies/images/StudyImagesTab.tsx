@@ -30,14 +30,12 @@ export function StudyImagesTab({ studyId }: { studyId: number }) {
   const [hasQueries, setHasQueries] = useState(false);
   const [upload, setUpload] = useState<UploadTarget>(null);
   const name = useDebouncedValue(search.trim());
-  const table = useTableState('imageRowsPerPage', { id: 'uploadedAt', desc: true });
-  const [filterKey, setFilterKey] = useState(`${name}|${isUnassigned}|${hasQueries}`);
-  const currentKey = `${name}|${isUnassigned}|${hasQueries}`;
-  if (filterKey !== currentKey) {
-    // A new search or filter starts on the first page.
-    setFilterKey(currentKey);
-    table.resetPage();
-  }
+  // A new search or filter starts on the first page.
+  const table = useTableState(
+    'imageRowsPerPage',
+    { id: 'uploadedAt', desc: true },
+    `${name}|${isUnassigned}|${hasQueries}`,
+  );
 
   const images = useStudyImages({
     studyId,
