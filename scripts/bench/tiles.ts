@@ -162,7 +162,7 @@ async function startNginx(root: string, port: number, prefix: string): Promise<C
     conf,
     `daemon off;
 worker_processes ${NGINX_WORKERS};
-worker_rlimit_nofile 16384;
+worker_rlimit_nofile 20000;
 user root;
 pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log warn;
@@ -173,7 +173,7 @@ http {
   tcp_nopush on;
   tcp_nodelay on;
   keepalive_requests 1000000;
-  open_file_cache max=10000 inactive=120s;
+  open_file_cache max=16000 inactive=120s;
   client_body_temp_path ${prefix}/body;
   default_type image/jpeg;
   server {
