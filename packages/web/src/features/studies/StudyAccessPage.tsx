@@ -1,13 +1,15 @@
-import { Button, Callout, H2, HTMLTable, NonIdealState, Spinner } from '@blueprintjs/core';
+import { H2, HTMLTable } from '@blueprintjs/core';
 import { confirmStudyAccessText, hasAny, removeStudyAccessText, roleById, type StudyUserRef } from '@lamina/domain';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
+import { ListStates } from '../../components/ListStates';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { usePageTitle } from '../../components/usePageTitle';
 import { usePermissionRoles, useUserList } from '../users/api';
 import { StudyAccessAddForm } from '../users/StudyAccessAddForm';
+import { RemoveAccessCell, RemoveAccessHeader } from '../users/RemoveAccessColumn';
 import { StudyAccessConfirmDialogs, type PendingAccessChange } from '../users/StudyAccessConfirmDialogs';
 import { assignableRoles } from '../users/userAccess';
 import { useStudy, useUsersInStudy } from './api';
@@ -102,54 +104,43 @@ export function StudyAccessPage() {
         />
       )}
 
-      {members.isPending ? (
-        <Spinner size={30} aria-label="Loading the study's users" />
-      ) : members.isError ? (
-        <Callout intent="danger" title="Error" role="alert">
-          {errorMessage(members.error)}
-        </Callout>
-      ) : members.data.length === 0 ? (
-        <NonIdealState icon="people" title="Nobody has access to this study yet" className="lamina-table-state" />
-      ) : (
-        <HTMLTable className="lamina-table" aria-label="Users with access">
-          <thead>
-            <tr>
-              <th scope="col">Username</th>
-              <th scope="col">Name</th>
-              <th scope="col">Role</th>
-              <th scope="col">Organization</th>
-              {mayRevoke && (
-                <th scope="col">
-                  <span className="bp6-text-muted">Remove</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {members.data.map((row) => (
-              <tr key={`${row.id}-${row.roleId}`}>
-                <td>
-                  <Link to={`/users/${row.id}/studyAccess`}>{row.username}</Link>
-                </td>
-                <td>{fullName(row)}</td>
-                <td>{roleLabel(row)}</td>
-                <td>{row.organizationName ?? '-'}</td>
-                {mayRevoke && (
-                  <td>
-                    <Button
-                      variant="minimal"
-                      intent="danger"
-                      text="Remove Access"
-                      aria-label={`Remove Access of ${row.username} as ${roleLabel(row)}`}
-                      onClick={() => handleRemoveClick(row)}
-                    />
-                  </td>
-                )}
+      <ListStates
+        list={members}
+        loadingLabel="Loading the study's users"
+        empty={{ icon: 'people', title: 'Nobody has access to this study yet' }}
+      >
+        {(rows) => (
+          <HTMLTable className="lamina-table" aria-label="Users with access">
+            <thead>
+              <tr>
+                <th scope="col">Username</th>
+                <th scope="col">Name</th>
+                <th scope="col">Role</th>
+                <th scope="col">Organization</th>
+                {mayRevoke && <RemoveAccessHeader />}
               </tr>
-            ))}
-          </tbody>
-        </HTMLTable>
-      )}
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={`${row.id}-${row.roleId}`}>
+                  <td>
+                    <Link to={`/users/${row.id}/studyAccess`}>{row.username}</Link>
+                  </td>
+                  <td>{fullName(row)}</td>
+                  <td>{roleLabel(row)}</td>
+                  <td>{row.organizationName ?? '-'}</td>
+                  {mayRevoke && (
+                    <RemoveAccessCell
+                      label={`Remove Access of ${row.username} as ${roleLabel(row)}`}
+                      onRemove={() => handleRemoveClick(row)}
+                    />
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </HTMLTable>
+        )}
+      </ListStates>
 
       <StudyAccessConfirmDialogs
         adding={adding}

@@ -1,12 +1,14 @@
-import { Button, Callout, HTMLTable, NonIdealState, Spinner } from '@blueprintjs/core';
+import { HTMLTable } from '@blueprintjs/core';
 import { confirmStudyAccessText, hasAny, removeStudyAccessText, type StudyAccessRow } from '@lamina/domain';
 import { useState } from 'react';
 import { errorMessage } from '../../api/ApiError';
+import { ListStates } from '../../components/ListStates';
 import { useUserInfo } from '../../api/users';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { useStudyList } from '../studies/api';
 import { usePermissionRoles, useStudyAccess } from './api';
 import { StudyAccessAddForm } from './StudyAccessAddForm';
+import { RemoveAccessCell, RemoveAccessHeader } from './RemoveAccessColumn';
 import { StudyAccessConfirmDialogs, type PendingAccessChange } from './StudyAccessConfirmDialogs';
 import { assignableRoles } from './userAccess';
 
@@ -73,48 +75,33 @@ export function StudyAccessTab({ userId }: { userId: number }) {
         />
       )}
 
-      {access.isPending ? (
-        <Spinner size={30} aria-label="Loading study access" />
-      ) : access.isError ? (
-        <Callout intent="danger" title="Error" role="alert">
-          {errorMessage(access.error)}
-        </Callout>
-      ) : access.data.length === 0 ? (
-        <NonIdealState icon="key" title="No study access" className="lamina-table-state" />
-      ) : (
-        <HTMLTable className="lamina-table" aria-label="Study access">
-          <thead>
-            <tr>
-              <th scope="col">Study Name</th>
-              <th scope="col">Role</th>
-              {mayRevoke && (
-                <th scope="col">
-                  <span className="bp6-text-muted">Remove</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {access.data.map((row) => (
-              <tr key={`${row.studyId}-${row.roleId}`}>
-                <td>{row.studyName}</td>
-                <td>{roleChoices.find((r) => r.id === row.roleId)?.displayName ?? row.roleName}</td>
-                {mayRevoke && (
-                  <td>
-                    <Button
-                      variant="minimal"
-                      intent="danger"
-                      text="Remove Access"
-                      aria-label={`Remove Access to ${row.studyName} as ${row.roleName}`}
-                      onClick={() => handleRemoveClick(row)}
-                    />
-                  </td>
-                )}
+      <ListStates list={access} loadingLabel="Loading study access" empty={{ icon: 'key', title: 'No study access' }}>
+        {(rows) => (
+          <HTMLTable className="lamina-table" aria-label="Study access">
+            <thead>
+              <tr>
+                <th scope="col">Study Name</th>
+                <th scope="col">Role</th>
+                {mayRevoke && <RemoveAccessHeader />}
               </tr>
-            ))}
-          </tbody>
-        </HTMLTable>
-      )}
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={`${row.studyId}-${row.roleId}`}>
+                  <td>{row.studyName}</td>
+                  <td>{roleChoices.find((r) => r.id === row.roleId)?.displayName ?? row.roleName}</td>
+                  {mayRevoke && (
+                    <RemoveAccessCell
+                      label={`Remove Access to ${row.studyName} as ${row.roleName}`}
+                      onRemove={() => handleRemoveClick(row)}
+                    />
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </HTMLTable>
+        )}
+      </ListStates>
 
       <StudyAccessConfirmDialogs
         adding={adding}
