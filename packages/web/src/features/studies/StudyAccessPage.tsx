@@ -10,7 +10,7 @@ import { usePageTitle } from '../../components/usePageTitle';
 import { usePermissionRoles, useUserList } from '../users/api';
 import { StudyAccessAddForm } from '../users/StudyAccessAddForm';
 import { RemoveAccessCell, RemoveAccessHeader } from '../users/RemoveAccessColumn';
-import { StudyAccessConfirmDialogs, type PendingAccessChange } from '../users/StudyAccessConfirmDialogs';
+import { useStudyAccessConfirmations } from '../users/StudyAccessConfirmDialogs';
 import { assignableRoles } from '../users/userAccess';
 import { useStudy, useUsersInStudy } from './api';
 import { studyLoadFallback } from './StudyLoadFallback';
@@ -42,8 +42,10 @@ export function StudyAccessPage() {
   const candidates = useUserList({ name, pageIndex: 0, pageSize: USER_CHOICES, sort: 'username' });
   const [userId, setUserId] = useState<number | null>(null);
   const [roleId, setRoleId] = useState<number | null>(null);
-  const [adding, setAdding] = useState<PendingAccessChange | null>(null);
-  const [removing, setRemoving] = useState<PendingAccessChange | null>(null);
+  const { confirmAdd, confirmRemove, dialogs } = useStudyAccessConfirmations(() => {
+    setUserId(null);
+    setRoleId(null);
+  });
 
   const fallback = studyLoadFallback(studyId, study);
   if (fallback !== null || !study.data || studyId === null)
@@ -56,7 +58,7 @@ export function StudyAccessPage() {
 
   function handleAddClick() {
     if (user && role && studyId !== null) {
-      setAdding({
+      confirmAdd({
         change: { studyId, userId: user.id, roleId: role.id },
         text: `${user.username}: ${confirmStudyAccessText(role.displayName, studyName)}`,
       });
@@ -65,7 +67,7 @@ export function StudyAccessPage() {
 
   function handleRemoveClick(row: StudyUserRef) {
     if (studyId === null) return;
-    setRemoving({
+    confirmRemove({
       change: { studyId, userId: row.id, roleId: row.roleId },
       text: `${row.username} (${roleLabel(row)}): ${removeStudyAccessText(studyName)}`,
     });
@@ -142,18 +144,7 @@ export function StudyAccessPage() {
         )}
       </ListStates>
 
-      <StudyAccessConfirmDialogs
-        adding={adding}
-        removing={removing}
-        onAddClosed={(added) => {
-          setAdding(null);
-          if (added) {
-            setUserId(null);
-            setRoleId(null);
-          }
-        }}
-        onRemoveClosed={() => setRemoving(null)}
-      />
+      {dialogs}
     </section>
   );
 }

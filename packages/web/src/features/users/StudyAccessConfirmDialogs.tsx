@@ -1,4 +1,5 @@
 import { USER_MESSAGES, type StudyAccessChange } from '@lamina/domain';
+import { useState, type ReactNode } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { showToast } from '../../components/appToaster';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
@@ -86,4 +87,32 @@ export function StudyAccessConfirmDialogs({
       </ConfirmDialog>
     </>
   );
+}
+
+/**
+ * The confirmations of one study-access view: `confirmAdd` and `confirmRemove` open them, `dialogs`
+ * renders them; `onAdded` runs after a grant went through (e.g. to clear the choices).
+ */
+export function useStudyAccessConfirmations(onAdded: () => void): {
+  confirmAdd: (pending: PendingAccessChange) => void;
+  confirmRemove: (pending: PendingAccessChange) => void;
+  dialogs: ReactNode;
+} {
+  const [adding, setAdding] = useState<PendingAccessChange | null>(null);
+  const [removing, setRemoving] = useState<PendingAccessChange | null>(null);
+  return {
+    confirmAdd: setAdding,
+    confirmRemove: setRemoving,
+    dialogs: (
+      <StudyAccessConfirmDialogs
+        adding={adding}
+        removing={removing}
+        onAddClosed={(added) => {
+          setAdding(null);
+          if (added) onAdded();
+        }}
+        onRemoveClosed={() => setRemoving(null)}
+      />
+    ),
+  };
 }

@@ -9,7 +9,7 @@ import { useStudyList } from '../studies/api';
 import { usePermissionRoles, useStudyAccess } from './api';
 import { StudyAccessAddForm } from './StudyAccessAddForm';
 import { RemoveAccessCell, RemoveAccessHeader } from './RemoveAccessColumn';
-import { StudyAccessConfirmDialogs, type PendingAccessChange } from './StudyAccessConfirmDialogs';
+import { useStudyAccessConfirmations } from './StudyAccessConfirmDialogs';
 import { assignableRoles } from './userAccess';
 
 const STUDY_CHOICES = 100;
@@ -26,8 +26,10 @@ export function StudyAccessTab({ userId }: { userId: number }) {
   const studies = useStudyList({ name, pageIndex: 0, pageSize: STUDY_CHOICES, sort: 'name' }, mayGrant);
   const [studyId, setStudyId] = useState<number | null>(null);
   const [roleId, setRoleId] = useState<number | null>(null);
-  const [adding, setAdding] = useState<PendingAccessChange | null>(null);
-  const [removing, setRemoving] = useState<PendingAccessChange | null>(null);
+  const { confirmAdd, confirmRemove, dialogs } = useStudyAccessConfirmations(() => {
+    setStudyId(null);
+    setRoleId(null);
+  });
 
   const roleChoices = assignableRoles(roles.data ?? []);
   const study = studies.data?.studies.find((s) => s.id === studyId);
@@ -35,7 +37,7 @@ export function StudyAccessTab({ userId }: { userId: number }) {
 
   function handleAddClick() {
     if (study && role) {
-      setAdding({
+      confirmAdd({
         change: { studyId: study.id, userId, roleId: role.id },
         text: confirmStudyAccessText(role.displayName, study.name),
       });
@@ -43,7 +45,7 @@ export function StudyAccessTab({ userId }: { userId: number }) {
   }
 
   function handleRemoveClick(row: StudyAccessRow) {
-    setRemoving({
+    confirmRemove({
       change: { studyId: row.studyId, userId, roleId: row.roleId },
       text: removeStudyAccessText(row.studyName),
     });
@@ -103,18 +105,7 @@ export function StudyAccessTab({ userId }: { userId: number }) {
         )}
       </ListStates>
 
-      <StudyAccessConfirmDialogs
-        adding={adding}
-        removing={removing}
-        onAddClosed={(added) => {
-          setAdding(null);
-          if (added) {
-            setStudyId(null);
-            setRoleId(null);
-          }
-        }}
-        onRemoveClosed={() => setRemoving(null)}
-      />
+      {dialogs}
     </div>
   );
 }
