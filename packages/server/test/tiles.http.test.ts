@@ -613,6 +613,36 @@ describe.each(CONNECTION_MODES)('tile requests answered on the connection ($mode
     expect(allRoles.fastifyRequests.slice(seen)).toEqual(['GET /api/config']);
   });
 
+  it('after the hand-over Node reads a body that arrives in later packets, then tiles again', async () => {
+    const tile = tileUrl(imageId, 2, 1, 0);
+    const body = JSON.stringify({ username: 'nobody', password: 'wrong-password' });
+    const post =
+      `POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const { responses } = await exchange(
+      allRoles.base,
+      [get(tile) + post, body.slice(0, 10), body.slice(10) + get(tile), get(tile)],
+      4,
+    );
+    expect(responses.map((r) => r.status)).toEqual([200, 401, 200, 200]);
+    expect(JSON.parse(responses[1]!.body.toString())).toEqual({
+      success: false,
+      message: 'Invalid username or password',
+    });
+    expect(responses[2]!.body.equals(responses[0]!.body)).toBe(true);
+    expect(responses[3]!.body.equals(responses[0]!.body)).toBe(true);
+  });
+
+  it('an Upgrade request goes to Node, which answers it as an ordinary request (no upgrade handler)', async () => {
+    const upgrade = 'GET /api/config HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n';
+    const tile = tileUrl(imageId, 0, 0, 0);
+    // What follows an upgrade belongs to the upgraded protocol: Node leaves it unread.
+    const { responses } = await exchange(allRoles.base, [get(tile) + upgrade, 'bytes of another protocol'], 2);
+    expect(responses.map((r) => r.status)).toEqual([200, 200]);
+    expect(JSON.parse(responses[1]!.body.toString())).toHaveProperty('tileServerLocation');
+    expect((await send(allRoles.base, 'GET', tile)).body.equals(responses[0]!.body)).toBe(true);
+  });
+
   it('leaves to Node what it must decide: HTTP/1.0, bodies, no Host, folded or oversized heads, bare line feeds', async () => {
     const url = tileUrl(imageId, 0, 0, 0);
     const http10 = await exchange(tilesOnly.base, [`GET ${url} HTTP/1.0\r\nHost: x\r\n\r\n`], 1);
