@@ -20,6 +20,10 @@ import { answerLength, type TileAnswer, type TileHeaderTemplates, type TileRespo
  * parser therefore only has to recognise the simple case; it never decides a framing question
  * (no bodies, no chunked encoding), so it cannot disagree with Node (or a proxy) about where a
  * request ends.
+ *
+ * While it answers tiles, a connection reads below the socket's stream and sends tiles it has read
+ * once with sendfile(2) (rawSocket.ts; both fall back to the stream); at the hand-over its reads go
+ * back to the stream.
  */
 
 /** What a connection needs to answer tiles: the responder and the response heads. */
