@@ -1,6 +1,6 @@
 import { Button, Callout, Card, FormGroup, H2, InputGroup } from '@blueprintjs/core';
 import { MESSAGES, PASSWORD_RULES, passwordRuleErrors } from '@lamina/domain';
-import { useId, useState, type SubmitEvent } from 'react';
+import { useId, useState, type ReactNode, type SubmitEvent } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useChangePassword, useLogout } from '../../api/auth';
@@ -71,61 +71,43 @@ export function ChangePasswordPage() {
         <form onSubmit={handleSubmit} aria-label="Change password">
           {/* For password managers: the account the new password belongs to. */}
           <input type="text" name="username" autoComplete="username" value={user?.username ?? ''} readOnly hidden />
-          <FormGroup
+          <PasswordField
+            id={ids.current}
             label="Current password"
-            labelFor={ids.current}
-            intent={currentError ? 'danger' : 'none'}
-            helperText={currentError}
-          >
-            <InputGroup
-              id={ids.current}
-              name="currentPassword"
-              type="password"
-              autoComplete="current-password"
-              autoFocus
-              size="large"
-              value={currentPassword}
-              onValueChange={setCurrentPassword}
-              onBlur={() => setCurrentTouched(true)}
-              disabled={submitting}
-            />
-          </FormGroup>
-          <FormGroup
+            name="currentPassword"
+            autoComplete="current-password"
+            autoFocus
+            value={currentPassword}
+            onChange={setCurrentPassword}
+            onBlur={() => setCurrentTouched(true)}
+            invalid={Boolean(currentError)}
+            helper={currentError}
+            disabled={submitting}
+          />
+          <PasswordField
+            id={ids.next}
             label="New password"
-            labelFor={ids.next}
-            intent={newPassword !== '' && ruleErrors.length > 0 ? 'danger' : 'none'}
-            helperText={
+            name="newPassword"
+            autoComplete="new-password"
+            value={newPassword}
+            onChange={setNewPassword}
+            invalid={newPassword !== '' && ruleErrors.length > 0}
+            helper={
               ruleErrors.length === 0 || newPassword === '' ? PASSWORD_RULES_HINT : <RuleErrors errors={ruleErrors} />
             }
-          >
-            <InputGroup
-              id={ids.next}
-              name="newPassword"
-              type="password"
-              autoComplete="new-password"
-              size="large"
-              value={newPassword}
-              onValueChange={setNewPassword}
-              disabled={submitting}
-            />
-          </FormGroup>
-          <FormGroup
+            disabled={submitting}
+          />
+          <PasswordField
+            id={ids.confirm}
             label="Confirm new password"
-            labelFor={ids.confirm}
-            intent={confirmError ? 'danger' : 'none'}
-            helperText={confirmError}
-          >
-            <InputGroup
-              id={ids.confirm}
-              name="confirmPassword"
-              type="password"
-              autoComplete="new-password"
-              size="large"
-              value={confirmation}
-              onValueChange={setConfirmation}
-              disabled={submitting}
-            />
-          </FormGroup>
+            name="confirmPassword"
+            autoComplete="new-password"
+            value={confirmation}
+            onChange={setConfirmation}
+            invalid={Boolean(confirmError)}
+            helper={confirmError}
+            disabled={submitting}
+          />
           {change.isError && (
             <Callout intent="danger" className="lamina-login-error" role="alert">
               {errorMessage(change.error)}
@@ -161,5 +143,28 @@ function RuleErrors({ errors }: { errors: readonly string[] }) {
         <div key={message}>{message}</div>
       ))}
     </>
+  );
+}
+
+interface PasswordFieldProps {
+  id: string;
+  label: string;
+  name: string;
+  autoComplete: 'current-password' | 'new-password';
+  autoFocus?: boolean;
+  value: string;
+  onChange: (value: string) => void;
+  onBlur?: () => void;
+  invalid: boolean;
+  helper: ReactNode;
+  disabled: boolean;
+}
+
+/** A labelled password input with its hint or error below. */
+function PasswordField({ id, label, invalid, helper, onChange, ...input }: PasswordFieldProps) {
+  return (
+    <FormGroup label={label} labelFor={id} intent={invalid ? 'danger' : 'none'} helperText={helper}>
+      <InputGroup id={id} type="password" size="large" onValueChange={onChange} {...input} />
+    </FormGroup>
   );
 }
