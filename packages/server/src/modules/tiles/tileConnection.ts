@@ -161,10 +161,10 @@ export class TileResponseHeads {
   private readonly keepAlive: string;
   private second = -1;
   private date = '';
-  /** The 200 head as bytes up to the Content-Length value, and after the ETag line (per second). */
+  /** The 200 head as bytes up to the Content-Length value. */
   private readonly okStartBytes: Buffer;
+  /** The 200 head as bytes after the ETag line; made again when the date changes. */
   private okTails: { keepAlive: Buffer; close: Buffer } | null = null;
-  private okTailsSecond = -1;
 
   constructor(templates: TileHeaderTemplates, keepAliveMs: number) {
     // ok = [Content-Type, image/jpeg, Content-Length, <n>, ETag, <etag>, …]
@@ -186,8 +186,14 @@ export class TileResponseHeads {
     if (second !== this.second) {
       this.second = second;
       this.date = new Date(now).toUTCString();
+      this.okTails = null;
     }
     return this.date;
+  }
+
+  /** The head's last lines: the date, and whether the connection stays open. */
+  private ending(close: boolean): string {
+    return `Date: ${this.httpDate()}\r\n${close ? 'Connection: close\r\n\r\n' : this.keepAlive}`;
   }
 
   /**
@@ -196,15 +202,11 @@ export class TileResponseHeads {
    * length and the ETag are written per tile.
    */
   fileHead(etag: string, tile: TileInFile, close: boolean): Buffer {
-    const date = this.httpDate();
-    if (this.okTailsSecond !== this.second || this.okTails === null) {
-      const tail = `${this.okEnd}Date: ${date}\r\n`;
-      this.okTails = {
-        keepAlive: Buffer.from(tail + this.keepAlive, 'latin1'),
-        close: Buffer.from(`${tail}Connection: close\r\n\r\n`, 'latin1'),
-      };
-      this.okTailsSecond = this.second;
-    }
+    this.httpDate(); // a new second clears the tails
+    this.okTails ??= {
+      keepAlive: Buffer.from(this.okEnd + this.ending(false), 'latin1'),
+      close: Buffer.from(this.okEnd + this.ending(true), 'latin1'),
+    };
     const tail = close ? this.okTails.close : this.okTails.keepAlive;
     const middle = `${tile.prefix.length + tile.length}\r\nETag: ${etag}\r\n`;
     const start = this.okStartBytes;
@@ -226,7 +228,7 @@ export class TileResponseHeads {
     } else {
       text = this.refusals[answer.status];
     }
-    return `${text}Date: ${this.httpDate()}\r\n${close ? 'Connection: close\r\n\r\n' : this.keepAlive}`;
+    return text + this.ending(close);
   }
 }
 
