@@ -79,10 +79,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   }
   const databaseUrl = env.DATABASE_URL || undefined;
   const demoPassword = env.DEMO_PASSWORD || randomBytes(9).toString('base64url');
+  const dataDir = path.resolve(cwd, env.DATA_DIR || 'data');
   return {
     port,
     host: env.HOST || '127.0.0.1',
-    dataDir: path.resolve(cwd, env.DATA_DIR || 'data'),
+    dataDir,
     databaseUrl,
     roles: new Set(roles as ServerRole[]),
     demo: bool(env.DEMO, databaseUrl === undefined),
@@ -100,14 +101,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     webDist: path.resolve(cwd, env.WEB_DIST || 'packages/web/dist'),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: bool(env.TRUST_PROXY, false),
-    storage: storageConfig(env, path.resolve(cwd, env.DATA_DIR || 'data')),
+    storage: storageConfig(env, dataDir),
     smtpUrl: env.SMTP_URL || null,
     mailFrom: env.MAIL_FROM || 'Lamina <no-reply@lamina.local>',
     uploadUrlTtlSeconds: positive(env.UPLOAD_URL_TTL, 'UPLOAD_URL_TTL', 3600),
-    auditAnchorFile: path.resolve(
-      cwd,
-      env.AUDIT_ANCHOR_FILE || path.join(env.DATA_DIR || 'data', 'audit-anchors.jsonl'),
-    ),
+    auditAnchorFile: env.AUDIT_ANCHOR_FILE
+      ? path.resolve(cwd, env.AUDIT_ANCHOR_FILE)
+      : path.join(dataDir, 'audit-anchors.jsonl'),
     auditAnchorIntervalSeconds: positive(env.AUDIT_ANCHOR_INTERVAL, 'AUDIT_ANCHOR_INTERVAL', 300),
   };
 }

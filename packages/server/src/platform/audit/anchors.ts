@@ -1,6 +1,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from '../db/database.js';
+import { readAuditHead } from './audit.js';
 
 /**
  * Audit anchors: the head of the audit chain (last id and hash), copied outside the database.
@@ -17,16 +18,6 @@ export interface AuditAnchor {
   hash: string;
   /** When the anchor was taken (ISO 8601). */
   at: string;
-}
-
-export async function readAuditHead(db: Db): Promise<{ id: number; hash: string } | null> {
-  const row = await db
-    .selectFrom('audit_events')
-    .select(['id', 'hash'])
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return row ?? null;
 }
 
 /** The anchors of a JSON-lines file; a missing file is no anchors; an unreadable line is an error. */

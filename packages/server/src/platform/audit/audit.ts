@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
 import type { DB } from '../db/schema.js';
 
 /** Who did it, and through which request: taken from the authenticated session. */
@@ -74,6 +75,17 @@ export function auditValue(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
+/** The chain's last row (id and hash), or null while the trail is empty. */
+export async function readAuditHead(db: Db): Promise<{ id: number; hash: string } | null> {
+  const row = await db
+    .selectFrom('audit_events')
+    .select(['id', 'hash'])
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
 /**
  * Records audit events inside the caller's transaction: they commit with the change they describe,
  * or not at all. Takes the chain lock until the transaction ends.
@@ -81,12 +93,7 @@ export function auditValue(value: unknown): string | null {
 export async function recordAudit(tx: Transaction<DB>, actor: Actor, events: readonly AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
   await sql`select pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`.execute(tx);
-  const last = await tx
-    .selectFrom('audit_events')
-    .select(['id', 'hash'])
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const last = await readAuditHead(tx);
   const { rows } = await sql<{ now: Date }>`select date_trunc('milliseconds', clock_timestamp()) as now`.execute(tx);
   const occurredAt = rows[0]?.now ?? new Date();
   let prevHash = last?.hash ?? GENESIS_HASH;

@@ -22,42 +22,40 @@ export async function verifyAuditChain(
   db: Db,
   options: { anchors?: readonly AuditAnchor[]; batchSize?: number } = {},
 ): Promise<VerifyResult> {
-  const result = await walkChain(db, options.batchSize ?? 5000);
   const anchors = options.anchors ?? [];
-  if (!result.ok) return { ...result, anchorsChecked: 0 };
   const byId = new Map(anchors.map((a) => [a.id, a]));
-  for (const anchor of [...byId.values()].sort((a, b) => a.id - b.id)) {
-    if (anchor.id > result.rowsChecked) {
-      return {
-        ok: false,
-        rowsChecked: result.rowsChecked,
-        anchorsChecked: anchors.length,
-        brokenAt: {
-          id: result.rowsChecked + 1,
-          problem: `the chain ends at row ${result.rowsChecked}, but row ${anchor.id} existed at ${anchor.at} (rows deleted from the end)`,
-        },
-      };
-    }
-    const row = await db.selectFrom('audit_events').select('hash').where('id', '=', anchor.id).executeTakeFirst();
-    if (row?.hash !== anchor.hash) {
-      return {
-        ok: false,
-        rowsChecked: result.rowsChecked,
-        anchorsChecked: anchors.length,
-        brokenAt: {
-          id: anchor.id,
-          problem: `its hash differs from the one anchored at ${anchor.at} (the chain was rewritten)`,
-        },
-      };
-    }
+  const { rewritten, ...walked } = await walkChain(db, options.batchSize ?? 5000, byId);
+  if (!walked.ok) return { ...walked, anchorsChecked: 0 };
+  if (rewritten) return { ...walked, ok: false, brokenAt: rewritten, anchorsChecked: anchors.length };
+  // Anchored rows the walk did not reach: the chain ends before them.
+  const beyond = [...byId.values()].filter((a) => a.id > walked.rowsChecked).sort((a, b) => a.id - b.id)[0];
+  if (beyond) {
+    return {
+      ok: false,
+      rowsChecked: walked.rowsChecked,
+      anchorsChecked: anchors.length,
+      brokenAt: {
+        id: walked.rowsChecked + 1,
+        problem: `the chain ends at row ${walked.rowsChecked}, but row ${beyond.id} existed at ${beyond.at} (rows deleted from the end)`,
+      },
+    };
   }
-  return { ...result, anchorsChecked: anchors.length };
+  return { ...walked, anchorsChecked: anchors.length };
 }
 
-async function walkChain(db: Db, batchSize: number): Promise<Omit<VerifyResult, 'anchorsChecked'>> {
+/**
+ * The chain walk. It also finds the first anchored row (in id order) whose hash differs from its
+ * anchor, returned as `rewritten` beside the walk's own result: a broken link is reported first.
+ */
+async function walkChain(
+  db: Db,
+  batchSize: number,
+  anchors: ReadonlyMap<number, AuditAnchor>,
+): Promise<Omit<VerifyResult, 'anchorsChecked'> & { rewritten?: VerifyResult['brokenAt'] }> {
   let expectedId = 1;
   let prevHash = GENESIS_HASH;
   let checked = 0;
+  let rewritten: VerifyResult['brokenAt'];
   for (;;) {
     const rows = await db
       .selectFrom('audit_events')
@@ -88,6 +86,13 @@ async function walkChain(db: Db, batchSize: number): Promise<Omit<VerifyResult, 
           brokenAt: { id: row.id, problem: 'its content does not match its hash (altered)' },
         };
       }
+      const anchor = anchors.get(row.id);
+      if (anchor && anchor.hash !== row.hash && rewritten === undefined) {
+        rewritten = {
+          id: row.id,
+          problem: `its hash differs from the one anchored at ${anchor.at} (the chain was rewritten)`,
+        };
+      }
       prevHash = row.hash;
       expectedId += 1;
       checked += 1;
@@ -96,5 +101,5 @@ async function walkChain(db: Db, batchSize: number): Promise<Omit<VerifyResult, 
   }
   const below = await db.selectFrom('audit_events').select('id').where('id', '<', 1).limit(1).executeTakeFirst();
   if (below) return { ok: false, rowsChecked: checked, brokenAt: { id: below.id, problem: 'row outside the chain' } };
-  return { ok: true, rowsChecked: checked };
+  return { ok: true, rowsChecked: checked, rewritten };
 }
