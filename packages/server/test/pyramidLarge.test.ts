@@ -19,6 +19,7 @@ import {
   writeBlockPyramid,
 } from '../src/modules/processing/blockPyramid.js';
 import { describeSlide } from '../src/modules/processing/slideInfo.js';
+import { TiledJpegTiffWriter } from '../src/modules/processing/tiledTiff.js';
 import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import { buildPyramidIndex } from '../src/modules/tiles/pyramidIndex.js';
 import { readTiffDirectories, type RangeReader } from '../src/modules/tiles/tiffDirectory.js';
@@ -307,6 +308,23 @@ describe('a slide wider than 65 535 px', () => {
 });
 
 describe('the block writer', () => {
+  it('writes BigTIFF when the tile data passes 4 GiB (a sparse file: the writer skips ahead)', async () => {
+    const file = path.join(dir, 'past-4-gib.tif');
+    const writer = await TiledJpegTiffWriter.create(file, { tileSize: 256, levels: [{ width: 512, height: 256 }] });
+    writer.setCoding({ photometric: 6, subsampling: [2, 2], tables: null });
+    const tile = Buffer.from([0xff, 0xd8, 1, 2, 3, 0xff, 0xd9]);
+    await writer.writeTiles([{ level: 0, index: 0, data: tile }]);
+    // As if 4 GiB of tiles had been written since (the file stays sparse).
+    (writer as unknown as { position: number }).position = 2 ** 32 + 1024;
+    await writer.writeTiles([{ level: 0, index: 1, data: tile }]);
+    const result = await writer.finish();
+    expect(result.bigtiff).toBe(true);
+    const [level] = await directoriesOf(file);
+    expect([...level!.tileOffsets]).toEqual([16, 2 ** 32 + 1024]);
+    expect([...level!.tileByteCounts]).toEqual([tile.length, tile.length]);
+    await rm(file, { force: true });
+  });
+
   it('cuts an axis into blocks of 256 x 2^m, merging a remainder too small to reach level m', () => {
     expect(splitAxis(70_000, 32_768)).toEqual([
       { start: 0, size: 32_768 },

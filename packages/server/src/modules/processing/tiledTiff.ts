@@ -53,6 +53,15 @@ export interface TileData {
   data: Buffer;
 }
 
+/** The IFDs' sizes, in the classic or the BigTIFF layout, and where the file then ends. */
+interface DirectoryPlan {
+  big: boolean;
+  /** Bytes after the tile data before the first IFD (alignment). */
+  pad: number;
+  levels: { entries: Entry[]; ifdBytes: number; valueSizes: number[]; total: number }[];
+  end: number;
+}
+
 interface Level extends LevelSize {
   tilesAcross: number;
   tilesDown: number;
@@ -203,9 +212,9 @@ export class TiledJpegTiffWriter {
       if (missing >= 0) throw new Error(`Tile ${missing} of level ${k} was never written`);
     });
 
-    const classic = this.layoutDirectories(false);
-    const bigtiff = this.options.bigtiff === true || classic.end >= CLASSIC_LIMIT;
-    const { blocks, firstIfd, end } = bigtiff ? this.layoutDirectories(true) : classic;
+    // Classic TIFF when its directories end below 4 GiB (then every offset fits 32 bits).
+    const bigtiff = this.options.bigtiff === true || this.planDirectories(false).end >= CLASSIC_LIMIT;
+    const { blocks, firstIfd, end } = this.layoutDirectories(this.planDirectories(bigtiff));
     let at = this.position;
     for (const block of blocks) {
       await this.file.write(block, 0, block.length, at);
@@ -269,23 +278,18 @@ export class TiledJpegTiffWriter {
   }
 
   /**
-   * Serialises every IFD (entries, then the values that do not fit inline) after the tile data.
-   * Returns the blocks to write from `this.position`, the first IFD's offset and the file's end.
+   * Where every IFD goes after the tile data (entries, then the values that do not fit inline):
+   * sizes only, nothing serialised, so the classic/BigTIFF choice costs no second layout.
    */
-  private layoutDirectories(big: boolean): { blocks: Buffer[]; firstIfd: number; end: number } {
+  private planDirectories(big: boolean): DirectoryPlan {
     const coding = this.coding as JpegCoding;
     const countBytes = big ? 8 : 2;
     const entryBytes = big ? 20 : 12;
     const offsetBytes = big ? 8 : 4;
     const align = big ? 8 : 2;
-    let at = this.position;
-    const blocks: Buffer[] = [];
-    const pad = (align - (at % align)) % align;
-    if (pad > 0) blocks.push(Buffer.alloc(pad));
-    at += pad;
-    const firstIfd = at;
-
-    this.levels.forEach((level, index) => {
+    const pad = (align - (this.position % align)) % align;
+    let end = this.position + pad;
+    const levels = this.levels.map((level, index) => {
       const entries = this.entries(level, index, big, coding);
       const ifdBytes = countBytes + entries.length * entryBytes + offsetBytes;
       const valueSizes = entries.map((e) => {
@@ -293,6 +297,28 @@ export class TiledJpegTiffWriter {
         return size <= offsetBytes ? 0 : size + ((align - (size % align)) % align);
       });
       const total = ifdBytes + valueSizes.reduce((a, b) => a + b, 0);
+      end += total;
+      return { entries, ifdBytes, valueSizes, total };
+    });
+    return { big, pad, levels, end };
+  }
+
+  /**
+   * Serialises the planned IFDs. Returns the blocks to write from `this.position`, the first IFD's
+   * offset and the file's end.
+   */
+  private layoutDirectories(plan: DirectoryPlan): { blocks: Buffer[]; firstIfd: number; end: number } {
+    const { big, pad } = plan;
+    const countBytes = big ? 8 : 2;
+    const entryBytes = big ? 20 : 12;
+    const offsetBytes = big ? 8 : 4;
+    let at = this.position;
+    const blocks: Buffer[] = [];
+    if (pad > 0) blocks.push(Buffer.alloc(pad));
+    at += pad;
+    const firstIfd = at;
+
+    plan.levels.forEach(({ entries, ifdBytes, valueSizes, total }, index) => {
       const block = Buffer.alloc(total);
       const ifdAt = at;
       let valueAt = ifdAt + ifdBytes;
