@@ -36,6 +36,9 @@ import { TiledJpegTiffWriter, type LevelSize, type TiledTiffResult } from './til
 /** 256 x 2^7: levels 0..7 of a block align with the slide's tile grid. */
 export const DEFAULT_BLOCK_SIZE = 32768;
 
+/** sharp's TIFF options of the serving pyramid's tiles: 256-px JPEG (quality and levels added). */
+export const JPEG_TILES = { tile: true, tileWidth: TILE_SIZE, tileHeight: TILE_SIZE, compression: 'jpeg' } as const;
+
 export interface BlockPyramidOptions {
   /** Size of level 0 (the output of `makeImage()`). */
   width: number;
@@ -175,14 +178,7 @@ export async function writeBlockPyramid(
         try {
           await makeImage()
             .extract({ left: column.start, top: row.start, width: column.size, height: row.size })
-            .tiff({
-              tile: true,
-              tileWidth: TILE_SIZE,
-              tileHeight: TILE_SIZE,
-              pyramid: true,
-              compression: 'jpeg',
-              quality: options.quality,
-            })
+            .tiff({ ...JPEG_TILES, pyramid: true, quality: options.quality })
             .toFile(file);
         } catch (error) {
           throw new BlockPassError(error);
@@ -434,7 +430,7 @@ async function addSmallLevels(writer: TiledJpegTiffWriter, from: number, work: s
           bottom: level.tilesDown * TILE_SIZE - image.height,
           extendWith: 'copy',
         })
-        .tiff({ tile: true, tileWidth: TILE_SIZE, tileHeight: TILE_SIZE, compression: 'jpeg', quality })
+        .tiff({ ...JPEG_TILES, quality })
         .toFile(file);
     } catch (error) {
       throw new BlockPassError(error);

@@ -1,7 +1,7 @@
 import sharp, { type Sharp } from 'sharp';
 import { maxTmsZoom, TILE_SIZE } from '@lamina/domain';
 import type { SlideInfo } from './slideInfo.js';
-import { BlockPassError, watchFile, writeBlockPyramid } from './blockPyramid.js';
+import { BlockPassError, JPEG_TILES, watchFile, writeBlockPyramid } from './blockPyramid.js';
 
 /** JPEG quality of the pyramid tiles. */
 export const PYRAMID_QUALITY = 85;
@@ -103,9 +103,7 @@ export async function buildPyramid(
       });
     } catch (error) {
       if (!(error instanceof BlockPassError)) throw error;
-      const message = firstLine(error.original);
-      if (transient(message)) throw error.original;
-      throw new DecodeError(`The image data could not be decoded (${message})`);
+      throw writeFailure(error.original);
     }
     return;
   }
@@ -113,11 +111,8 @@ export async function buildPyramid(
   const image = prepare(open(true));
   const bigtiff = info.width * info.height * 3 > BIGTIFF_RAW_BYTES;
   const output = image.tiff({
-    tile: true,
-    tileWidth: TILE_SIZE,
-    tileHeight: TILE_SIZE,
+    ...JPEG_TILES,
     pyramid: true,
-    compression: 'jpeg',
     quality: PYRAMID_QUALITY,
     bigtiff,
     ...(pixelsPerMm ? { xres: pixelsPerMm, yres: pixelsPerMm, resolutionUnit: 'cm' as const } : {}),
@@ -127,9 +122,7 @@ export async function buildPyramid(
   try {
     await output.toFile(target);
   } catch (error) {
-    const message = firstLine(error);
-    if (transient(message)) throw error;
-    throw new DecodeError(`The image data could not be decoded (${message})`);
+    throw writeFailure(error);
   } finally {
     watch?.stop();
   }
@@ -139,6 +132,12 @@ export async function buildPyramid(
 export async function extractAssociated(source: string, page: number, format: 'png' | 'jpeg'): Promise<Buffer> {
   const image = sharp(source, { page, failOn: 'error' }).toColourspace('srgb');
   return format === 'png' ? image.png().toBuffer() : image.jpeg({ quality: 90 }).toBuffer();
+}
+
+/** What a failed libvips write is rethrown as: itself when it may pass (a retry), else a DecodeError. */
+function writeFailure(error: unknown): unknown {
+  const message = firstLine(error);
+  return transient(message) ? error : new DecodeError(`The image data could not be decoded (${message})`);
 }
 
 function firstLine(error: unknown): string {
