@@ -8,6 +8,7 @@ import { lazyPage } from './lazyPage';
 import { NotFoundPage } from './NotFoundPage';
 import { RequireAuth } from './RequireAuth';
 import { RouteErrorScreen } from './RouteErrorScreen';
+import { CHANGE_PASSWORD_PATH } from './safeRedirect';
 
 const WelcomePage = lazyPage(() => import('../features/auth/WelcomePage'), 'WelcomePage');
 const AccessDeniedPage = lazyPage(() => import('../features/auth/AccessDeniedPage'), 'AccessDeniedPage');
@@ -67,7 +68,7 @@ export const appRoutes: RouteObject[] = [
       },
       {
         // Not in the spec: the one page open while a one-time password must be changed.
-        path: '/changePassword',
+        path: CHANGE_PASSWORD_PATH,
         element: (
           <RequireAuth allowUnregistered allowDuringPasswordChange>
             <ChangePasswordPage />

@@ -22,11 +22,12 @@ export function StudyConfigurePage() {
 
   if (tab === null) return <NotFoundPage />;
 
+  const fallback = isNew ? null : studyLoadFallback(studyId, study);
   let content;
   if (isNew) {
     content = <StudySettingsForm />;
-  } else if (studyLoadFallback(studyId, study) !== null || !study.data) {
-    content = studyLoadFallback(studyId, study);
+  } else if (fallback !== null || !study.data) {
+    content = fallback;
   } else {
     // The form stays mounted on the Users tab, so unsaved edits survive a look at the users.
     content = (
