@@ -27,7 +27,7 @@ const member = {
 };
 const changed = { success: true, message: 'Study access added', studyAccess: [] };
 
-function renderPage(user: UserInfo = ADMIN, members = [member]) {
+function renderPage(user: UserInfo = ADMIN, members = [member], usersTotal = 1) {
   const mock = mockFetch({
     'GET /api/studies/3': { body: makeStudy() },
     'POST /api/users/inStudy/3': { body: { success: true, users: members } },
@@ -36,7 +36,7 @@ function renderPage(user: UserInfo = ADMIN, members = [member]) {
       body: {
         success: true,
         users: [makeUserRow({ id: 12, username: 'dm@example.org', firstName: 'Dana', lastName: 'Manager' })],
-        total: 1,
+        total: usersTotal,
       },
     },
     'PATCH /api/users/studies/add': { body: changed },
@@ -120,10 +120,17 @@ describe('study access screen /studies/{id}/configure/associate-users (doc 1 §2
     });
   });
 
+  it('asks for a narrower search when more users match than the picker offers', async () => {
+    renderPage(ADMIN, [member], 150);
+    expect(await screen.findByText('Showing the first 100; search to narrow.')).toBeTruthy();
+  });
+
   it('shows neither + Add nor Remove Access without the grant and revoke permissions', async () => {
-    renderPage(makeUserAs('PM', ['S_Main_EditStudy', 'UM_ViewUsersPage']));
+    const { calls } = renderPage(makeUserAs('PM', ['S_Main_EditStudy', 'UM_ViewUsersPage']));
     await screen.findByRole('table', { name: 'Users with access' });
     expect(screen.queryByRole('button', { name: '+ Add' })).toBeNull();
     expect(screen.queryByRole('button', { name: /Remove Access/ })).toBeNull();
+    // Nothing shows the user picker, so the users list is not asked for.
+    expect(calls.some((c) => c.method === 'GET' && c.path === '/api/users')).toBe(false);
   });
 });

@@ -2,22 +2,18 @@ import { H2, HTMLTable } from '@blueprintjs/core';
 import { confirmStudyAccessText, hasAny, removeStudyAccessText, roleById, type StudyUserRef } from '@lamina/domain';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { ListStates } from '../../components/ListStates';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { usePageTitle } from '../../components/usePageTitle';
 import { usePermissionRoles, useUserList } from '../users/api';
-import { StudyAccessAddForm } from '../users/StudyAccessAddForm';
+import { ACCESS_CHOICES, StudyAccessAddForm } from '../users/StudyAccessAddForm';
 import { RemoveAccessCell, RemoveAccessHeader } from '../users/RemoveAccessColumn';
 import { useStudyAccessConfirmations } from '../users/StudyAccessConfirmDialogs';
 import { assignableRoles } from '../users/userAccess';
 import { useStudy, useUsersInStudy } from './api';
 import { studyLoadFallback } from './StudyLoadFallback';
 import { parseStudyId } from './studyTabs';
-
-/** How many users the picker offers before asking for a narrower search. */
-const USER_CHOICES = 100;
 
 const roleLabel = (row: Pick<StudyUserRef, 'roleId' | 'roleName'>) => roleById(row.roleId)?.displayName ?? row.roleName;
 const fullName = (row: Pick<StudyUserRef, 'firstName' | 'lastName'>) =>
@@ -39,7 +35,7 @@ export function StudyAccessPage() {
   const roles = usePermissionRoles();
   const [userSearch, setUserSearch] = useState('');
   const name = useDebouncedValue(userSearch.trim());
-  const candidates = useUserList({ name, pageIndex: 0, pageSize: USER_CHOICES, sort: 'username' });
+  const candidates = useUserList({ name, pageIndex: 0, pageSize: ACCESS_CHOICES, sort: 'username' }, mayGrant);
   const [userId, setUserId] = useState<number | null>(null);
   const [roleId, setRoleId] = useState<number | null>(null);
   const { confirmAdd, confirmRemove, dialogs } = useStudyAccessConfirmations(() => {
@@ -90,16 +86,12 @@ export function StudyAccessPage() {
           choices={(candidates.data?.users ?? [])
             .filter((u) => u.active)
             .map((u) => ({ value: u.id, label: `${u.username}${fullName(u) === '-' ? '' : ` (${fullName(u)})`}` }))}
-          choicesError={candidates.isError ? errorMessage(candidates.error) : null}
-          choicesHint={
-            (candidates.data?.total ?? 0) > USER_CHOICES
-              ? `Showing the first ${USER_CHOICES}; search to narrow.`
-              : undefined
-          }
+          choicesTotal={candidates.data?.total}
+          choicesError={candidates.error}
           chosen={userId}
           onChoose={setUserId}
           roles={roleChoices}
-          rolesError={roles.isError ? errorMessage(roles.error) : null}
+          rolesError={roles.error}
           roleId={roleId}
           onRoleChange={setRoleId}
           onAdd={handleAddClick}

@@ -1,8 +1,12 @@
 import { Button, FormGroup, HTMLSelect, InputGroup } from '@blueprintjs/core';
 import type { RoleView } from '@lamina/domain';
 import { useId } from 'react';
+import { errorMessage } from '../../api/ApiError';
 
-export interface AccessChoice {
+/** How many studies or users the picker offers before asking for a narrower search. */
+export const ACCESS_CHOICES = 100;
+
+interface AccessChoice {
   value: number;
   label: string;
 }
@@ -15,13 +19,14 @@ interface StudyAccessAddFormProps {
   search: string;
   onSearchChange: (value: string) => void;
   choices: readonly AccessChoice[];
-  /** A load error, or a hint such as 'Showing the first 100; search to narrow.'. */
-  choicesError?: string | null;
-  choicesHint?: string | undefined;
+  /** How many match the search (more than ACCESS_CHOICES: a hint to narrow it). */
+  choicesTotal: number | undefined;
+  /** The load errors of the choices and the roles (a query's `error`). */
+  choicesError: unknown;
   chosen: number | null;
   onChoose: (value: number | null) => void;
   roles: readonly RoleView[];
-  rolesError?: string | null;
+  rolesError: unknown;
   roleId: number | null;
   onRoleChange: (roleId: number | null) => void;
   /** '+ Add' (doc 1 §2.8: needs both choices; the caller asks for confirmation). */
@@ -35,6 +40,10 @@ export function StudyAccessAddForm(props: StudyAccessAddFormProps) {
   const ids = { search: useId(), choice: useId(), role: useId() };
   const { subject, choices, chosen, roles, roleId } = props;
   const canAdd = chosen !== null && choices.some((c) => c.value === chosen) && roles.some((r) => r.id === roleId);
+  const choicesError = props.choicesError ? errorMessage(props.choicesError) : null;
+  const rolesError = props.rolesError ? errorMessage(props.rolesError) : null;
+  const choicesHint =
+    (props.choicesTotal ?? 0) > ACCESS_CHOICES ? `Showing the first ${ACCESS_CHOICES}; search to narrow.` : undefined;
   return (
     <div className="lamina-access-add">
       <FormGroup label={props.searchLabel} labelFor={ids.search}>
@@ -50,8 +59,8 @@ export function StudyAccessAddForm(props: StudyAccessAddFormProps) {
       <FormGroup
         label={subject}
         labelFor={ids.choice}
-        intent={props.choicesError ? 'danger' : 'none'}
-        helperText={props.choicesError ?? props.choicesHint}
+        intent={choicesError ? 'danger' : 'none'}
+        helperText={choicesError ?? choicesHint}
       >
         <HTMLSelect
           id={ids.choice}
@@ -63,8 +72,8 @@ export function StudyAccessAddForm(props: StudyAccessAddFormProps) {
       <FormGroup
         label="Role"
         labelFor={ids.role}
-        intent={props.rolesError ? 'danger' : 'none'}
-        helperText={props.rolesError ?? undefined}
+        intent={rolesError ? 'danger' : 'none'}
+        helperText={rolesError ?? undefined}
       >
         <HTMLSelect
           id={ids.role}

@@ -25,12 +25,7 @@ interface StudyAccessConfirmDialogsProps {
  * server's message; on failure the message in the dialog, which stays open. Used by the user's
  * Study Access tab and by the study's access screen.
  */
-export function StudyAccessConfirmDialogs({
-  adding,
-  removing,
-  onAddClosed,
-  onRemoveClosed,
-}: StudyAccessConfirmDialogsProps) {
+function StudyAccessConfirmDialogs({ adding, removing, onAddClosed, onRemoveClosed }: StudyAccessConfirmDialogsProps) {
   const add = useAddStudyAccess();
   const remove = useRemoveStudyAccess();
 

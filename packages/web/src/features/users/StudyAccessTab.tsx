@@ -1,18 +1,15 @@
 import { HTMLTable } from '@blueprintjs/core';
 import { confirmStudyAccessText, hasAny, removeStudyAccessText, type StudyAccessRow } from '@lamina/domain';
 import { useState } from 'react';
-import { errorMessage } from '../../api/ApiError';
 import { ListStates } from '../../components/ListStates';
 import { useUserInfo } from '../../api/users';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { useStudyList } from '../studies/api';
 import { usePermissionRoles, useStudyAccess } from './api';
-import { StudyAccessAddForm } from './StudyAccessAddForm';
+import { ACCESS_CHOICES, StudyAccessAddForm } from './StudyAccessAddForm';
 import { RemoveAccessCell, RemoveAccessHeader } from './RemoveAccessColumn';
 import { useStudyAccessConfirmations } from './StudyAccessConfirmDialogs';
 import { assignableRoles } from './userAccess';
-
-const STUDY_CHOICES = 100;
 
 /** The Study Access tab (doc 1 §2.8): grant a study in a role, list the grants, remove one. */
 export function StudyAccessTab({ userId }: { userId: number }) {
@@ -23,7 +20,7 @@ export function StudyAccessTab({ userId }: { userId: number }) {
   const roles = usePermissionRoles();
   const [studySearch, setStudySearch] = useState('');
   const name = useDebouncedValue(studySearch.trim());
-  const studies = useStudyList({ name, pageIndex: 0, pageSize: STUDY_CHOICES, sort: 'name' }, mayGrant);
+  const studies = useStudyList({ name, pageIndex: 0, pageSize: ACCESS_CHOICES, sort: 'name' }, mayGrant);
   const [studyId, setStudyId] = useState<number | null>(null);
   const [roleId, setRoleId] = useState<number | null>(null);
   const { confirmAdd, confirmRemove, dialogs } = useStudyAccessConfirmations(() => {
@@ -61,16 +58,12 @@ export function StudyAccessTab({ userId }: { userId: number }) {
           search={studySearch}
           onSearchChange={setStudySearch}
           choices={(studies.data?.studies ?? []).map((s) => ({ value: s.id, label: s.name }))}
-          choicesError={studies.isError ? errorMessage(studies.error) : null}
-          choicesHint={
-            (studies.data?.total ?? 0) > STUDY_CHOICES
-              ? `Showing the first ${STUDY_CHOICES}; search to narrow.`
-              : undefined
-          }
+          choicesTotal={studies.data?.total}
+          choicesError={studies.error}
           chosen={studyId}
           onChoose={setStudyId}
           roles={roleChoices}
-          rolesError={roles.isError ? errorMessage(roles.error) : null}
+          rolesError={roles.error}
           roleId={roleId}
           onRoleChange={setRoleId}
           onAdd={handleAddClick}

@@ -46,7 +46,8 @@ export const userKeys = {
 };
 
 /** GET /api/users: one page of users, sorted and searched on the server. */
-export function useUserList(params: UserListParams) {
+/** The users list (`enabled`: false while nothing shows it, e.g. a form the user may not use). */
+export function useUserList(params: UserListParams, enabled = true) {
   const query = listQuery({
     name: params.name?.trim(),
     page: params.pageIndex + 1,
@@ -61,6 +62,7 @@ export function useUserList(params: UserListParams) {
         USER_MESSAGES.unableToFetchUsers,
       ),
     placeholderData: keepPreviousData,
+    enabled,
   });
 }
 
