@@ -3,14 +3,10 @@ import path from 'node:path';
 import sharp, { type Sharp } from 'sharp';
 import { maxTmsZoom, TILE_SIZE } from '@lamina/domain';
 import { assembleJpeg, jpegPrefix } from '../tiles/jpegTile.js';
-import {
-  COMPRESSION_JPEG,
-  PHOTOMETRIC,
-  readTiffDirectories,
-  type RangeReader,
-  type TiffDirectory,
-} from '../tiles/tiffDirectory.js';
+import { COMPRESSION_JPEG, PHOTOMETRIC, type RangeReader } from '../../platform/tiff/tiffReader.js';
+import { readTiffDirectories, type TiffDirectory } from '../tiles/tiffDirectory.js';
 import { TiledJpegTiffWriter, type LevelSize, type TiledTiffResult } from './tiledTiff.js';
+import type { Deadline } from './deadline.js';
 
 /**
  * The pyramid of a slide wider or taller than 65 535 px, which sharp refuses to write as one JPEG
@@ -50,6 +46,8 @@ export interface BlockPyramidOptions {
   /** Force BigTIFF (otherwise only when the file passes 4 GiB). */
   bigtiff?: boolean;
   onProgress?: (fraction: number) => void;
+  /** Checked before each block and given to libvips as its timeout. */
+  deadline?: Deadline;
 }
 
 /** An error of libvips while decoding the source or encoding a block (the slide's pixels). */
@@ -175,8 +173,11 @@ export async function writeBlockPyramid(
         const watch = options.onProgress
           ? watchFile(file, area, (f) => options.onProgress?.(((doneArea + f * area) / totalArea) * BLOCKS_SHARE))
           : null;
+        options.deadline?.check();
+        const image = makeImage();
+        if (options.deadline) image.timeout({ seconds: options.deadline.remainingSeconds() });
         try {
-          await makeImage()
+          await image
             .extract({ left: column.start, top: row.start, width: column.size, height: row.size })
             .tiff({ ...JPEG_TILES, pyramid: true, quality: options.quality })
             .toFile(file);

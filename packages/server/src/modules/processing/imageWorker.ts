@@ -2,11 +2,13 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Db } from '../../platform/db/database.js';
-import { QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
+import { IMAGE_MESSAGES } from '@lamina/domain';
+import { QUEUES, type JobQueue, type ReapedJob } from '../../platform/jobs/jobQueue.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { LocalStorage } from '../../platform/storage/localStorage.js';
-import { processImage, type ProcessingDeps } from './processImage.js';
+import { markFailed, processImage, type ProcessingDeps } from './processImage.js';
+import type { SlideLimits } from './slideLimits.js';
 
 export interface ImageJobData {
   imageId: number;
@@ -22,16 +24,29 @@ export interface WorkerDeps {
   log?: ProcessingDeps['log'];
   /** How often undelivered mail is retried; default 60 s (0 = never). */
   mailRetryMs?: number;
+  /** What a slide may claim before decoding; default DEFAULT_SLIDE_LIMITS. */
+  limits?: SlideLimits | undefined;
+  /** Seconds one job may take; default DEFAULT_PROCESSING_TIME_LIMIT_SECONDS. */
+  timeLimitSeconds?: number | undefined;
+  /** A job whose heartbeat is older than this many seconds is taken from its dead worker. Default 30. */
+  staleAfterSeconds?: number | undefined;
+  /** How often this process looks for such jobs; default a third of staleAfterSeconds. */
+  reapIntervalMs?: number | undefined;
 }
+
+const IMAGE_QUEUES = [QUEUES.imageProcessing, QUEUES.imageProcessingLarge] as const;
 
 export interface RunningWorker {
   stop(): Promise<void>;
 }
 
 /**
- * The processing worker (ROLES includes worker): takes `image-processing` jobs one at a time. pg-boss
- * retries a job that throws (with backoff) or that stays active past its expiry (its worker died),
- * and the job knows its attempt, so the last one marks the image failed instead of throwing.
+ * The processing worker (ROLES includes worker): takes one job at a time from each image queue
+ * (small and large uploads), so a multi-GB slide never holds up the small ones. pg-boss retries a
+ * job that throws (with backoff), and the job knows its attempt, so the last one marks the image
+ * failed instead of throwing. A job whose worker died (kill -9, a lost machine) stops sending
+ * heartbeats: the reaper of any worker process puts it back in the queue within
+ * `staleAfterSeconds` plus one reaper interval, or fails the image when it is out of retries.
  */
 export async function startImageWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const processing: ProcessingDeps = {
@@ -39,14 +54,37 @@ export async function startImageWorker(deps: WorkerDeps): Promise<RunningWorker>
     storage: deps.storage,
     tmpDir: deps.tmpDir ?? path.join(tmpdir(), 'lamina-worker'),
     log: deps.log,
+    limits: deps.limits,
+    timeLimitSeconds: deps.timeLimitSeconds,
   };
   await removeStaleWork(processing.tmpDir);
   if (deps.storage instanceof LocalStorage) await deps.storage.removeStale().catch(() => 0);
-  const workerId = await deps.jobs.work<ImageJobData>(QUEUES.imageProcessing, async (job) => {
+  const handler = async (job: { data: ImageJobData; retryCount: number; retryLimit: number }) => {
     const imageId: unknown = job.data.imageId;
     if (typeof imageId !== 'number' || !Number.isSafeInteger(imageId) || imageId <= 0) return; // not ours: completed as a no-op
     await processImage(processing, imageId, { retryCount: job.retryCount, retryLimit: job.retryLimit });
-  });
+  };
+  const workerIds = await Promise.all(IMAGE_QUEUES.map((queue) => deps.jobs.work<ImageJobData>(queue, handler)));
+
+  const staleAfterSeconds = deps.staleAfterSeconds ?? 30;
+  const reap = async () => {
+    const reaped = await deps.jobs.reapStale(IMAGE_QUEUES, staleAfterSeconds);
+    for (const job of reaped) await afterReaped(deps, job);
+  };
+  await reap().catch((error: unknown) => deps.log?.warn({ err: error }, 'job reaper failed'));
+  let reaping = false;
+  const reapTimer = setInterval(
+    () => {
+      if (reaping) return;
+      reaping = true;
+      reap()
+        .catch((error: unknown) => deps.log?.warn({ err: error }, 'job reaper failed'))
+        .finally(() => (reaping = false));
+    },
+    deps.reapIntervalMs ?? Math.max(1000, (staleAfterSeconds * 1000) / 3),
+  );
+  reapTimer.unref();
+
   const mailTimer =
     deps.mailer && (deps.mailRetryMs ?? 60_000) > 0
       ? setInterval(() => {
@@ -57,10 +95,19 @@ export async function startImageWorker(deps: WorkerDeps): Promise<RunningWorker>
   return {
     async stop() {
       if (mailTimer) clearInterval(mailTimer);
+      clearInterval(reapTimer);
       const boss = await deps.jobs.instance();
-      await boss.offWork({ id: workerId });
+      for (const id of workerIds) await boss.offWork({ id });
     },
   };
+}
+
+/** A job taken from a dead worker: logged; out of retries, its image fails with a reason. */
+async function afterReaped(deps: WorkerDeps, job: ReapedJob): Promise<void> {
+  const imageId = (job.data as Partial<ImageJobData> | null)?.imageId;
+  deps.log?.warn({ jobId: job.id, queue: job.name, imageId, state: job.state }, 'job of a dead worker reaped');
+  if (job.state === 'failed' && typeof imageId === 'number')
+    await markFailed(deps.db, imageId, IMAGE_MESSAGES.workerStopped);
 }
 
 /** Work folders a killed worker left behind (older than any job may run). */

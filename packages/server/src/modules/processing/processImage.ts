@@ -1,17 +1,22 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { IMAGE_MESSAGES, statusAfterProcessing, type ImageStatus } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
-import { imageKeys } from '../../platform/storage/keys.js';
+import { imageKeys, studyIdOfUploadKey } from '../../platform/storage/keys.js';
 import { recordAudit, SYSTEM_ACTOR, type Actor } from '../../platform/audit/audit.js';
 import { CorruptTiffError, NotTiffError, readTiffStructure } from './tiffStructure.js';
 import { describeSlide, SlideRejectedError, type SlideInfo } from './slideInfo.js';
 import { buildPyramid, DecodeError, extractAssociated } from './pyramid.js';
+import { checkSlideLimits, DEFAULT_SLIDE_LIMITS, type SlideLimits } from './slideLimits.js';
+import { Deadline } from './deadline.js';
+
+/** Default time budget of one processing job: a 40-gigapixel slide takes about 10 minutes here. */
+export const DEFAULT_PROCESSING_TIME_LIMIT_SECONDS = 3600;
 
 export interface ProcessingDeps {
   db: Db;
@@ -19,6 +24,10 @@ export interface ProcessingDeps {
   /** Scratch folder for downloads and the pyramid before it is stored. */
   tmpDir: string;
   log?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void } | undefined;
+  /** What a slide may claim before it is decoded (MAX_SLIDE_PIXELS …); defaults DEFAULT_SLIDE_LIMITS. */
+  limits?: SlideLimits | undefined;
+  /** Seconds one job may take (PROCESSING_TIME_LIMIT). */
+  timeLimitSeconds?: number | undefined;
 }
 
 export interface Attempt {
@@ -80,22 +89,34 @@ export async function processImage(
     .where('id', '=', imageId)
     .execute();
 
+  const deadline = new Deadline(deps.timeLimitSeconds ?? DEFAULT_PROCESSING_TIME_LIMIT_SECONDS);
   const progress = progressWriter(db, imageId);
+  // What an earlier attempt left (a worker killed mid-way): its scratch folder on this machine and
+  // the derived objects of an image that never reached SUCCESS. Storage keeps no half objects.
+  await removeWorkOf(deps.tmpDir, imageId);
+  for (const key of [imageKeys.pyramid(imageId), imageKeys.label(imageId), imageKeys.macro(imageId)])
+    await storage.delete(key);
   const work = path.join(deps.tmpDir, `image-${imageId}-${randomUUID()}`);
   await mkdir(work, { recursive: true });
   try {
-    // 1. The source as a local file, hashed while read.
-    const size = (await storage.head(image.s3_key))?.size;
+    // 1. The upload sealed under a key no signed URL was issued for (a re-used upload URL can no
+    //    longer replace it), then read as a local file and hashed on the same pass.
+    const originalKey = await sealOriginal(deps, imageId, image.s3_key);
+    const size = (await storage.head(originalKey))?.size;
     if (size === undefined) throw new SlideRejectedError(IMAGE_MESSAGES.uploadNotFound);
-    const { file: source, sha256 } = await localSource(storage, image.s3_key, work, size, (f) =>
+    const { file: source, sha256 } = await localSource(storage, originalKey, work, size, (f) =>
       progress.set(PROGRESS.picked + f * (PROGRESS.hashed - PROGRESS.picked)),
     );
+    const originalVersion = (await storage.head(originalKey))?.version ?? null;
     await progress.set(PROGRESS.hashed, true);
+    deadline.check();
 
-    // 2. Validate by content and read the metadata.
+    // 2. Validate by content and read the metadata; refuse what no decoder should be given.
     let info: SlideInfo;
     try {
-      info = describeSlide(await readTiffStructure(source));
+      const structure = await readTiffStructure(source);
+      checkSlideLimits(structure, size, deps.limits ?? DEFAULT_SLIDE_LIMITS);
+      info = describeSlide(structure);
     } catch (error) {
       if (error instanceof NotTiffError) throw new SlideRejectedError(`${IMAGE_MESSAGES.notATiff} (${error.message})`);
       if (error instanceof CorruptTiffError)
@@ -106,6 +127,7 @@ export async function processImage(
       .updateTable('images')
       .set({
         content_sha256: sha256,
+        original_version: originalVersion,
         size_bytes: size,
         width: info.width,
         height: info.height,
@@ -134,13 +156,16 @@ export async function processImage(
         pyramidFile,
         info,
         (f) => void progress.set(PROGRESS.pyramidStart + f * (PROGRESS.pyramidEnd - PROGRESS.pyramidStart)),
+        { deadline },
       );
     } catch (error) {
       if (error instanceof DecodeError) throw new SlideRejectedError(error.message);
       throw error;
     }
     await progress.set(PROGRESS.pyramidEnd, true);
+    deadline.check();
     const cogKey = imageKeys.pyramid(imageId);
+    const pyramidSha256 = await sha256OfFile(pyramidFile);
     await storage.write(cogKey, { filePath: pyramidFile }, 'image/tiff');
     await progress.set(PROGRESS.stored, true);
 
@@ -173,6 +198,7 @@ export async function processImage(
           processing_progress: 100,
           status_message: duplicate ? 'The same file is already in this study' : null,
           cog_key: cogKey,
+          pyramid_sha256: pyramidSha256,
           label_key: labelKey,
           macro_key: macroKey,
           processed_at: new Date(),
@@ -194,10 +220,17 @@ export async function processImage(
     });
     deps.log?.info({ imageId, width: info.width, height: info.height, format: info.format }, 'image processed');
   } catch (error) {
-    const permanent = error instanceof SlideRejectedError;
+    // A value of the slide the database cannot hold (SQLSTATE class 22) fails the same way every time.
+    const code = (error as { code?: unknown } | null)?.code;
+    const dataError = typeof code === 'string' && code.startsWith('22');
+    const permanent = error instanceof SlideRejectedError || dataError;
     const lastAttempt = attempt.retryCount >= attempt.retryLimit;
     if (permanent || lastAttempt) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = dataError
+        ? IMAGE_MESSAGES.slideValueOutOfRange
+        : error instanceof Error
+          ? error.message
+          : String(error);
       await markFailed(db, imageId, reason);
       deps.log?.warn({ imageId, reason }, 'image processing failed');
       return;
@@ -320,6 +353,59 @@ async function localSource(
   const written = (await stat(file)).size;
   if (written !== size) throw new Error(`Downloaded ${written} of ${size} bytes`);
   return { file, sha256: hash.digest('hex') };
+}
+
+/**
+ * Moves a registered upload (`uploads/{study}/{token}/{file}`) to `originals/{id}/{file}` and
+ * points the image at it, audited (IMAGE_ORIGINAL_SEALED by the worker). The signed upload URL
+ * named the old key: re-used, it can only create a new, unregistered object there. Idempotent: a
+ * retry after the move (before the row was updated) finds the sealed object and finishes.
+ */
+async function sealOriginal(deps: ProcessingDeps, imageId: number, key: string): Promise<string> {
+  if (studyIdOfUploadKey(key) === null) return key; // sealed already (or a key of another kind)
+  const { db, storage } = deps;
+  const sealed = imageKeys.original(imageId, key);
+  if (!(await storage.head(sealed))) {
+    if (!(await storage.head(key))) throw new SlideRejectedError(IMAGE_MESSAGES.uploadNotFound);
+    await storage.move(key, sealed);
+  }
+  await db.transaction().execute(async (tx) => {
+    const moved = await tx
+      .updateTable('images')
+      .set({ s3_key: sealed, updated_at: new Date() })
+      .where('id', '=', imageId)
+      .where('s3_key', '=', key)
+      .returning('study_id')
+      .executeTakeFirst();
+    if (!moved) return;
+    await recordAudit(tx, WORKER_ACTOR, [
+      {
+        action: 'IMAGE_ORIGINAL_SEALED',
+        entityType: 'image',
+        entityId: imageId,
+        studyId: moved.study_id,
+        field: 's3_key',
+        oldValue: key,
+        newValue: sealed,
+      },
+    ]);
+  });
+  return sealed;
+}
+
+async function sha256OfFile(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Scratch folders of earlier attempts at this image (`image-{id}-{uuid}`). */
+async function removeWorkOf(tmpDir: string, imageId: number): Promise<void> {
+  const prefix = `image-${imageId}-`;
+  const names = await readdir(tmpDir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (name.startsWith(prefix)) await rm(path.join(tmpDir, name), { recursive: true, force: true });
+  }
 }
 
 /** Writes progress at most once a second and only forward. */

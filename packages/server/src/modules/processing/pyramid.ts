@@ -2,6 +2,7 @@ import sharp, { type Sharp } from 'sharp';
 import { maxTmsZoom, TILE_SIZE } from '@lamina/domain';
 import type { SlideInfo } from './slideInfo.js';
 import { BlockPassError, JPEG_TILES, watchFile, writeBlockPyramid } from './blockPyramid.js';
+import type { Deadline } from './deadline.js';
 
 /** JPEG quality of the pyramid tiles. */
 export const PYRAMID_QUALITY = 85;
@@ -39,6 +40,8 @@ export function libvipsPyramidLevels(width: number, height: number): number {
 export interface PyramidOptions {
   writer?: 'auto' | 'tiffsave' | 'blocks';
   blockSize?: number;
+  /** The job's time budget: libvips stops when it runs out, and the time-limit error is thrown. */
+  deadline?: Deadline;
 }
 
 /** A decode or encode error of libvips: the slide's pixel data is unreadable (not worth a retry). */
@@ -100,8 +103,10 @@ export async function buildPyramid(
         ...(pixelsPerMm ? { pixelsPerCm: pixelsPerMm * 10 } : {}),
         ...(options.blockSize ? { blockSize: options.blockSize } : {}),
         ...(onProgress ? { onProgress } : {}),
+        ...(options.deadline ? { deadline: options.deadline } : {}),
       });
     } catch (error) {
+      if (options.deadline?.expired) throw options.deadline.error();
       if (!(error instanceof BlockPassError)) throw error;
       throw writeFailure(error.original);
     }
@@ -109,6 +114,7 @@ export async function buildPyramid(
   }
 
   const image = prepare(open(true));
+  if (options.deadline) image.timeout({ seconds: options.deadline.remainingSeconds() });
   const bigtiff = info.width * info.height * 3 > BIGTIFF_RAW_BYTES;
   const output = image.tiff({
     ...JPEG_TILES,
@@ -122,6 +128,7 @@ export async function buildPyramid(
   try {
     await output.toFile(target);
   } catch (error) {
+    if (options.deadline?.expired) throw options.deadline.error();
     throw writeFailure(error);
   } finally {
     watch?.stop();

@@ -1,5 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { COMPRESSION_JPEG, TAG } from '../tiles/tiffDirectory.js';
+import { COMPRESSION_JPEG, TAG } from '../../platform/tiff/tiffReader.js';
 
 /**
  * A streaming writer of a pyramidal tiled TIFF of JPEG tiles (compression 7): the tile bytes are

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
+import { asStoredText } from '@lamina/domain';
 import type { Db } from '../db/database.js';
 import type { DB } from '../db/schema.js';
 
@@ -75,6 +76,31 @@ export function auditValue(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
+/** Text as the database will store it (lone surrogates and NUL as U+FFFD), so the hash covers exactly that. */
+const stored = (text: string | null): string | null => (text === null ? null : asStoredText(text));
+
+/** The text fields of a chained row: the ones whose stored form can differ from a JavaScript string. */
+const TEXT_FIELDS = [
+  'username',
+  'work_as_role',
+  'action',
+  'entity_type',
+  'entity_id',
+  'field',
+  'old_value',
+  'new_value',
+  'reason',
+  'request_id',
+  'client_ip',
+] as const;
+
+/** A row's text fields in their stored form. */
+export function canonicalRow(row: ChainedRow): ChainedRow {
+  const out: ChainedRow = { ...row };
+  for (const field of TEXT_FIELDS) (out as unknown as Record<string, string | null>)[field] = stored(row[field]);
+  return out;
+}
+
 /** The chain's last row (id and hash), or null while the trail is empty. */
 export async function readAuditHead(db: Db): Promise<{ id: number; hash: string } | null> {
   const row = await db
@@ -100,7 +126,7 @@ export async function recordAudit(tx: Transaction<DB>, actor: Actor, events: rea
   let id = last?.id ?? 0;
   const values = events.map((event) => {
     id += 1;
-    const row: ChainedRow = {
+    const row = canonicalRow({
       id,
       occurred_at: occurredAt,
       user_id: actor.userId,
@@ -116,13 +142,22 @@ export async function recordAudit(tx: Transaction<DB>, actor: Actor, events: rea
       reason: event.reason ?? null,
       request_id: actor.requestId,
       client_ip: actor.clientIp,
-    };
+    });
     const hash = hashRow(prevHash, row);
     const value = { ...row, prev_hash: prevHash, hash };
     prevHash = hash;
     return value;
   });
-  await tx.insertInto('audit_events').values(values).execute();
+  const written = await tx.insertInto('audit_events').values(values).returningAll().execute();
+  // The chain is hashed from what the database holds: read back, every row must verify as
+  // `audit:verify` will check it. Anything the database stored differently aborts the change.
+  let expectedPrev = values[0]?.prev_hash ?? GENESIS_HASH;
+  for (const row of written.sort((a, b) => a.id - b.id)) {
+    if (row.prev_hash !== expectedPrev || hashRow(expectedPrev, row) !== row.hash) {
+      throw new Error(`Audit row ${row.id} does not verify as stored; the change is refused`);
+    }
+    expectedPrev = row.hash;
+  }
 }
 
 /** The actor for work the system does on its own (start-up reference data, jobs). */

@@ -11,13 +11,18 @@ export interface FieldChange {
 }
 
 /**
- * The reason-for-change rule, enforced on the server for every edit endpoint: a changed field whose
- * previous value was not empty needs a non-empty reason, else 400 with the spec's message and
- * nothing changes. Returns the changes that really change something.
+ * Enforces a reason-for-change rule of the domain package on the server (400 with the spec's
+ * message, nothing changes): by default the rule of image and case edits — a changed field whose
+ * previous value was not empty needs a reason (reasonForChangeError); study edits pass the study
+ * rule — every changed field needs one (studyReasonForChangeError). Returns the changes that really
+ * change something.
  */
-export function requireReasonsForChange(changes: readonly FieldChange[]): FieldChange[] {
+export function requireReasonsForChange(
+  changes: readonly FieldChange[],
+  rule: (before: unknown, after: unknown, reason: string | null | undefined) => string | null = reasonForChangeError,
+): FieldChange[] {
   for (const change of changes) {
-    const message = reasonForChangeError(change.before, change.after, change.reason);
+    const message = rule(change.before, change.after, change.reason);
     if (message) throw new BadRequestError(message);
   }
   return changes.filter((c) => valuesDiffer(c.before, c.after));

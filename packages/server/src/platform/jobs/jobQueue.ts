@@ -1,11 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import PgBoss from 'pg-boss';
+import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 
-/** Queue names. */
+/**
+ * Queue names. Uploads above LARGE_SLIDE_BYTES go to their own queue, which a worker takes one job
+ * of at a time beside one of the other: a multi-GB slide never holds up small ones.
+ */
 export const QUEUES = {
   imageProcessing: 'image-processing',
+  imageProcessingLarge: 'image-processing-large',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** A job the reaper took from a dead worker: back in the queue ('retry') or out of retries ('failed'). */
+export interface ReapedJob {
+  id: string;
+  name: string;
+  state: 'retry' | 'failed';
+  data: unknown;
+}
+
+/** This process's name in job heartbeats (host, pid and a random part). */
+export const WORKER_NAME = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
 export interface JobQueueOptions {
   /** Retries after the first attempt (a failed or expired job runs again). Default 3. */
@@ -22,6 +40,8 @@ export interface JobQueueOptions {
   maintenanceIntervalSeconds?: number;
   /** How often an idle worker polls. Default 2 s. */
   pollingIntervalSeconds?: number;
+  /** How often a running job's heartbeat is written. Default 10 s. */
+  heartbeatSeconds?: number;
 }
 
 const DEFAULTS: Required<JobQueueOptions> = {
@@ -31,6 +51,7 @@ const DEFAULTS: Required<JobQueueOptions> = {
   expireInSeconds: 2 * 60 * 60,
   maintenanceIntervalSeconds: 60,
   pollingIntervalSeconds: 2,
+  heartbeatSeconds: 10,
 };
 
 export type JobHandler<T> = (job: PgBoss.JobWithMetadata<T>) => Promise<void>;
@@ -133,7 +154,10 @@ export class JobQueue {
     return boss.send(queue, data, options);
   }
 
-  /** Runs `handler` for each job of `queue`, one at a time per worker. Returns the worker id. */
+  /**
+   * Runs `handler` for each job of `queue`, one at a time per worker, writing the job's heartbeat
+   * (job_heartbeats) while it runs. Returns the worker id.
+   */
   async work<T extends object>(
     queue: QueueName,
     handler: JobHandler<T>,
@@ -148,9 +172,82 @@ export class JobQueue {
         pollingIntervalSeconds: options.pollingIntervalSeconds ?? this.options.pollingIntervalSeconds,
       },
       async (jobs) => {
-        for (const job of jobs) await handler(job);
+        for (const job of jobs) await this.withHeartbeat(queue, job.id, () => handler(job));
       },
     );
+  }
+
+  private async withHeartbeat(queue: QueueName, jobId: string, run: () => Promise<void>): Promise<void> {
+    const { db } = this.database;
+    await db
+      .insertInto('job_heartbeats')
+      .values({ job_id: jobId, queue, worker: WORKER_NAME })
+      .onConflict((oc) =>
+        oc
+          .column('job_id')
+          .doUpdateSet({ worker: WORKER_NAME, started_at: sql<Date>`now()`, beat_at: sql<Date>`now()` }),
+      )
+      .execute();
+    const beat = setInterval(() => {
+      void db
+        .updateTable('job_heartbeats')
+        .set({ beat_at: sql<Date>`now()` })
+        .where('job_id', '=', jobId)
+        .where('worker', '=', WORKER_NAME)
+        .execute()
+        .catch(() => undefined);
+    }, this.options.heartbeatSeconds * 1000);
+    try {
+      await run();
+    } finally {
+      clearInterval(beat);
+      await db
+        .deleteFrom('job_heartbeats')
+        .where('job_id', '=', jobId)
+        .where('worker', '=', WORKER_NAME)
+        .execute()
+        .catch(() => undefined);
+    }
+  }
+
+  /**
+   * The reaper: active jobs of `queues` whose heartbeat (or, without one, whose start) is older
+   * than `staleSeconds` by the database clock belonged to a worker that died. Each goes back to the
+   * queue at once ('retry', counted as an attempt) or, out of retries, is failed. Rows are locked
+   * with SKIP LOCKED, so reapers of several processes never take the same job twice.
+   */
+  async reapStale(queues: readonly QueueName[], staleSeconds: number): Promise<ReapedJob[]> {
+    await this.start();
+    const { db } = this.database;
+    const { rows } = await sql<ReapedJob>`
+      with stale as (
+        select j.id, j.name
+        from pgboss.job j
+        left join job_heartbeats h on h.job_id = j.id
+        where j.name = any(${[...queues]}::text[])
+          and j.state = 'active'
+          and coalesce(h.beat_at, j.started_on) < now() - make_interval(secs => ${staleSeconds})
+        for update of j skip locked
+      )
+      update pgboss.job j set
+        state = (case when j.retry_count < j.retry_limit then 'retry' else 'failed' end)::pgboss.job_state,
+        start_after = now(),
+        completed_on = case when j.retry_count < j.retry_limit then null else now() end,
+        output = jsonb_build_object('message', 'The worker stopped sending heartbeats')
+      from stale
+      where j.name = stale.name and j.id = stale.id
+      returning j.id::text as id, j.name, j.state::text as state, j.data`.execute(db);
+    if (rows.length > 0) {
+      await db
+        .deleteFrom('job_heartbeats')
+        .where(
+          'job_id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .execute();
+    }
+    return rows;
   }
 
   /** The pg-boss instance, started (tests and tools). */

@@ -19,20 +19,83 @@ export function assertValidKey(key: string): void {
   if (!isValidKey(key)) throw new InvalidKeyError(`Invalid object key '${key.slice(0, 100)}'`);
 }
 
-/** A file name made safe for a key segment (the original name is kept on the image row). */
+/**
+ * A file name made safe for a key segment (the name as given is kept on the image row): letters
+ * are folded to ASCII where they decompose (é → e), anything else becomes '_', and the extension is
+ * always kept — '病理.svs' becomes 'file.svs', not 'svs'.
+ */
 export function safeFileName(fileName: string): string {
   const base = fileName.split(/[\\/]/).pop() ?? fileName;
-  const cleaned = base
+  const dot = base.lastIndexOf('.');
+  const ext = dot > 0 ? base.slice(dot + 1) : '';
+  const safeExt = /^[A-Za-z0-9]{1,10}$/.test(ext) ? `.${ext}` : '';
+  const stem = (safeExt ? base.slice(0, dot) : base)
     .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^A-Za-z0-9._-]+/g, '_')
     .replace(/^[._]+/, '')
+    .replace(/_+$/, '')
     .slice(-150);
-  return cleaned.length > 0 ? cleaned : 'file';
+  return `${/[A-Za-z0-9]/.test(stem) ? stem : 'file'}${safeExt}`;
 }
 
-/** Where an upload into a study goes: `uploads/{studyId}/{uuid}/{safe file name}`. */
+/** The extension of a file name, lower case without the dot ('' when none). */
+export function extensionOf(fileName: string): string {
+  const base = fileName.split(/[\\/]/).pop() ?? fileName;
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
+}
+
+/**
+ * `Content-Disposition: attachment` for a download name in any script: an ASCII fallback for old
+ * clients and the exact name as RFC 5987 `filename*=UTF-8''…` (RFC 6266).
+ */
+export function attachmentDisposition(fileName: string): string {
+  const fallback = safeFileName(fileName).replace(/"/g, '_');
+  const encoded = encodeURIComponent(fileName).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+/** Where an upload into a study goes: `uploads/{studyId}/{uuid}/{safe file name}` (no owner: seeds and tests). */
 export function uploadKey(studyId: number, fileName: string): string {
   return `uploads/${studyId}/${randomUUID()}/${safeFileName(fileName)}`;
+}
+
+/**
+ * Upload keys bound to the user they were issued to: `uploads/{studyId}/u{userId}-{nonce}-{mac}/{file}`,
+ * the MAC (HMAC of SESSION_SECRET with its own purpose label) over study, user and nonce. Only the
+ * owner may list, sign, complete or abort a multipart upload of the key; no table is needed, and a
+ * key cannot be forged for someone else.
+ */
+export class UploadKeys {
+  private readonly secret: Buffer;
+
+  constructor(sessionSecret: string) {
+    this.secret = createHmac('sha256', sessionSecret).update('lamina:upload-key:v1').digest();
+  }
+
+  private mac(studyId: number, userId: number, nonce: string): string {
+    return createHmac('sha256', this.secret).update(`${studyId}/${userId}/${nonce}`).digest('hex').slice(0, 20);
+  }
+
+  issue(studyId: number, userId: number, fileName: string): string {
+    const nonce = randomUUID().replace(/-/g, '').slice(0, 16);
+    return `uploads/${studyId}/u${userId}-${nonce}-${this.mac(studyId, userId, nonce)}/${safeFileName(fileName)}`;
+  }
+
+  /** The user an upload key was issued to, or null when this server did not issue it to anyone. */
+  ownerOf(key: string): number | null {
+    const studyId = studyIdOfUploadKey(key);
+    const match = /^uploads\/\d+\/u(\d{1,10})-([0-9a-f]{16})-([0-9a-f]{20})\//.exec(key);
+    if (studyId === null || !match) return null;
+    const [, user, nonce, mac] = match as unknown as [string, string, string, string];
+    const userId = Number(user);
+    const expected = Buffer.from(this.mac(studyId, userId, nonce));
+    return timingSafeEqual(expected, Buffer.from(mac)) ? userId : null;
+  }
 }
 
 /** The study of an upload key, or null when the key is not under a study's upload prefix. */
@@ -43,8 +106,10 @@ export function studyIdOfUploadKey(key: string): number | null {
   return Number.isSafeInteger(id) && id > 0 ? id : null;
 }
 
-/** Derived objects of an image. */
+/** Objects of an image: the sealed original and the derived objects. */
 export const imageKeys = {
+  /** Where the worker seals a registered upload (the upload key's file name kept). */
+  original: (imageId: number, uploadKey: string) => `originals/${imageId}/${uploadKey.split('/').pop() ?? 'original'}`,
   pyramid: (imageId: number) => `images/${imageId}/pyramid.tif`,
   label: (imageId: number) => `images/${imageId}/label.png`,
   macro: (imageId: number) => `images/${imageId}/macro.jpg`,

@@ -1,10 +1,23 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ObjectStorage } from './storage.js';
+import { ObjectExistsError, type ObjectStorage } from './storage.js';
 import { assertValidKey, encodeKey, UrlSigner, type SignedOp } from './keys.js';
 import { InvalidPartError, NoSuchUploadError, type UploadUrlSigner } from './uploadSigning.js';
 
@@ -20,8 +33,8 @@ export interface LocalStorageOptions {
 const UPLOAD_ID = /^[a-f0-9]{32}$/;
 
 /**
- * Objects as files under one folder. Writes go to `.tmp/` and are renamed into place when complete,
- * so a reader never sees half an object. Multipart uploads keep their parts in
+ * Objects as files under one folder. Writes go to `.tmp/` and are linked into place when complete,
+ * so a reader never sees half an object, and never over an existing one (objects are immutable). Multipart uploads keep their parts in
  * `.multipart/{uploadId}/` until completion concatenates them.
  */
 export class LocalStorage implements ObjectStorage, UploadUrlSigner {
@@ -57,6 +70,22 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
   private async tempPath(): Promise<string> {
     await this.init();
     return path.join(this.root, '.tmp', `${randomUUID()}.part`);
+  }
+
+  /**
+   * Puts a complete file in place under `key` unless an object is already there: a hard link fails
+   * with EEXIST where a rename would replace (If-None-Match: * semantics, atomically).
+   */
+  private async placeNew(file: string, key: string): Promise<void> {
+    const target = this.localPath(key);
+    await mkdir(path.dirname(target), { recursive: true });
+    try {
+      await link(file, target);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'EEXIST') throw new ObjectExistsError(key);
+      throw error;
+    }
+    await unlink(file);
   }
 
   private uploadDir(uploadId: string): string {
@@ -107,11 +136,11 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
 
   // --- objects -------------------------------------------------------------------------------
 
-  async head(key: string): Promise<{ size: number } | null> {
+  async head(key: string): Promise<{ size: number; version: string } | null> {
     const file = this.localPath(key);
     try {
-      const s = await stat(file);
-      return s.isFile() ? { size: s.size } : null;
+      const s = await stat(file, { bigint: true });
+      return s.isFile() ? { size: Number(s.size), version: `${s.ino}-${s.size}-${s.mtimeNs}` } : null;
     } catch {
       return null;
     }
@@ -140,18 +169,23 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
   }
 
   async write(key: string, body: Readable | Buffer | { filePath: string }): Promise<void> {
-    const target = this.localPath(key);
+    this.localPath(key);
     const temp = await this.tempPath();
     try {
       if (Buffer.isBuffer(body)) await writeFile(temp, body);
       else if (body instanceof Readable) await pipeline(body, createWriteStream(temp));
       else await copyFile(body.filePath, temp);
-      await mkdir(path.dirname(target), { recursive: true });
-      await rename(temp, target);
+      await this.placeNew(temp, key);
     } catch (error) {
       await rm(temp, { force: true });
       throw error;
     }
+  }
+
+  async move(from: string, to: string): Promise<void> {
+    const source = this.localPath(from);
+    await this.placeNew(source, to);
+    await rmdir(path.dirname(source)).catch(() => undefined); // the upload's own folder, when now empty
   }
 
   /**
@@ -159,12 +193,11 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
    * refused (a dropped connection never leaves a truncated object). Returns size and MD5 (the ETag).
    */
   async writeStream(key: string, body: Readable, expectedSize?: number): Promise<{ size: number; etag: string }> {
-    const target = this.localPath(key);
+    if (await this.head(key)) throw new ObjectExistsError(key); // before reading a body that cannot be kept
     const temp = await this.tempPath();
     try {
       const result = await streamToFile(body, temp, expectedSize);
-      await mkdir(path.dirname(target), { recursive: true });
-      await rename(temp, target);
+      await this.placeNew(temp, key);
       return result;
     } catch (error) {
       await rm(temp, { force: true });
@@ -259,7 +292,7 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
         throw new InvalidPartError(`Part ${part.partNumber} has a different ETag`);
       expected += have.size;
     }
-    const target = this.localPath(key);
+    if (await this.head(key)) throw new ObjectExistsError(key);
     const temp = await this.tempPath();
     try {
       const out = createWriteStream(temp);
@@ -270,8 +303,7 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
       }, out);
       const { size } = await stat(temp);
       if (size !== expected) throw new InvalidPartError(`Assembled ${size} bytes, expected ${expected}`);
-      await mkdir(path.dirname(target), { recursive: true });
-      await rename(temp, target);
+      await this.placeNew(temp, key);
     } catch (error) {
       await rm(temp, { force: true });
       throw error;

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -15,7 +16,8 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { ObjectStorage } from './storage.js';
+import { ObjectExistsError, type ObjectStorage } from './storage.js';
+import { attachmentDisposition, encodeKey } from './keys.js';
 import { assertValidKey } from './keys.js';
 import { NoSuchUploadError, type UploadUrlSigner } from './uploadSigning.js';
 
@@ -31,6 +33,14 @@ export interface S3StorageOptions {
 /** Objects above this size are written with a multipart upload (S3 caps one PUT at 5 GB). */
 const SINGLE_PUT_MAX = 64 * 1024 * 1024;
 const PART_SIZE = 64 * 1024 * 1024;
+
+/** The largest object one CopyObject copies (S3's limit); larger ones are streamed through. */
+const COPY_MAX = 5 * 1024 ** 3;
+
+function isPreconditionFailed(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'PreconditionFailed' || e.$metadata?.httpStatusCode === 412;
+}
 
 function isNotFound(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -68,8 +78,7 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
 
   async signedGetUrl(key: string, expiresInSeconds: number, downloadName?: string): Promise<string> {
     assertValidKey(key);
-    const disposition =
-      downloadName === undefined ? undefined : `attachment; filename*=UTF-8''${encodeURIComponent(downloadName)}`;
+    const disposition = downloadName === undefined ? undefined : attachmentDisposition(downloadName);
     return getSignedUrl(
       this.client,
       new GetObjectCommand({ Bucket: this.bucket, Key: key, ResponseContentDisposition: disposition }),
@@ -118,11 +127,11 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
     );
   }
 
-  async head(key: string): Promise<{ size: number } | null> {
+  async head(key: string): Promise<{ size: number; version: string } | null> {
     assertValidKey(key);
     try {
       const result = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return { size: result.ContentLength ?? 0 };
+      return { size: result.ContentLength ?? 0, version: `${result.ETag ?? ''}${result.VersionId ?? ''}` };
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;
@@ -152,11 +161,41 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
     return result.Body;
   }
 
+  /**
+   * Writes are conditional (`If-None-Match: *`, which S3 and current S3-compatible stores honour),
+   * and checked first for stores that ignore the condition: an existing key is ObjectExistsError.
+   */
   async write(key: string, body: Readable | Buffer | { filePath: string }, contentType?: string): Promise<void> {
     assertValidKey(key);
+    if (await this.head(key)) throw new ObjectExistsError(key);
+    try {
+      await this.writeNew(key, body, contentType);
+    } catch (error) {
+      if (isPreconditionFailed(error)) throw new ObjectExistsError(key);
+      throw error;
+    }
+  }
+
+  async move(from: string, to: string): Promise<void> {
+    assertValidKey(from);
+    assertValidKey(to);
+    const source = await this.head(from);
+    if (!source) throw Object.assign(new Error(`No object ${from}`), { code: 'ENOENT' });
+    if (await this.head(to)) throw new ObjectExistsError(to);
+    if (source.size <= COPY_MAX) {
+      await this.client.send(
+        new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: `${this.bucket}/${encodeKey(from)}` }),
+      );
+    } else {
+      await this.write(to, await this.createReadStream(from)); // beyond CopyObject: through this process
+    }
+    await this.delete(from);
+  }
+
+  private async writeNew(key: string, body: Readable | Buffer | { filePath: string }, contentType?: string) {
     if (Buffer.isBuffer(body)) {
       await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }),
+        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, IfNoneMatch: '*' }),
       );
       return;
     }
@@ -173,6 +212,7 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
           Body: createReadStream(body.filePath),
           ContentLength: size,
           ContentType: contentType,
+          IfNoneMatch: '*',
         }),
       );
       return;
@@ -202,7 +242,13 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
     }
     if (pendingSize < PART_SIZE) {
       await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.concat(pending), ContentType: contentType }),
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: Buffer.concat(pending),
+          ContentType: contentType,
+          IfNoneMatch: '*',
+        }),
       );
       return;
     }
@@ -256,6 +302,7 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
           Key: key,
           UploadId,
           MultipartUpload: { Parts: parts },
+          IfNoneMatch: '*',
         }),
       );
     } catch (error) {
@@ -306,11 +353,13 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
     parts: { partNumber: number; etag: string }[],
   ): Promise<void> {
     assertValidKey(key);
+    if (await this.head(key)) throw new ObjectExistsError(key);
     try {
       await this.client.send(
         new CompleteMultipartUploadCommand({
           Bucket: this.bucket,
           Key: key,
+          IfNoneMatch: '*',
           UploadId: uploadId,
           MultipartUpload: {
             Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag.replace(/"/g, '')}"` })),
@@ -319,6 +368,7 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
       );
     } catch (error) {
       if ((error as { name?: string }).name === 'NoSuchUpload') throw new NoSuchUploadError('No such upload');
+      if (isPreconditionFailed(error)) throw new ObjectExistsError(key);
       throw error;
     }
   }

@@ -14,15 +14,28 @@ export interface ObjectStorage {
   /** A URL to download `key`, valid for `expiresInSeconds`; `downloadName` sets Content-Disposition. */
   signedGetUrl(key: string, expiresInSeconds: number, downloadName?: string): Promise<string>;
 
-  /** Size of the object, or null when it does not exist. */
-  head(key: string): Promise<{ size: number } | null>;
+  /**
+   * Size of the object and its version, or null when it does not exist. The version changes
+   * whenever the object is written again (local: inode, size and modification time; S3: ETag), so
+   * a checksum recorded with it need not be recomputed while it stays the same.
+   */
+  head(key: string): Promise<{ size: number; version: string } | null>;
   /** Reads `length` bytes at `offset` (one ranged read). */
   readRange(key: string, offset: number, length: number): Promise<Buffer>;
   /** Streams the whole object (or a range). */
   createReadStream(key: string, range?: { start: number; end: number }): Promise<Readable>;
-  /** Writes an object from a stream, a buffer or a local file path, atomically (visible only when complete). */
+  /**
+   * Writes a new object from a stream, a buffer or a local file path, atomically (visible only when
+   * complete). Objects are never replaced: an existing key is refused with ObjectExistsError (a
+   * caller that must replace one deletes it first).
+   */
   write(key: string, body: Readable | Buffer | { filePath: string }, contentType?: string): Promise<void>;
   delete(key: string): Promise<void>;
+  /**
+   * Moves an object to a key that must not exist yet (ObjectExistsError): afterwards `from` is gone.
+   * Used to seal a registered upload under a key no signed URL was ever issued for.
+   */
+  move(from: string, to: string): Promise<void>;
   /**
    * For the local implementation, the file on disk (sharp and the tile server read it directly);
    * undefined for S3, where callers download to a temporary file or use ranged reads.
@@ -35,4 +48,12 @@ export interface ObjectStorage {
   listParts(key: string, uploadId: string): Promise<{ partNumber: number; size: number; etag: string }[]>;
   completeMultipartUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void>;
   abortMultipartUpload(key: string, uploadId: string): Promise<void>;
+}
+
+/** A write to a key that already holds an object: objects are immutable (If-None-Match: *). */
+export class ObjectExistsError extends Error {
+  override readonly name = 'ObjectExistsError';
+  constructor(readonly key: string) {
+    super(`The object ${key} already exists and cannot be replaced`);
+  }
 }
