@@ -52,4 +52,38 @@ export default tseslint.config(
     files: ['packages/server/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*'] }] },
   },
+  // Layers (docs/ARCHITECTURE.md): the server's platform never imports a module; on the web,
+  // lib/ is the bottom, api/ and components/ sit on it, app/ and features/ on top.
+  {
+    files: ['packages/server/src/platform/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*', '**/modules/**'] }] },
+  },
+  {
+    files: ['packages/web/src/api/**/*.{ts,tsx}', 'packages/web/src/components/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['@lamina/server*', 'kysely', 'fastify*', '**/app/**', '**/features/**'] },
+      ],
+    },
+  },
+  {
+    files: ['packages/web/src/lib/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            '@lamina/server*',
+            'kysely',
+            'fastify*',
+            '**/app/**',
+            '**/features/**',
+            '**/api/**',
+            '**/components/**',
+          ],
+        },
+      ],
+    },
+  },
 );

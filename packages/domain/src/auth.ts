@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { TEXT_LIMITS } from './constants.js';
 import { MESSAGES } from './messages.js';
 
 export const loginRequestSchema = z.object({
-  username: z.string().trim().min(1).max(320),
+  username: z.string().trim().min(1).max(TEXT_LIMITS.email),
   password: z.string().min(1).max(1024),
 });
 export type LoginRequest = z.infer<typeof loginRequestSchema>;
@@ -113,3 +114,6 @@ export const changePasswordRequestSchema = z.object({
   newPassword: z.string().max(PASSWORD_RULES.maxLength, MESSAGES.passwordTooLong),
 });
 export type ChangePasswordRequest = z.infer<typeof changePasswordRequestSchema>;
+
+/** PUT /api/users/workAs. */
+export const workAsResponseSchema = z.object({ success: z.literal(true), message: z.string(), user: userInfoSchema });

@@ -23,3 +23,26 @@ export const ROWS_PER_PAGE_KEYS = [
 /** Query parameter and value that turn on embedded mode (doc 1 §2.3). */
 export const EMBEDDED_PARAM = 'embeddedBy';
 export const EMBEDDED_BY_NOTO = 'NOTO';
+
+/** Upload notifications (e-mails to the study's admins) one user may send in the window. */
+export const NOTIFY_UPLOAD_LIMIT = { perUser: 10, windowMinutes: 10 } as const;
+
+/**
+ * Length limits of text fields, typed once: the zod schemas of the API and the forms' maxLength
+ * read them from here.
+ */
+export const TEXT_LIMITS = {
+  /** First and last names. */
+  personName: 100,
+  /** Usernames (e-mail addresses, RFC 5321). */
+  email: 320,
+  studyName: 200,
+  sponsor: 200,
+  /** Protocol, visit and lab visit IDs, segment names, annotation class names. */
+  identifier: 100,
+  /** Reasons for change, for (de)activation and the like. */
+  reason: 1000,
+  fileName: 255,
+  /** Name searches of the lists. */
+  search: 200,
+} as const;

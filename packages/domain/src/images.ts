@@ -1,3 +1,5 @@
+import type { Permission } from './permissions.js';
+import { TEXT_LIMITS } from './constants.js';
 import { z } from 'zod';
 import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
 
@@ -259,7 +261,77 @@ export const IMAGE_MESSAGES = {
   uploadIncomplete: 'The upload is incomplete',
   jpeg2000Unsupported: 'JPEG 2000 slides are not supported yet',
   notATiff: 'The file is not a TIFF or SVS slide',
+  objectExists: 'This file was already uploaded and cannot be replaced',
+  integrityFailed:
+    'The stored file no longer matches the checksum recorded when it was processed; the download is blocked. Administrators can run storage:verify.',
+  extensionMismatch: 'The file name’s extension does not match the uploaded file',
+  tooManyNotifications: 'Too many upload notifications were sent. Try again in a few minutes.',
+  // Refused before decoding (issue 9: pixel bombs); see docs/WORKFLOW.md "Limits".
+  slideTilesShared: 'The slide is damaged or crafted: several of its tiles point at the same data',
+  slideDataOutsideFile: 'The slide is damaged or truncated: its image data points outside the file',
+  slideNoData: 'The slide has no image data',
+  slideValueOutOfRange: 'The slide’s metadata holds a value out of range',
+  workerStopped:
+    'Processing stopped repeatedly because the worker ended unexpectedly; the file may be damaged or too large',
 } as const;
+
+const gigapixels = (pixels: number): string =>
+  (pixels / 1e9).toLocaleString('en-US', { maximumFractionDigits: pixels < 1e9 ? 3 : 1 });
+
+/** The slide's claimed size exceeds the configured limit (MAX_SLIDE_PIXELS). */
+export const slideTooLarge = (width: number, height: number, maxPixels: number): string =>
+  `The slide is too large to process: ${width} × ${height} px is ${gigapixels(width * height)} gigapixels, above the limit of ${gigapixels(maxPixels)} gigapixels`;
+
+/** A side longer than any scanner makes (and than the database stores). */
+export const slideSizeImpossible = (width: number, height: number): string =>
+  `The slide declares an impossible size (${width} × ${height} px)`;
+
+/** Far more pixels claimed than the file's bytes can hold. */
+export const slideDataTooSmall = (pixels: number, bytes: number): string =>
+  `The slide is damaged or crafted: it claims ${gigapixels(pixels)} gigapixels but holds only ${bytes.toLocaleString('en-US')} bytes of image data`;
+
+/** The per-job time budget ran out (PROCESSING_TIME_LIMIT). */
+export const processingTimedOut = (seconds: number): string =>
+  `Processing took longer than the limit of ${seconds >= 120 ? `${Math.round(seconds / 60)} minutes` : `${seconds} seconds`}`;
+
+/** Who may fetch label and macro images (they can carry patient identifiers). */
+export const LABEL_PERMISSIONS: readonly Permission[] = [
+  'AP_ImageViewer_ViewLabel',
+  'AP_ImageViewer_ViewLabelOwnSlidesOnly',
+];
+
+/**
+ * The label rule: with AP_ImageViewer_ViewLabel, the label of any image the user may see; with
+ * AP_ImageViewer_ViewLabelOwnSlidesOnly (Site), only of slides the user's own organization uploaded.
+ */
+export function mayViewLabel(
+  actions: ReadonlySet<string>,
+  image: { organizationId: number | null },
+  viewerOrganizationId: number | null,
+): boolean {
+  if (actions.has('AP_ImageViewer_ViewLabel')) return true;
+  return (
+    actions.has('AP_ImageViewer_ViewLabelOwnSlidesOnly') &&
+    image.organizationId !== null &&
+    image.organizationId === viewerOrganizationId
+  );
+}
+
+/** File names often encode subject, site and visit: only users with this permission receive them. */
+export const VIEW_FILE_NAME_PERMISSION: Permission = 'AP_ImageData_ViewFilename';
+
+/**
+ * What a user without the file-name permission (central readers …) sees instead of an image's file
+ * name: the case's procedure ID and the image's place in the case, or the image's id.
+ */
+export function neutralImageLabel(image: {
+  id: number;
+  caseProcId: string | null;
+  positionInCase: number | null;
+}): string {
+  if (image.caseProcId && image.positionInCase) return `${image.caseProcId} – image ${image.positionInCase}`;
+  return `Image ${image.id}`;
+}
 
 /** 400 message for a file name whose extension is not accepted. */
 export const unsupportedFileType = (fileName: string): string =>
@@ -330,7 +402,7 @@ const id = z.number().int().positive();
 
 export const signedUrlsRequestSchema = z.object({
   studyId: id,
-  fileNames: z.array(z.string().min(1).max(255)).min(1).max(100),
+  fileNames: z.array(z.string().min(1).max(TEXT_LIMITS.fileName)).min(1).max(100),
 });
 export type SignedUrlsRequest = z.infer<typeof signedUrlsRequestSchema>;
 
@@ -342,7 +414,7 @@ export const signedUrlsResponseSchema = z.object({
 export type SignedUrlsResponse = z.infer<typeof signedUrlsResponseSchema>;
 
 export const createImageRequestSchema = z.object({
-  name: z.string().trim().min(1).max(255),
+  name: z.string().trim().min(1).max(TEXT_LIMITS.fileName),
   s3Key: z.string().min(1).max(1024),
   studyId: id,
   imageToReplaceId: id.nullable().optional(),
@@ -359,7 +431,7 @@ export type NotifyUploadRequest = z.infer<typeof notifyUploadRequestSchema>;
 /** Multipart (resumable) upload: create. */
 export const createMultipartRequestSchema = z.object({
   studyId: id,
-  fileName: z.string().min(1).max(255),
+  fileName: z.string().min(1).max(TEXT_LIMITS.fileName),
   contentType: z.string().max(200).optional(),
 });
 export const multipartPartSchema = z.object({
@@ -387,49 +459,89 @@ export const uppySignRequestSchema = z.object({
   partNumber: z.number().int().min(1).max(10_000).optional(),
   contentType: z.string().max(200).optional(),
   /** The original file name (the key Uppy proposes is replaced by one under the study's upload prefix). */
-  fileName: z.string().min(1).max(255).optional(),
+  fileName: z.string().min(1).max(TEXT_LIMITS.fileName).optional(),
 });
 export type UppySignRequest = z.infer<typeof uppySignRequestSchema>;
 
 /** The Image as the viewer reads it (doc 3 §3) plus the tile URL template and processing progress. */
-export interface ImageView {
-  id: number;
-  name: string;
-  s3Key: string;
-  uploadedAt: string;
-  studyId: number | null;
-  uploaderId: number | null;
-  cogKey: string | null;
-  magnifications: number[];
+export const imageViewSchema = z.object({
+  id: z.number().int(),
+  /** The file name, or a neutral label for users without the file-name permission (neutralImageLabel). */
+  name: z.string(),
+  uploadedAt: z.string(),
+  studyId: z.number().int().nullable(),
+  uploaderId: z.number().int().nullable(),
+  cogKey: z.string().nullable(),
+  magnifications: z.array(z.number()),
   /** [minX, minY, maxX, maxY] in pixels, y up: [0, -height, width, 0]; null until processed. */
-  extent: [number, number, number, number] | null;
-  caseId: number | null;
-  processingStatus: ProcessingStatus;
-  processingProgress: number;
-  status: ImageStatus;
-  statusMessage: string | null;
+  extent: z.tuple([z.number(), z.number(), z.number(), z.number()]).nullable(),
+  caseId: z.number().int().nullable(),
+  processingStatus: z.enum(PROCESSING_STATUSES),
+  processingProgress: z.number().int(),
+  status: z.enum(IMAGE_STATUSES),
+  statusMessage: z.string().nullable(),
   /** Microns per pixel at full resolution (null when the slide does not say). */
-  pixelSize: number | null;
-  accessionNumber: string | null;
-  biopsyLocation: string | null;
+  pixelSize: z.number().nullable(),
+  accessionNumber: z.string().nullable(),
+  biopsyLocation: z.string().nullable(),
   /** Microns per pixel (the scale bar uses physicalResolution × 1e-6 m, default 2e-7 m). */
-  physicalResolution: number | null;
-  maxTmsZoom: number;
-  zStackSize: number;
-  lastImageComment: string | null;
-  lastLabQueryId: number | null;
-  ignored: boolean;
-  acceptAiAnnotations: boolean;
-  width: number | null;
-  height: number | null;
-  levels: number | null;
-  objectivePower: number | null;
-  replacesImageId: number | null;
-  hasLabel: boolean;
-  hasMacro: boolean;
+  physicalResolution: z.number().nullable(),
+  maxTmsZoom: z.number().int(),
+  zStackSize: z.number().int(),
+  lastImageComment: z.string().nullable(),
+  lastLabQueryId: z.number().int().nullable(),
+  ignored: z.boolean(),
+  acceptAiAnnotations: z.boolean(),
+  width: z.number().int().nullable(),
+  height: z.number().int().nullable(),
+  levels: z.number().int().nullable(),
+  objectivePower: z.number().nullable(),
+  replacesImageId: z.number().int().nullable(),
+  hasLabel: z.boolean(),
+  hasMacro: z.boolean(),
   /** `{base}/tiles/{id}/{z}/{x}/{y}?t={token}` with literal {z}, {x}, {y}; null until processed. */
-  tileUrl: string | null;
-}
+  tileUrl: z.string().nullable(),
+});
+export type ImageView = z.infer<typeof imageViewSchema>;
+
+/** POST /api/images. */
+export const createImageResponseSchema = z.object({ success: z.literal(true), image: imageViewSchema });
+
+/** POST /api/images/notify-upload. */
+export const notifyUploadResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  recipients: z.number().int(),
+  sent: z.number().int(),
+  failed: z.number().int(),
+  emailConfigured: z.boolean(),
+});
+
+/** A signed URL (the download of an original, a part of a multipart upload). */
+export const signedUrlResponseSchema = z.object({ success: z.literal(true), url: z.string() });
+
+/** The multipart upload calls (docs/WORKFLOW.md). */
+export const createMultipartResponseSchema = z.object({
+  success: z.literal(true),
+  uploadId: z.string(),
+  key: z.string(),
+});
+export const listPartsResponseSchema = z.object({
+  success: z.literal(true),
+  parts: z.array(z.object({ partNumber: z.number().int(), size: z.number().int(), etag: z.string() })),
+});
+export const signPartsResponseSchema = z.object({
+  success: z.literal(true),
+  urls: z.array(z.object({ partNumber: z.number().int(), url: z.string() })),
+});
+export const completeMultipartResponseSchema = z.object({
+  success: z.literal(true),
+  key: z.string(),
+  size: z.number().int().nullable(),
+});
+export const successResponseSchema = z.object({ success: z.literal(true) });
+/** POST /api/uploads/sign: the URL of one S3 request, and the new key for a new object. */
+export const uppySignResponseSchema = z.object({ url: z.string(), key: z.string().optional() });
 
 // ---------------------------------------------------------------------------------------------
 // Study page, Images tab (doc 2 §2.5, §3 "Image (study page)", §7 GET /api/studies/{id}/images)
@@ -442,7 +554,7 @@ const queryFlag = z.enum(['true', 'false']).optional();
 
 /** GET /api/studies/{id}/images: name (file name contains), hasQueries, isUnassigned, paging, sort. */
 export const studyImageListQuerySchema = z.object({
-  name: z.string().max(255).optional(),
+  name: z.string().max(TEXT_LIMITS.fileName).optional(),
   hasQueries: queryFlag,
   isUnassigned: queryFlag,
   page: pageSchema.optional(),

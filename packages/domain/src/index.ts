@@ -7,6 +7,7 @@ export * from './reasonForChange.js';
 export * from './auth.js';
 export * from './navigation.js';
 export * from './zodMessages.js';
+export * from './text.js';
 export * from './permissionsDoc.js';
 export * from './studies.js';
 export * from './users.js';

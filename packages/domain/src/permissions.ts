@@ -154,6 +154,12 @@ export const PERMISSIONS = [
     'Slide label and macro images (spec: "ImageViewer ViewLabel"); labels can carry patient identifiers',
     'lamina',
   ),
+  p(
+    'AP_ImageViewer_ViewLabelOwnSlidesOnly',
+    'Viewer',
+    'Slide label and macro images of the slides its own organization uploaded (Site); with AP_ImageViewer_ViewLabel, of every slide',
+    'lamina',
+  ),
   p('AP_ImageViewer_AcceptAIAnnotations', 'Viewer', 'Accept or reject imported AI annotations', 'lamina'),
   p('AP_ImageViewer_ViewButtonPassLabQC', 'Viewer', 'Pass lab QC; without it the file name is read-only'),
   p('AP_CaseViewer_ViewButtonPassISCQC', 'Viewer', 'Pass ISC QC; show/hide image to reader'),
@@ -201,3 +207,6 @@ const names = new Set<string>(PERMISSION_NAMES);
 export function isPermission(value: string): value is Permission {
   return names.has(value);
 }
+
+/** The study-scope permission: with it a user sees every study (and images not assigned to one). */
+export const VIEW_ALL_STUDIES: Permission = 'S_Main_ViewAllStudies';

@@ -316,7 +316,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     'AP_ImageData_ViewInQuery',
     'AP_ImageData_ViewFilename',
     'AP_ImageViewer_ViewimageViewer',
-    'AP_ImageViewer_ViewLabel',
+    'AP_ImageViewer_ViewLabelOwnSlidesOnly',
     'Q_ViewQueriesImages',
     'Q_ViewQueriesAssignedtoUserRoleOnly',
     'Q_MarkQueryasResolved',

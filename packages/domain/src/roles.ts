@@ -140,3 +140,13 @@ export function isAssignableRole(id: number): boolean {
   const role = byId.get(id);
   return role !== undefined && ASSIGNABLE_ROLE_NAMES.includes(role.name);
 }
+
+/**
+ * The system-admin rule, in one place for the server's guard, its services and the web: the
+ * system-admin flag **and** working as SystemAdmin (holding the flag alone is not enough).
+ */
+export function isWorkingAsSystemAdmin(
+  user: { isSystemAdmin: boolean; workAsRole: { name: string } | null } | null | undefined,
+): boolean {
+  return user?.isSystemAdmin === true && user.workAsRole?.name === 'SystemAdmin';
+}

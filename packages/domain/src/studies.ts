@@ -1,5 +1,6 @@
+import type { Permission } from './permissions.js';
 import { z } from 'zod';
-import { PAGE_SIZES } from './constants.js';
+import { PAGE_SIZES, TEXT_LIMITS } from './constants.js';
 import { valuesDiffer } from './reasonForChange.js';
 import type { RoleName } from './roles.js';
 
@@ -115,7 +116,7 @@ const colorSchema = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'color must be a hex c
 
 export const annotationClassInputSchema = z.object({
   id: z.number().int().positive().optional(),
-  name: z.string().max(100),
+  name: z.string().max(TEXT_LIMITS.identifier),
   color: colorSchema,
   sortOrder: z.number().int().min(0),
   enabled: z.boolean(),
@@ -125,14 +126,14 @@ export type AnnotationClassInput = z.infer<typeof annotationClassInputSchema>;
 
 /** The editable study configuration (create payload; the update sends changed fields of it). */
 export const studyConfigSchema = z.object({
-  name: z.string().max(200),
-  sponsor: z.string().max(200).nullable().default(null),
-  protocolIds: z.array(z.string().trim().min(1).max(100)).default([]),
-  visitIds: z.array(z.string().max(100)).default([]),
-  labVisitIds: z.array(z.string().max(100)).default([]),
+  name: z.string().max(TEXT_LIMITS.studyName),
+  sponsor: z.string().max(TEXT_LIMITS.sponsor).nullable().default(null),
+  protocolIds: z.array(z.string().trim().min(1).max(TEXT_LIMITS.identifier)).default([]),
+  visitIds: z.array(z.string().max(TEXT_LIMITS.identifier)).default([]),
+  labVisitIds: z.array(z.string().max(TEXT_LIMITS.identifier)).default([]),
   indications: z.array(z.enum(INDICATIONS)).default([]),
   segments: z.number().int().nullable(),
-  anatomicalSegments: z.array(z.string().max(100)).default([]),
+  anatomicalSegments: z.array(z.string().max(TEXT_LIMITS.identifier)).default([]),
   modality: z.array(z.enum(MODALITIES)).default([]),
   onHold: z.boolean().default(false),
   onHoldReason: z.string().nullable().default(null),
@@ -269,18 +270,18 @@ export function withCeliacDefaults(
 
 /** A changed field of an existing study: the new value and the reason (spec doc 1 §7). */
 export const changeValueSchema = <T extends z.ZodType>(value: T) =>
-  z.object({ value, reasonForChange: z.string().max(1000).nullable().optional() });
+  z.object({ value, reasonForChange: z.string().max(TEXT_LIMITS.reason).nullable().optional() });
 
 export const studyUpdateSchema = z
   .object({
     name: changeValueSchema(studyConfigSchema.shape.name),
-    sponsor: changeValueSchema(z.string().max(200).nullable()),
-    protocolIds: changeValueSchema(z.array(z.string().trim().min(1).max(100))),
-    visitIds: changeValueSchema(z.array(z.string().max(100))),
-    labVisitIds: changeValueSchema(z.array(z.string().max(100))),
+    sponsor: changeValueSchema(z.string().max(TEXT_LIMITS.sponsor).nullable()),
+    protocolIds: changeValueSchema(z.array(z.string().trim().min(1).max(TEXT_LIMITS.identifier))),
+    visitIds: changeValueSchema(z.array(z.string().max(TEXT_LIMITS.identifier))),
+    labVisitIds: changeValueSchema(z.array(z.string().max(TEXT_LIMITS.identifier))),
     indications: changeValueSchema(z.array(z.enum(INDICATIONS))),
     segments: changeValueSchema(z.number().int().nullable()),
-    anatomicalSegments: changeValueSchema(z.array(z.string().max(100))),
+    anatomicalSegments: changeValueSchema(z.array(z.string().max(TEXT_LIMITS.identifier))),
     modality: changeValueSchema(z.array(z.enum(MODALITIES))),
     onHold: changeValueSchema(z.boolean()),
     onHoldReason: changeValueSchema(z.string().nullable()),
@@ -397,6 +398,57 @@ export function studyReasonForChangeError(
     : STUDY_MESSAGES.reasonForChangeRequired;
 }
 
+/** A field of a study's configuration. */
+export type StudyField = keyof StudyConfig;
+
+/**
+ * Fields that share one 'Reason for change' (the form shows them together): lab visit IDs reuse the
+ * visit IDs' reason (doc 1 §7), the segment names go with the number of segments, the hold reason
+ * with the hold. The server and the form read reasons through this one table.
+ */
+export const STUDY_REASON_GROUPS = {
+  name: ['name'],
+  sponsor: ['sponsor'],
+  protocolIds: ['protocolIds'],
+  visitIds: ['visitIds', 'labVisitIds'],
+  indications: ['indications'],
+  segments: ['segments', 'anatomicalSegments'],
+  modality: ['modality'],
+  onHold: ['onHold', 'onHoldReason'],
+  hpfClasses: ['hpfClasses'],
+  pointClasses: ['pointClasses'],
+  freehandClasses: ['freehandClasses'],
+  multilineClasses: ['multilineClasses'],
+} as const satisfies Record<string, readonly StudyField[]>;
+export type StudyReasonGroup = keyof typeof STUDY_REASON_GROUPS;
+export const STUDY_REASON_GROUP_NAMES = Object.keys(STUDY_REASON_GROUPS) as StudyReasonGroup[];
+
+export function studyReasonGroupOf(field: StudyField): StudyReasonGroup {
+  return (
+    STUDY_REASON_GROUP_NAMES.find((group) => (STUDY_REASON_GROUPS[group] as readonly StudyField[]).includes(field)) ??
+    'name'
+  );
+}
+
+/**
+ * The reason that covers a change of `field`: its group's, else — for the point and line lists
+ * filled with the celiac defaults because celiac was just chosen — the indications' reason.
+ * `given` answers the reason written for a group (blank or absent: none).
+ */
+export function coveringStudyReason(
+  field: StudyField,
+  given: (group: StudyReasonGroup) => string | null | undefined,
+  celiacAdded: boolean,
+): string | null {
+  const own = given(studyReasonGroupOf(field))?.trim() ?? '';
+  if (own !== '') return own;
+  if (celiacAdded && (field === 'pointClasses' || field === 'multilineClasses')) {
+    const viaIndications = given('indications')?.trim() ?? '';
+    if (viaIndications !== '') return viaIndications;
+  }
+  return null;
+}
+
 /** The kind of user of the studies list (spec doc 1 §2.4), by the role worked as. */
 export type StudyListKind = 'admin' | 'reader' | 'uploader';
 export function studyListKind(workAsRoleName: string | null | undefined): StudyListKind {
@@ -465,7 +517,7 @@ export type StudySortKey = (typeof STUDY_SORT_KEYS)[number];
 
 /** GET /api/studies/list: name search (trimmed), optional paging, sort (default newest first). */
 export const studyListQuerySchema = z.object({
-  name: z.string().max(200).optional(),
+  name: z.string().max(TEXT_LIMITS.search).optional(),
   page: pageSchema.optional(),
   pageSize: pageSizeSchema.optional(),
   sort: z.enum(sortValues(STUDY_SORT_KEYS)).default('-createdAt'),
@@ -544,3 +596,6 @@ export const studySaveResponseSchema = z.object({
   study: studyViewSchema,
 });
 export type StudySaveResponse = z.infer<typeof studySaveResponseSchema>;
+
+/** The sponsor's name goes only to users with this permission (central readers are blinded to it). */
+export const VIEW_SPONSOR_PERMISSION: Permission = 'AP_StudyData_ViewSponsor';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TEXT_LIMITS } from './constants.js';
 import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
 
 /** User and study-access messages (spec doc 1 §5, §8). */
@@ -19,6 +20,7 @@ export const USER_MESSAGES = {
   confirmStudyAccessTitle: 'Confirm Study Access',
   removeStudyAccessQuestion: 'Are you sure you want to remove study access?',
   roleNotAssignable: 'This role cannot be granted as study access',
+  chooseRole: 'Choose a role',
   userNotFound: 'User not found',
   usernameTaken: 'A user with this email address already exists',
   organizationNotFound: 'Organization not found',
@@ -52,17 +54,22 @@ export const removeStudyAccessText = (study: string): string => `The user will n
 
 /** PUT /api/users/{id}: the user profile form (spec doc 1 §2.8). */
 export const userUpdateSchema = z.object({
-  firstName: z.string().trim().min(1, USER_MESSAGES.firstNameRequired).max(100).optional(),
-  lastName: z.string().trim().min(1, USER_MESSAGES.lastNameRequired).max(100).optional(),
+  firstName: z.string().trim().min(1, USER_MESSAGES.firstNameRequired).max(TEXT_LIMITS.personName).optional(),
+  lastName: z.string().trim().min(1, USER_MESSAGES.lastNameRequired).max(TEXT_LIMITS.personName).optional(),
   organizationId: z.number().int().positive().nullable().optional(),
 });
 export type UserUpdate = z.infer<typeof userUpdateSchema>;
 
 /** Create user (system admins): email as username; the spec does not show this screen. */
 export const userCreateSchema = z.object({
-  username: z.string().trim().min(1, USER_MESSAGES.emailRequired).max(320).pipe(z.email(USER_MESSAGES.emailInvalid)),
-  firstName: z.string().trim().min(1, USER_MESSAGES.firstNameRequired).max(100),
-  lastName: z.string().trim().min(1, USER_MESSAGES.lastNameRequired).max(100),
+  username: z
+    .string()
+    .trim()
+    .min(1, USER_MESSAGES.emailRequired)
+    .max(TEXT_LIMITS.email)
+    .pipe(z.email(USER_MESSAGES.emailInvalid)),
+  firstName: z.string().trim().min(1, USER_MESSAGES.firstNameRequired).max(TEXT_LIMITS.personName),
+  lastName: z.string().trim().min(1, USER_MESSAGES.lastNameRequired).max(TEXT_LIMITS.personName),
   organizationId: z.number().int().positive().nullable(),
 });
 export type UserCreate = z.infer<typeof userCreateSchema>;
@@ -70,7 +77,7 @@ export type UserCreate = z.infer<typeof userCreateSchema>;
 export const studyAccessChangeSchema = z.object({
   studyId: z.number().int().positive(),
   userId: z.number().int().positive(),
-  roleId: z.number().int().positive(),
+  roleId: z.number(USER_MESSAGES.chooseRole).int(USER_MESSAGES.chooseRole).positive(USER_MESSAGES.chooseRole),
 });
 export type StudyAccessChange = z.infer<typeof studyAccessChangeSchema>;
 
@@ -129,7 +136,7 @@ export type UserSortKey = (typeof USER_SORT_KEYS)[number];
 /** GET /api/users: role (id or name), name (first, last or username), registered, exclude (ids, comma list). */
 export const userListQuerySchema = z.object({
   role: z.string().trim().max(50).optional(),
-  name: z.string().max(200).optional(),
+  name: z.string().max(TEXT_LIMITS.search).optional(),
   registered: z.enum(['true', 'false']).optional(),
   exclude: z
     .string()
@@ -144,7 +151,7 @@ export type UserListQuery = z.input<typeof userListQuerySchema>;
 
 /** POST /api/users/list: name search, optionally only the users with access to one study. */
 export const userSearchSchema = z.object({
-  name: z.string().max(200).nullish(),
+  name: z.string().max(TEXT_LIMITS.search).nullish(),
   filterByStudyId: z.number().int().positive().max(2_147_483_647).nullish(),
 });
 export type UserSearch = z.infer<typeof userSearchSchema>;
@@ -156,7 +163,7 @@ export const usersInStudySchema = z.object({
 export type UsersInStudy = z.infer<typeof usersInStudySchema>;
 
 /** PATCH /api/users/{id}/deactivate and /activate: an optional reason for the audit trail. */
-export const userStatusChangeSchema = z.object({ reason: z.string().trim().max(1000).optional() });
+export const userStatusChangeSchema = z.object({ reason: z.string().trim().max(TEXT_LIMITS.reason).optional() });
 
 export const userListRowSchema = z.object({
   id: z.number().int(),

@@ -19,10 +19,11 @@ export const laminaErrorMap: z.core.$ZodErrorMap = (issue) => {
     case 'invalid_type':
       return issue.input === undefined ? `${field} is required` : `${field} must be ${issue.expected}`;
     case 'too_small':
-      return issue.origin === 'string' && issue.minimum === 1
-        ? `${field} is required`
-        : `${field} must be at least ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : ''}`;
+      if (issue.origin === 'string' && issue.minimum === 1) return `${field} is required`;
+      if (issue.inclusive === false) return `${field} must be greater than ${String(issue.minimum)}`;
+      return `${field} must be at least ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : ''}`;
     case 'too_big':
+      if (issue.inclusive === false) return `${field} must be less than ${String(issue.maximum)}`;
       return `${field} must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : ''}`;
     case 'unrecognized_keys':
       return `Unknown field ${issue.keys.join(', ')}`;

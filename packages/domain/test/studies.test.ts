@@ -23,6 +23,11 @@ import {
   type AnnotationClassInput,
   type Indication,
   type StudyConfig,
+  coveringStudyReason,
+  STUDY_REASON_GROUPS,
+  studyReasonGroupOf,
+  studyConfigSchema,
+  type StudyReasonGroup,
 } from '../src/index.js';
 
 installZodMessages();
@@ -299,5 +304,36 @@ describe('API schemas', () => {
     expect(userListQuerySchema.parse({}).sort).toBe('username');
     expect(userListQuerySchema.safeParse({ exclude: '1, 2,3' }).success).toBe(true);
     expect(userListQuerySchema.safeParse({ exclude: '1;2' }).success).toBe(false);
+  });
+});
+
+describe('the reason that covers a study field (server and form alike)', () => {
+  const given =
+    (reasons: Partial<Record<StudyReasonGroup, string>>) =>
+    (group: StudyReasonGroup): string | undefined =>
+      reasons[group];
+
+  it('is the reason of the field’s group: lab visits share the visits’ reason, segment names the segments’', () => {
+    expect(studyReasonGroupOf('labVisitIds')).toBe('visitIds');
+    expect(coveringStudyReason('labVisitIds', given({ visitIds: 'week 12 added' }), false)).toBe('week 12 added');
+    expect(coveringStudyReason('anatomicalSegments', given({ segments: ' two segments ' }), false)).toBe(
+      'two segments',
+    );
+    expect(coveringStudyReason('name', given({ sponsor: 'x' }), false)).toBeNull();
+    expect(coveringStudyReason('name', given({ name: '   ' }), false)).toBeNull();
+  });
+
+  it('for the class lists the celiac defaults fill, the indications’ reason when celiac was just chosen', () => {
+    const reasons = given({ indications: 'celiac arm' });
+    expect(coveringStudyReason('pointClasses', reasons, true)).toBe('celiac arm');
+    expect(coveringStudyReason('multilineClasses', reasons, true)).toBe('celiac arm');
+    expect(coveringStudyReason('hpfClasses', reasons, true)).toBeNull();
+    expect(coveringStudyReason('pointClasses', reasons, false)).toBeNull();
+  });
+
+  it('every configuration field belongs to exactly one group', () => {
+    const fields = Object.values(STUDY_REASON_GROUPS).flat();
+    expect(new Set(fields).size).toBe(fields.length);
+    expect([...fields].sort()).toEqual(Object.keys(studyConfigSchema.shape).sort());
   });
 });

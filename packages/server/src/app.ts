@@ -11,8 +11,9 @@ import type { Database } from './platform/db/database.js';
 import { SessionKeys } from './platform/auth/session.js';
 import { registerGuard } from './platform/http/guard.js';
 import { registerErrorHandler } from './platform/http/errorHandler.js';
+import { registerInputTextRule } from './platform/http/inputText.js';
 import { IMAGE_SECURITY_HEADERS, registerSecurityHeaders } from './platform/http/securityHeaders.js';
-import { policy } from './platform/rbac/policy.js';
+import { policy, type Policy } from './platform/rbac/policy.js';
 import { AuthService } from './modules/auth/authService.js';
 import { authRoutes } from './modules/auth/authRoutes.js';
 import { currentUserRoutes } from './modules/users/currentUserRoutes.js';
@@ -35,6 +36,10 @@ export interface RegisteredRoute {
   method: string;
   url: string;
   hasPolicy: boolean;
+  /** The route's declared access policy (the route-walking test derives its checks from it). */
+  policy: Policy | undefined;
+  /** The route's declared input schemas (zod), for the policy, route-walking and fuzz tests. */
+  schema: { body?: unknown; querystring?: unknown; params?: unknown; response?: Record<string, unknown> };
 }
 
 declare module 'fastify' {
@@ -52,7 +57,7 @@ export async function buildApp({
 }: AppDeps): Promise<FastifyInstance> {
   installZodMessages();
   // Tile requests skip Fastify: the HTTP server answers them first (modules/tiles/tileServer.ts).
-  const tileFastPath = new TileFastPath();
+  const tileFastPath = new TileFastPath(config.tiles);
   const app = Fastify({
     logger: logger ? { level: config.logLevel } : false,
     trustProxy: config.trustProxy,
@@ -68,7 +73,18 @@ export async function buildApp({
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods)
-      routes.push({ method, url: route.url, hasPolicy: route.config?.policy !== undefined });
+      routes.push({
+        method,
+        url: route.url,
+        hasPolicy: route.config?.policy !== undefined,
+        policy: route.config?.policy,
+        schema: {
+          body: route.schema?.body,
+          querystring: route.schema?.querystring,
+          params: route.schema?.params,
+          response: route.schema?.response as Record<string, unknown> | undefined,
+        },
+      });
   });
 
   await app.register(fastifyCookie);
@@ -76,6 +92,7 @@ export async function buildApp({
   registerSecurityHeaders(app, config);
   const keys = new SessionKeys(config.sessionSecret);
   registerGuard(app, database.db, keys);
+  registerInputTextRule(app);
   // Slide pipeline (storage, job queue, mail, tile tokens): app.slides, used by api, tiles and worker.
   const slides = createSlidePipeline(config, database, slideOverrides);
   app.decorate('slides', slides);
@@ -96,6 +113,8 @@ export async function buildApp({
       storage: slides.storage,
       tileTokens: slides.tileTokens,
       securityHeaders: IMAGE_SECURITY_HEADERS,
+      localReads: config.tiles.reads,
+      accessRefreshSeconds: config.tiles.accessRefreshSeconds,
     });
     // From now on the server answers tiles before Fastify; while closing, Fastify answers (503).
     tileFastPath.install(tiles.handler, tiles.respond, tiles.templates);

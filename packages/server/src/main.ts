@@ -11,6 +11,7 @@ import { syncReferenceData } from './platform/rbac/referenceData.js';
 import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
 import { ensureDemoSlide } from './modules/demo/demoSlide.js';
 import { startImageWorker } from './modules/processing/imageWorker.js';
+import { DEFAULT_SLIDE_LIMITS } from './modules/processing/slideLimits.js';
 
 /** Embedded default: keep a generated SESSION_SECRET in DATA_DIR so sessions survive a restart. */
 async function persistentSessionSecret(config: Config): Promise<string> {
@@ -71,6 +72,9 @@ async function main(): Promise<void> {
       mailer: app.slides.mailer,
       tmpDir: path.join(config.dataDir, 'tmp'),
       log: app.log,
+      limits: { ...DEFAULT_SLIDE_LIMITS, maxPixels: config.processing.maxSlidePixels },
+      timeLimitSeconds: config.processing.timeLimitSeconds,
+      staleAfterSeconds: config.processing.staleAfterSeconds,
     });
     stopWorker = () => worker.stop();
   }

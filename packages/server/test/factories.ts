@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { roleByName, type RoleName } from '@lamina/domain';
 import type { Db } from '../src/platform/db/database.js';
 import { hashPassword } from '../src/platform/auth/passwords.js';
+import { insertSession, SessionKeys } from '../src/platform/auth/session.js';
+import type { TileGrant } from '../src/platform/tiles/tileToken.js';
 import type { ObjectStorage } from '../src/platform/storage/storage.js';
 import { uploadKey } from '../src/platform/storage/keys.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -392,4 +394,37 @@ export async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/**
+ * A user with a live session, as a tile token is granted to (TileGrant): tile servers honour a
+ * token while its session lives and the user's access generation is unchanged.
+ */
+export async function createTileGrant(db: Db, secret: string): Promise<TileGrant> {
+  const user = await createUser(db);
+  const tokens = new SessionKeys(secret).issue();
+  await insertSession(db, user.id, tokens);
+  return { userId: user.id, generation: 0, sessionId: tokens.sessionId };
+}
+
+/** A complete, valid POST /api/studies body (a Crohn's study with one point class); `over` replaces fields. */
+export function studyCreateBody(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: `Study ${unique()}`,
+    sponsor: null,
+    protocolIds: [],
+    visitIds: ['V1'],
+    labVisitIds: ['L1'],
+    indications: ['CROHNS_DISEASE'],
+    segments: 1,
+    anatomicalSegments: ['Ileum'],
+    modality: ['ENDOSCOPY'],
+    onHold: false,
+    onHoldReason: null,
+    hpfClasses: [],
+    pointClasses: [{ name: 'Neutrophil', color: '#87FF01', sortOrder: 0, enabled: true }],
+    freehandClasses: [],
+    multilineClasses: [],
+    ...over,
+  };
 }

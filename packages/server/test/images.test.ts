@@ -109,7 +109,8 @@ describe('GET /api/images/{id}', () => {
     const image = response.json();
     expect(image).toMatchObject({
       id: imageId,
-      name: 'CMU-1-Small-Region.svs',
+      // A central reader is blinded to file names (neutral label) and cannot fetch labels.
+      name: `Image ${imageId}`,
       studyId,
       cogKey: `images/${imageId}/pyramid.tif`,
       magnifications: [1.25, 2.5, 5, 10, 20],
@@ -127,15 +128,19 @@ describe('GET /api/images/{id}', () => {
       height: 2967,
       ignored: false,
       acceptAiAnnotations: false,
-      hasLabel: true,
-      hasMacro: true,
+      hasLabel: false,
+      hasMacro: false,
     });
-    // Blinded: nothing about subject, site or visit.
-    for (const field of ['subjectId', 'siteId', 'visitId', 'subject_id']) expect(image).not.toHaveProperty(field);
+    // Blinded: nothing about subject, site or visit, and no storage key.
+    for (const field of ['subjectId', 'siteId', 'visitId', 'subject_id', 's3Key'])
+      expect(image).not.toHaveProperty(field);
+    // A lab technician sees the file name and may fetch label and macro.
+    const forLab = (await labtech.request({ method: 'GET', url: `/api/images/${imageId}` })).json();
+    expect(forLab).toMatchObject({ name: 'CMU-1-Small-Region.svs', hasLabel: true, hasMacro: true });
     const match = /^https:\/\/tiles\.example\.org\/tiles\/(\d+)\/\{z\}\/\{x\}\/\{y\}\?t=(.+)$/.exec(image.tileUrl);
     expect(match?.[1]).toBe(String(imageId));
-    expect(new TileTokens(t.config.sessionSecret).verify(decodeURIComponent(match![2]!), imageId)).toBe(true);
-    expect(new TileTokens(t.config.sessionSecret).verify(decodeURIComponent(match![2]!), imageId + 1)).toBe(false);
+    expect(new TileTokens(t.config.sessionSecret).verify(decodeURIComponent(match![2]!), imageId)).not.toBeNull();
+    expect(new TileTokens(t.config.sessionSecret).verify(decodeURIComponent(match![2]!), imageId + 1)).toBeNull();
   });
 
   it('an image still processing has no tile URL and shows its progress', async () => {

@@ -16,6 +16,7 @@ import {
   WSI_DIR,
   type SlideTestContext,
 } from './factories.js';
+import { waitFor } from './support/wait.js';
 
 let t: SlideTestContext;
 let studyId: number;
@@ -37,20 +38,6 @@ afterAll(async () => {
 
 async function image(id: number) {
   return t.database.db.selectFrom('images').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 function worker(

@@ -26,6 +26,7 @@ import { readTiffDirectories, type RangeReader } from '../src/modules/tiles/tiff
 import { TileTokens } from '../src/platform/tiles/tileToken.js';
 import {
   createSlideTestApp,
+  createTileGrant,
   createStudy,
   createUploadedImage,
   putUpload,
@@ -258,7 +259,8 @@ describe('a slide wider than 65 535 px', () => {
   }, 60_000);
 
   it('serves every tile of every zoom through the tile server, each a 256-px JPEG of its source region', async () => {
-    const token = new TileTokens(SESSION_SECRET).issue(imageId, 1, 600);
+    const grant = await createTileGrant(t.database.db, SESSION_SECRET);
+    const token = new TileTokens(SESSION_SECRET).issue(imageId, grant, 600);
     const boxMean = sourceBoxes(source, WIDTH, HEIGHT);
     const sizes = pyramidLevelSizes(WIDTH, HEIGHT);
     const maxZoom = maxTmsZoom(WIDTH, HEIGHT);

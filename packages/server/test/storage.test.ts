@@ -53,7 +53,7 @@ describe('keys', () => {
   });
 
   it('makes file names safe and keeps uploads under the study prefix', () => {
-    expect(safeFileName('../../evil name (1).SVS')).toBe('evil_name_1_.SVS');
+    expect(safeFileName('../../evil name (1).SVS')).toBe('evil_name_1.SVS');
     expect(safeFileName('...')).toBe('file');
     const key = uploadKey(12, 'My Slide.svs');
     expect(key).toMatch(/^uploads\/12\/[0-9a-f-]{36}\/My_Slide\.svs$/);
@@ -92,7 +92,7 @@ describe.each([
     await writeFile(file, data);
     await s.write('t/file.bin', { filePath: file });
     for (const key of ['t/buffer.bin', 't/stream.bin', 't/file.bin']) {
-      expect(await s.head(key)).toEqual({ size: 100_000 });
+      expect(await s.head(key)).toMatchObject({ size: 100_000 });
       expect(await s.readRange(key, 1234, 100)).toEqual(data.subarray(1234, 1334));
     }
     const chunks: Buffer[] = [];
@@ -137,7 +137,7 @@ describe.each([
       uploadId,
       etags.map((etag, i) => ({ partNumber: i + 1, etag })),
     );
-    expect(await s.head(key)).toEqual({ size: part1.length + part2.length });
+    expect(await s.head(key)).toMatchObject({ size: part1.length + part2.length });
     expect(await s.readRange(key, part1.length - 2, 4)).toEqual(
       Buffer.concat([part1.subarray(-2), part2.subarray(0, 2)]),
     );

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES, STUDY_MESSAGES } from '@lamina/domain';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
-import { createAnnotation, createStudy, createStudyImage, createUser, PASSWORD } from './factories.js';
+import { createAnnotation, createStudy, createStudyImage, createUser, PASSWORD, studyCreateBody } from './factories.js';
 
 let t: TestContext;
 let admin: Session;
@@ -46,24 +45,7 @@ async function newStudy(over: Record<string, unknown> = {}) {
   const response = await admin.request({
     method: 'POST',
     url: '/api/studies',
-    payload: {
-      name: `Study ${randomBytes(4).toString('hex')}`,
-      sponsor: null,
-      protocolIds: [],
-      visitIds: ['V1'],
-      labVisitIds: ['L1'],
-      indications: ['CROHNS_DISEASE'],
-      segments: 1,
-      anatomicalSegments: ['Ileum'],
-      modality: ['ENDOSCOPY'],
-      onHold: false,
-      onHoldReason: null,
-      hpfClasses: [],
-      pointClasses: [cls('Neutrophil'), cls('Eosinophil', 1)],
-      freehandClasses: [],
-      multilineClasses: [],
-      ...over,
-    },
+    payload: studyCreateBody({ pointClasses: [cls('Neutrophil'), cls('Eosinophil', 1)], ...over }),
   });
   expect(response.statusCode, response.body).toBe(201);
   return response.json().study as {

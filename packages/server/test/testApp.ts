@@ -28,18 +28,27 @@ export async function openTestDatabase(): Promise<{ database: Database; drop: ()
     const database = await openDatabase({ loadDataDir: new Blob([await readFile(file)]) });
     return { database, drop: async () => {} };
   }
-  const name = `lamina_test_${randomBytes(6).toString('hex')}`;
+  const created = await createServerDatabase(url);
+  const database = await openDatabase({ databaseUrl: created.url, maxConnections: 5 });
+  await migrate(database);
+  await syncReferenceData(database.db);
+  return { database, drop: created.drop };
+}
+
+/** A new, empty database on the PostgreSQL server of `url`: its URL, and how to drop it. */
+export async function createServerDatabase(
+  url: string,
+  prefix = 'lamina_test',
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
   const dbUrl = new URL(url);
   dbUrl.pathname = `/${name}`;
-  const database = await openDatabase({ databaseUrl: dbUrl.toString(), maxConnections: 5 });
-  await migrate(database);
-  await syncReferenceData(database.db);
   return {
-    database,
+    url: dbUrl.toString(),
     drop: async () => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();

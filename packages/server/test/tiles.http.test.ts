@@ -13,8 +13,9 @@ import { initStorage } from '../src/platform/storage/createStorage.js';
 import { TileTokens } from '../src/platform/tiles/tileToken.js';
 import { TILE_CACHE_CONTROL } from '../src/modules/tiles/tileRoutes.js';
 import { parseTileUrl } from '../src/modules/tiles/tileRequest.js';
-import { createImage } from './factories.js';
+import { createImage, createTileGrant } from './factories.js';
 import { openTestDatabase } from './testApp.js';
+import type { TileGrant } from '../src/platform/tiles/tileToken.js';
 
 /**
  * The tile fast path, over real sockets: plain tile requests are answered on the connection
@@ -49,19 +50,16 @@ const STREAM_MODE = { TILE_SEND: 'write', TILE_SOCKET_READS: 'stream' };
 let imageId = 0;
 let secondImageId = 0;
 
-/** The tile modes a server reads from the environment when it is built. */
-const TILE_MODE_VARIABLES = ['TILE_HTTP', 'TILE_SEND', 'TILE_SOCKET_READS'] as const;
-
 async function serve(roles: string, env: Record<string, string> = {}): Promise<Served> {
-  const saved = TILE_MODE_VARIABLES.map((name) => [name, process.env[name]] as const);
-  const setOrDelete = (name: string, value: string | undefined) => {
-    if (value === undefined) Reflect.deleteProperty(process.env, name);
-    else process.env[name] = value;
-  };
-  for (const name of TILE_MODE_VARIABLES) setOrDelete(name, env[name]);
-  const config = loadConfig({ DEMO: 'false', SESSION_SECRET, WEB_DIST: '/nonexistent', ROLES: roles, DATA_DIR: dir });
+  const config = loadConfig({
+    DEMO: 'false',
+    SESSION_SECRET,
+    WEB_DIST: '/nonexistent',
+    ROLES: roles,
+    DATA_DIR: dir,
+    ...env,
+  });
   const app = await buildApp({ config, database });
-  for (const [name, value] of saved) setOrDelete(name, value);
   const fastifyRequests: string[] = [];
   app.addHook('onRequest', async (request) => {
     fastifyRequests.push(`${request.method} ${request.url.split('?')[0]}`);
@@ -171,7 +169,9 @@ function exchange(
 
 const get = (url: string, extra = '') => `GET ${url} HTTP/1.1\r\nHost: tiles.test\r\n${extra}\r\n`;
 
-const token = (id: number) => tokens.issue(id, 1, 600);
+/** The grant of a live session in this file's database (beforeAll). */
+let grant: TileGrant;
+const token = (id: number) => tokens.issue(id, grant, 600);
 const tileUrl = (id: number, z: number, x: number, y: number, t: string | null = token(id)) =>
   `/tiles/${id}/${z}/${x}/${y}${t === null ? '' : `?t=${encodeURIComponent(t)}`}`;
 
@@ -202,6 +202,7 @@ function injected(response: LightMyRequestResponse): Answer {
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'lamina-tiles-http-'));
   ({ database, drop } = await openTestDatabase());
+  grant = await createTileGrant(database.db, SESSION_SECRET);
   const file = path.join(dir, 'pyramid.tif');
   await sharp(SOURCE)
     .tiff({ tile: true, tileWidth: 256, tileHeight: 256, pyramid: true, compression: 'jpeg', quality: 85 })
@@ -714,6 +715,30 @@ describe.each(CONNECTION_MODES)('tile requests answered on the connection ($mode
       expect(counts.restWritten).toBeGreaterThan(before.restWritten);
     } else {
       expect(counts).toEqual(before);
+    }
+  });
+
+  it('a request head sent a byte at a time is cut off at TILE_HEADERS_TIMEOUT (408), as Node cuts its own', async () => {
+    const served = await serve('tiles', { TILE_HEADERS_TIMEOUT: '1' });
+    try {
+      const { hostname, port } = new URL(served.base);
+      const socket = connect(Number(port), hostname);
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('error', () => {});
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      const head = get(tileUrl(imageId, 0, 0, 0));
+      const started = Date.now();
+      // One byte every 200 ms: each restarts the idle timer, none completes the head.
+      const trickle = setInterval(() => {
+        if (!socket.destroyed) socket.write(head[Math.floor((Date.now() - started) / 200)] ?? 'x');
+      }, 200);
+      await closed;
+      clearInterval(trickle);
+      expect(received.startsWith('HTTP/1.1 408 ')).toBe(true);
+      expect(Date.now() - started).toBeLessThan(4000);
+    } finally {
+      await served.app.close();
     }
   });
 

@@ -17,6 +17,8 @@ import { PyramidCache } from '../src/modules/tiles/pyramidCache.js';
 import { TILE_CACHE_CONTROL } from '../src/modules/tiles/tileRoutes.js';
 import { createImage } from './factories.js';
 import { openTestDatabase } from './testApp.js';
+import { createTileGrant } from './factories.js';
+import type { TileGrant } from '../src/platform/tiles/tileToken.js';
 
 /** Every call of sharp in this test file's module graph (the test's own decoding included). */
 const sharpCalls = vi.hoisted(() => ({ count: 0 }));
@@ -93,6 +95,7 @@ const PYRAMID_KEYS = {
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'lamina-tiles-'));
   ({ database, drop } = await openTestDatabase());
+  grant = await createTileGrant(database.db, SESSION_SECRET);
   // The pyramids as the worker writes them (sharp/libvips), in classic TIFF and in BigTIFF, and a
   // third-party pyramid written by the vips CLI (non-integer downsamples 2.0003 … 16.06).
   const options = {
@@ -158,7 +161,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const token = (imageId: number) => tokens.issue(imageId, 1, 600);
+/** The grant of a live session in this file's database (beforeAll). */
+let grant: TileGrant;
+const token = (imageId: number) => tokens.issue(imageId, grant, 600);
 const tileUrl = (imageId: number, z: number, x: number, y: number, t: string | null = token(imageId)) =>
   `/tiles/${imageId}/${z}/${x}/${y}${t === null ? '' : `?t=${encodeURIComponent(t)}`}`;
 
@@ -347,7 +352,7 @@ describe('GET /tiles/{imageId}/{z}/{x}/{y}', () => {
       expect(
         (await local.app.inject({ method: 'GET', url: tileUrl(images.classic, 0, 0, 0, forged) })).statusCode,
       ).toBe(403);
-      const otherSecret = new TileTokens('another-secret').issue(images.classic, 1, 600);
+      const otherSecret = new TileTokens('another-secret').issue(images.classic, grant, 600);
       // (the secret of the tile tokens is the session secret)
       expect(
         (await local.app.inject({ method: 'GET', url: tileUrl(images.classic, 0, 0, 0, otherSecret) })).statusCode,
@@ -358,7 +363,7 @@ describe('GET /tiles/{imageId}/{z}/{x}/{y}', () => {
     });
 
     it('403 with an expired token', async () => {
-      const expired = tokens.issue(images.classic, 1, 60, Date.now() - 120_000);
+      const expired = tokens.issue(images.classic, grant, 60, Date.now() - 120_000);
       expect(
         (await local.app.inject({ method: 'GET', url: tileUrl(images.classic, 0, 0, 0, expired) })).statusCode,
       ).toBe(403);
@@ -382,17 +387,17 @@ describe('GET /tiles/{imageId}/{z}/{x}/{y}', () => {
       const { VerifiedTokens } = await import('../src/modules/tiles/verifiedTokens.js');
       const verified = new VerifiedTokens(tokens, 2);
       const now = Date.now();
-      const t = tokens.issue(7, 1, 60, now);
-      expect(verified.verify(t, 7, now)).toBe(true);
-      expect(verified.verify(t, 7, now + 1000)).toBe(true);
-      expect(verified.verify(t, 8, now)).toBe(false);
-      expect(verified.verify(t, 7, now + 61_000)).toBe(false);
-      expect(verified.verify(`${t.slice(0, -2)}xx`, 7, now)).toBe(false);
-      expect(verified.verify(undefined, 7, now)).toBe(false);
+      const t = tokens.issue(7, grant, 60, now);
+      expect(verified.verify(t, 7, now)).toMatchObject({ imageId: 7, userId: grant.userId, generation: 0 });
+      expect(verified.verify(t, 7, now + 1000)).not.toBeNull();
+      expect(verified.verify(t, 8, now)).toBeNull();
+      expect(verified.verify(t, 7, now + 61_000)).toBeNull();
+      expect(verified.verify(`${t.slice(0, -2)}xx`, 7, now)).toBeNull();
+      expect(verified.verify(undefined, 7, now)).toBeNull();
       // Bounded: older entries make room (and verify again by HMAC when seen again).
-      expect(verified.verify(tokens.issue(1, 1, 60, now), 1, now)).toBe(true);
-      expect(verified.verify(tokens.issue(2, 1, 60, now), 2, now)).toBe(true);
-      expect(verified.verify(t, 7, now)).toBe(true);
+      expect(verified.verify(tokens.issue(1, grant, 60, now), 1, now)).not.toBeNull();
+      expect(verified.verify(tokens.issue(2, grant, 60, now), 2, now)).not.toBeNull();
+      expect(verified.verify(t, 7, now)).not.toBeNull();
     });
 
     it('needs no session: no cookie is read or set', async () => {

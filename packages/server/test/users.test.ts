@@ -409,7 +409,9 @@ describe('study access', () => {
       USER_MESSAGES.accountDeactivated,
     );
     await expectBody(add(admin, { studyId: study.id, userId: adminId, roleId: 8 }), 403, USER_MESSAGES.ownStudyAccess);
-    await expectBody(add(admin, { studyId: study.id, userId: user.id }), 400, 'roleId is required');
+    await expectBody(add(admin, { studyId: study.id, userId: user.id }), 400, USER_MESSAGES.chooseRole);
+    // Issue 9: roleId 0 read 'roleId must be at least 0'.
+    await expectBody(add(admin, { studyId: study.id, userId: user.id, roleId: 0 }), 400, USER_MESSAGES.chooseRole);
     await expectBody(add(admin, { studyId: 'one', userId: user.id, roleId: 8 }), 400, 'studyId must be number');
   });
 });

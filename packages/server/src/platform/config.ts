@@ -38,6 +38,42 @@ export interface Config {
   auditAnchorFile: string;
   /** Seconds between anchors of the audit chain's head (written only when it moved). */
   auditAnchorIntervalSeconds: number;
+  /** The processing worker's limits and job supervision (docs/WORKFLOW.md). */
+  processing: ProcessingConfig;
+  /** How the tile server answers (docs/ARCHITECTURE.md, docs/BENCHMARKS.md). */
+  tiles: TilesConfig;
+}
+
+export interface TilesConfig {
+  /** TILE_HTTP: answer plain tile requests on the connection, or through Node's HTTP server. */
+  http: 'connections' | 'http';
+  /**
+   * TILE_READS: blocking `pread` of local pyramids (fastest from the page cache, but it blocks the
+   * event loop) or libuv's thread pool. Default `sync` only in a process that serves tiles alone
+   * (ROLES=tiles): a process that also serves the API must not stall it on disk reads.
+   */
+  reads: 'sync' | 'async';
+  /** TILE_SEND: sendfile(2) from the pyramid file (the native module), or write through the stream. */
+  send: 'sendfile' | 'write';
+  /** TILE_SOCKET_READS: read requests below the socket's stream, or through 'data' events. */
+  socketReads: 'direct' | 'stream';
+  /** TILE_ACCESS_REFRESH: seconds between reads of the live sessions (the bound on token revocation). */
+  accessRefreshSeconds: number;
+  /** TILE_HEADERS_TIMEOUT: seconds a tile connection may take to send a request head (as Node's headersTimeout). */
+  headersTimeoutSeconds: number;
+}
+
+export interface ProcessingConfig {
+  /** Largest full-resolution slide accepted, in pixels (MAX_SLIDE_PIXELS). */
+  maxSlidePixels: number;
+  /** Seconds one processing job may take (PROCESSING_TIME_LIMIT). */
+  timeLimitSeconds: number;
+  /** Uploads of at least this many bytes go to the large-slide queue (LARGE_SLIDE_BYTES). */
+  largeSlideBytes: number;
+  /** Seconds between a running job's heartbeats (WORKER_HEARTBEAT_INTERVAL). */
+  heartbeatSeconds: number;
+  /** A job whose heartbeat is this old is taken from its dead worker and retried (WORKER_STALE_AFTER). */
+  staleAfterSeconds: number;
 }
 
 export interface StorageConfig {
@@ -109,6 +145,41 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       ? path.resolve(cwd, env.AUDIT_ANCHOR_FILE)
       : path.join(dataDir, 'audit-anchors.jsonl'),
     auditAnchorIntervalSeconds: positive(env.AUDIT_ANCHOR_INTERVAL, 'AUDIT_ANCHOR_INTERVAL', 300),
+    processing: processingConfig(env),
+    tiles: tilesConfig(env, new Set(roles as ServerRole[])),
+  };
+}
+
+function oneOf<T extends string>(value: string | undefined, name: string, allowed: readonly T[], fallback: T): T {
+  if (value === undefined || value === '') return fallback;
+  if (!(allowed as readonly string[]).includes(value))
+    throw new ConfigError(`${name} must be ${allowed.join(' or ')}, got '${value}'`);
+  return value as T;
+}
+
+function tilesConfig(env: NodeJS.ProcessEnv, roles: ReadonlySet<ServerRole>): TilesConfig {
+  const tilesAlone = roles.size === 1 && roles.has('tiles');
+  return {
+    http: oneOf(env.TILE_HTTP, 'TILE_HTTP', ['connections', 'http'], 'connections'),
+    reads: oneOf(env.TILE_READS, 'TILE_READS', ['sync', 'async'], tilesAlone ? 'sync' : 'async'),
+    send: oneOf(env.TILE_SEND, 'TILE_SEND', ['sendfile', 'write'], 'sendfile'),
+    socketReads: oneOf(env.TILE_SOCKET_READS, 'TILE_SOCKET_READS', ['direct', 'stream'], 'direct'),
+    accessRefreshSeconds: positive(env.TILE_ACCESS_REFRESH, 'TILE_ACCESS_REFRESH', 15),
+    headersTimeoutSeconds: positive(env.TILE_HEADERS_TIMEOUT, 'TILE_HEADERS_TIMEOUT', 60),
+  };
+}
+
+function processingConfig(env: NodeJS.ProcessEnv): ProcessingConfig {
+  const heartbeatSeconds = positive(env.WORKER_HEARTBEAT_INTERVAL, 'WORKER_HEARTBEAT_INTERVAL', 10);
+  const staleAfterSeconds = positive(env.WORKER_STALE_AFTER, 'WORKER_STALE_AFTER', 30);
+  if (staleAfterSeconds < 2 * heartbeatSeconds)
+    throw new ConfigError('WORKER_STALE_AFTER must be at least twice WORKER_HEARTBEAT_INTERVAL');
+  return {
+    maxSlidePixels: positive(env.MAX_SLIDE_PIXELS, 'MAX_SLIDE_PIXELS', 40_000_000_000),
+    timeLimitSeconds: positive(env.PROCESSING_TIME_LIMIT, 'PROCESSING_TIME_LIMIT', 3600),
+    largeSlideBytes: positive(env.LARGE_SLIDE_BYTES, 'LARGE_SLIDE_BYTES', 1024 ** 3),
+    heartbeatSeconds,
+    staleAfterSeconds,
   };
 }
 

@@ -7,7 +7,7 @@ import {
   type LoginResponse,
 } from '@lamina/domain';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { fullPageNavigate } from '../app/browser';
+import { fullPageNavigate } from '../lib/browser';
 import { apiFetch, setCsrfToken } from './client';
 import { useConfig } from './config';
 import { queryKeys } from './queryKeys';

@@ -1,11 +1,11 @@
 import { MESSAGES, userInfoSchema } from '@lamina/domain';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fullPageNavigate } from '../app/browser';
+import { fullPageNavigate } from '../lib/browser';
 import { mockFetch, mockFetchDown } from '../test/mockFetch';
 import { ApiError, withFallbackMessage } from './ApiError';
 import { apiFetch, getCsrfToken, setCsrfToken } from './client';
 
-vi.mock(import('../app/browser'), async (importOriginal) => ({
+vi.mock(import('../lib/browser'), async (importOriginal) => ({
   ...(await importOriginal()),
   fullPageNavigate: vi.fn(),
 }));

@@ -1,6 +1,6 @@
 import { CSRF_HEADER, csrfResponseSchema, MESSAGES, requestFailed } from '@lamina/domain';
-import { currentPath, currentPathname, fullPageNavigate } from '../app/browser';
-import { loginUrlFor } from '../app/safeRedirect';
+import { currentPath, currentPathname, fullPageNavigate } from '../lib/browser';
+import { loginUrlFor } from '../lib/safeRedirect';
 import { ApiError } from './ApiError';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

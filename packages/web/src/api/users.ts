@@ -1,15 +1,21 @@
 import {
+  roleViewSchema,
+  USER_MESSAGES,
+  type UserListResponse,
+  userListResponseSchema,
   actionResponseSchema,
   availableRolesResponseSchema,
   userInfoSchema,
   type AvailableRole,
   type UserInfo,
 } from '@lamina/domain';
-import { useMutation, useQuery } from '@tanstack/react-query';
-import { reloadPage } from '../app/browser';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { listQuery } from '../lib/listQuery';
+import { reloadPage } from '../lib/browser';
 import { isApiError } from './ApiError';
 import { apiFetch } from './client';
-import { queryKeys } from './queryKeys';
+import { queryKeys, userKeys, type UserListParams } from './queryKeys';
+import { withFallbackMessage } from './ApiError';
 
 /** The current user, or `null` when not logged in (401). The guard decides where a `null` goes. */
 export async function fetchUserInfo(signal?: AbortSignal): Promise<UserInfo | null> {
@@ -48,5 +54,41 @@ export function useWorkAs() {
     mutationFn: (roleId: number) =>
       apiFetch('/api/users/workAs', { method: 'PUT', body: { roleId }, schema: workAsResponseSchema }),
     onSuccess: () => reloadPage(),
+  });
+}
+
+/** GET /api/users: one page of users, sorted and searched on the server. */
+/** The users list (`enabled`: false while nothing shows it, e.g. a form the user may not use). */
+export function useUserList(params: UserListParams, enabled = true) {
+  const query = listQuery({
+    name: params.name?.trim(),
+    page: params.pageIndex + 1,
+    pageSize: params.pageSize,
+    sort: params.sort,
+  });
+  return useQuery({
+    queryKey: userKeys.list(params),
+    queryFn: ({ signal }) =>
+      withFallbackMessage(
+        apiFetch<UserListResponse>(`/api/users${query}`, { schema: userListResponseSchema, signal }),
+        USER_MESSAGES.unableToFetchUsers,
+      ),
+    placeholderData: keepPreviousData,
+    enabled,
+  });
+}
+
+const roleListSchema = roleViewSchema.array();
+
+/** GET /api/permissions/roles: the roles, for the study-access pickers. */
+export function usePermissionRoles() {
+  return useQuery({
+    queryKey: userKeys.roles,
+    queryFn: ({ signal }) =>
+      withFallbackMessage(
+        apiFetch('/api/permissions/roles', { schema: roleListSchema, signal }),
+        USER_MESSAGES.unableToFetchPermissionRoles,
+      ),
+    staleTime: 5 * 60_000,
   });
 }

@@ -5,10 +5,10 @@ import { makeConfig, makeUser } from '../test/fixtures';
 import { mockFetch } from '../test/mockFetch';
 import { LocationProbe, renderRoutes, renderWithProviders } from '../test/render';
 import { AppHeader } from './AppHeader';
-import { fullPageNavigate } from './browser';
+import { fullPageNavigate } from '../lib/browser';
 import { displayName } from './UserMenu';
 
-vi.mock(import('./browser'), async (importOriginal) => ({
+vi.mock(import('../lib/browser'), async (importOriginal) => ({
   ...(await importOriginal()),
   fullPageNavigate: vi.fn(),
   reloadPage: vi.fn(),

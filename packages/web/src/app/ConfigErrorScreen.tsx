@@ -1,6 +1,6 @@
 import { Button, Callout } from '@blueprintjs/core';
 import { MESSAGES } from '@lamina/domain';
-import { reloadPage } from './browser';
+import { reloadPage } from '../lib/browser';
 
 interface ConfigErrorScreenProps {
   /** `config`: GET /api/config failed (danger). `user`: users/info failed with other than 401 (warning). */

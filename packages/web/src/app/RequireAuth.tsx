@@ -4,7 +4,7 @@ import { useLocation } from 'react-router';
 import { errorMessage } from '../api/ApiError';
 import { useUserInfo } from '../api/users';
 import { PageSpinner } from '../components/PageSpinner';
-import { fullPageReplace } from './browser';
+import { fullPageReplace } from '../lib/browser';
 import { ConfigErrorScreen } from './ConfigErrorScreen';
 import { decideGuard, guardTarget } from './decideGuard';
 

@@ -1,7 +1,7 @@
 import { Button, Callout } from '@blueprintjs/core';
 import { isRouteErrorResponse, useRouteError } from 'react-router';
 import { errorMessage } from '../api/ApiError';
-import { reloadPage } from './browser';
+import { reloadPage } from '../lib/browser';
 
 /** Shown when a page throws while rendering or its code fails to load. */
 export function RouteErrorScreen() {

@@ -3,7 +3,7 @@ import type { AppConfig, UserInfo } from '@lamina/domain';
 import { useState } from 'react';
 import { useLocation, useNavigate } from 'react-router';
 import { useLogout } from '../api/auth';
-import { CHANGE_PASSWORD_PATH, changePasswordUrlFor } from './safeRedirect';
+import { CHANGE_PASSWORD_PATH, changePasswordUrlFor } from '../lib/safeRedirect';
 import { WorkAsDialog } from './WorkAsDialog';
 
 export function displayName(user: Pick<UserInfo, 'firstName' | 'lastName' | 'username'>): string {

@@ -5,10 +5,10 @@ import { setCsrfToken } from '../api/client';
 import { makeUser } from '../test/fixtures';
 import { mockFetch } from '../test/mockFetch';
 import { renderWithProviders } from '../test/render';
-import { reloadPage } from './browser';
+import { reloadPage } from '../lib/browser';
 import { WorkAsDialog } from './WorkAsDialog';
 
-vi.mock(import('./browser'), async (importOriginal) => ({
+vi.mock(import('../lib/browser'), async (importOriginal) => ({
   ...(await importOriginal()),
   reloadPage: vi.fn(),
   fullPageNavigate: vi.fn(),

@@ -1,5 +1,5 @@
 import { hasAny, type Permission, type UserInfo } from '@lamina/domain';
-import { changePasswordUrlFor, loginUrlFor } from './safeRedirect';
+import { changePasswordUrlFor, loginUrlFor } from '../lib/safeRedirect';
 
 export type GuardDecision = 'ok' | 'login' | 'changePassword' | 'welcome' | 'accessDenied' | 'loading';
 

@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeConfig, makeUser } from '../test/fixtures';
 import { mockFetch } from '../test/mockFetch';
 import { renderRoutes } from '../test/render';
-import { fullPageReplace } from './browser';
+import { fullPageReplace } from '../lib/browser';
 import { appRoutes } from './router';
 
-vi.mock(import('./browser'), async (importOriginal) => ({
+vi.mock(import('../lib/browser'), async (importOriginal) => ({
   ...(await importOriginal()),
   fullPageNavigate: vi.fn(),
   fullPageReplace: vi.fn(),

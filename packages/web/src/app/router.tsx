@@ -8,7 +8,7 @@ import { lazyPage } from './lazyPage';
 import { NotFoundPage } from './NotFoundPage';
 import { RequireAuth } from './RequireAuth';
 import { RouteErrorScreen } from './RouteErrorScreen';
-import { CHANGE_PASSWORD_PATH } from './safeRedirect';
+import { CHANGE_PASSWORD_PATH } from '../lib/safeRedirect';
 
 const WelcomePage = lazyPage(() => import('../features/auth/WelcomePage'), 'WelcomePage');
 const AccessDeniedPage = lazyPage(() => import('../features/auth/AccessDeniedPage'), 'AccessDeniedPage');

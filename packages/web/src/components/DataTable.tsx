@@ -9,7 +9,7 @@ import {
   type Updater,
 } from '@tanstack/react-table';
 import type { KeyboardEvent, ReactNode } from 'react';
-import { isPageSize } from '../app/storage';
+import { isPageSize } from '../lib/storage';
 import type { TableState } from './useTableState';
 
 /** A column of a {@link DataTable}: what its cells show, and whether the server can sort by it. */

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { getRowsPerPage, setRowsPerPage, type PageSize, type RowsPerPageKey } from '../app/storage';
+import { getRowsPerPage, setRowsPerPage, type PageSize, type RowsPerPageKey } from '../lib/storage';
 
 export interface TableSort {
   /** The column id, which is also the server's sort field. */
@@ -56,13 +56,4 @@ export function sortParam(sort: TableSort): string {
   return `${sort.desc ? '-' : ''}${sort.id}`;
 }
 
-/** Query string of a paged list call; `page` counts from 1. Empty values are left out. */
-export function listQuery(params: Record<string, string | number | boolean | null | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
-    if (value === null || value === undefined || value === '') continue;
-    search.set(key, String(value));
-  }
-  const text = search.toString();
-  return text === '' ? '' : `?${text}`;
-}
+export { listQuery } from '../lib/listQuery';

@@ -1,6 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { actionResponseSchema, changePasswordRequestSchema, loginRequestSchema, MESSAGES } from '@lamina/domain';
+import {
+  actionResponseSchema,
+  changePasswordRequestSchema,
+  loginRequestSchema,
+  MESSAGES,
+  loginResponseSchema,
+  csrfResponseSchema,
+} from '@lamina/domain';
 import { policy } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { clearSessionCookie, setSessionCookie } from '../../platform/http/cookies.js';
@@ -14,20 +21,31 @@ export function authRoutes(auth: AuthService, embeddedCookies: boolean) {
 
     r.post(
       '/api/auth/login',
-      { config: { policy: policy.public() }, schema: { body: loginRequestSchema } },
+      {
+        config: { policy: policy.public() },
+        schema: { body: loginRequestSchema, response: { 200: loginResponseSchema } },
+      },
       async (request, reply) => {
         const { tokens, principal } = await auth.login(request.body.username, request.body.password, {
           requestId: request.id,
           clientIp: request.ip,
         });
         setSessionCookie(reply, request, tokens.token, embeddedCookies);
-        return { success: true, message: 'Logged in', csrfToken: tokens.csrfToken, user: presentUserInfo(principal) };
+        return {
+          success: true as const,
+          message: 'Logged in',
+          csrfToken: tokens.csrfToken,
+          user: presentUserInfo(principal),
+        };
       },
     );
 
     r.post(
       '/api/auth/logout',
-      { config: { policy: policy.authenticated({ duringPasswordChange: true }) } },
+      {
+        config: { policy: policy.authenticated({ duringPasswordChange: true }) },
+        schema: { response: { 200: actionResponseSchema } },
+      },
       async (request, reply) => {
         if (!request.session) throw new UnauthorizedError();
         await auth.logout(request.session.sessionId, actorOf(request));
@@ -38,7 +56,10 @@ export function authRoutes(auth: AuthService, embeddedCookies: boolean) {
 
     r.get(
       '/api/auth/csrf',
-      { config: { policy: policy.authenticated({ duringPasswordChange: true }) } },
+      {
+        config: { policy: policy.authenticated({ duringPasswordChange: true }) },
+        schema: { response: { 200: csrfResponseSchema } },
+      },
       async (request) => {
         if (!request.session) throw new UnauthorizedError();
         return { csrfToken: request.session.csrfToken };

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppConfig } from '@lamina/domain';
+import { actionResponseSchema, configSchema, type AppConfig } from '@lamina/domain';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../platform/config.js';
 import { policy } from '../../platform/rbac/policy.js';
 
@@ -11,7 +12,16 @@ export function configRoutes(config: Config) {
     tileServerLocation: config.tileServerLocation,
   };
   return async (app: FastifyInstance) => {
-    app.get('/api/config', { config: { policy: policy.public() } }, async () => body);
-    app.get('/api/health', { config: { policy: policy.public() } }, async () => ({ success: true, message: 'ok' }));
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    r.get(
+      '/api/config',
+      { config: { policy: policy.public() }, schema: { response: { 200: configSchema } } },
+      async () => body,
+    );
+    r.get(
+      '/api/health',
+      { config: { policy: policy.public() }, schema: { response: { 200: actionResponseSchema } } },
+      async () => ({ success: true, message: 'ok' }),
+    );
   };
 }

@@ -2,12 +2,15 @@ import {
   imageExtent,
   magnificationsFor,
   maxTmsZoom,
+  mayViewLabel,
+  neutralImageLabel,
+  VIEW_FILE_NAME_PERMISSION,
   type ImageStatus,
   type ImageView,
   type ProcessingStatus,
   type StudyImageRow,
 } from '@lamina/domain';
-import type { TileTokens } from '../../platform/tiles/tileToken.js';
+import type { TileGrant, TileTokens } from '../../platform/tiles/tileToken.js';
 import type { StudyImageListRow } from './imageQueries.js';
 
 /** The columns the viewer's Image is built from. */
@@ -37,6 +40,7 @@ export const IMAGE_VIEW_COLUMNS = [
   'images.replaces_image_id',
   'images.label_key',
   'images.macro_key',
+  'images.organization_id',
 ] as const;
 
 export interface ImageViewRow {
@@ -65,13 +69,35 @@ export interface ImageViewRow {
   replaces_image_id: number | null;
   label_key: string | null;
   macro_key: string | null;
+  /** Organization of the uploader (the label rule of Site). */
+  organization_id: number | null;
+  /** The case's procedure ID and the image's place among the case's live images (neutral labels). */
+  case_proc_id: string | null;
+  case_position: number | null;
+}
+
+/** Who the image is presented to: what they may see of it depends on their permissions. */
+export interface ImageViewer {
+  actions: ReadonlySet<string>;
+  organizationId: number | null;
+}
+
+/** The image's file name, or a neutral label for users without the file-name permission. */
+export function imageName(
+  row: { id: number; name: string; case_proc_id: string | null; case_position: number | null },
+  viewer: Pick<ImageViewer, 'actions'>,
+): string {
+  return viewer.actions.has(VIEW_FILE_NAME_PERMISSION)
+    ? row.name
+    : neutralImageLabel({ id: row.id, caseProcId: row.case_proc_id, positionInCase: row.case_position });
 }
 
 export interface TileUrlOptions {
   tileTokens: TileTokens;
   /** Base of the tile server ('' = same origin). */
   tileServerLocation: string;
-  userId: number;
+  /** Who the tile token is for: the user, their access generation and their session. */
+  grant: TileGrant;
   ttlSeconds: number;
 }
 
@@ -79,17 +105,19 @@ export interface TileUrlOptions {
 export const TILE_TOKEN_TTL_SECONDS = 12 * 60 * 60;
 
 /**
- * The Image as the viewer sees it (doc 3 §3). No subject, site or visit fields: nothing to blind.
- * The tile URL (with its token) is given only once a pyramid exists.
+ * The Image as the viewer sees it (doc 3 §3). No subject, site or visit fields, and no storage key;
+ * the file name only with the file-name permission (else a neutral label: central readers are
+ * blinded), label and macro flags only when the viewer may fetch them. The tile URL (with its
+ * token) is given only once a pyramid exists.
  */
-export function presentImage(row: ImageViewRow, tiles: TileUrlOptions): ImageView {
+export function presentImage(row: ImageViewRow, tiles: TileUrlOptions, viewer: ImageViewer): ImageView {
+  const labels = mayViewLabel(viewer.actions, { organizationId: row.organization_id }, viewer.organizationId);
   const processed = row.cog_key !== null && row.width !== null && row.height !== null;
   const base = tiles.tileServerLocation.replace(/\/+$/, '');
-  const token = processed ? tiles.tileTokens.issue(row.id, tiles.userId, tiles.ttlSeconds) : null;
+  const token = processed ? tiles.tileTokens.issue(row.id, tiles.grant, tiles.ttlSeconds) : null;
   return {
     id: row.id,
-    name: row.name,
-    s3Key: row.s3_key,
+    name: imageName(row, viewer),
     uploadedAt: row.uploaded_at.toISOString(),
     studyId: row.study_id,
     uploaderId: row.uploader_id,
@@ -116,22 +144,22 @@ export function presentImage(row: ImageViewRow, tiles: TileUrlOptions): ImageVie
     levels: row.levels,
     objectivePower: row.objective_power,
     replacesImageId: row.replaces_image_id,
-    hasLabel: row.label_key !== null,
-    hasMacro: row.macro_key !== null,
+    hasLabel: labels && row.label_key !== null,
+    hasMacro: labels && row.macro_key !== null,
     tileUrl: token ? `${base}/tiles/${row.id}/{z}/{x}/{y}?t=${encodeURIComponent(token)}` : null,
   };
 }
 
 /**
  * A row of the study page's Images tab (doc 2 §3 "Image (study page)" with the image-and-query
- * additions). No subject, site or visit fields: nothing to blind for central readers.
+ * additions). No subject, site or visit fields; the file name as for the viewer (imageName).
  */
-export function presentStudyImageRow(row: StudyImageListRow): StudyImageRow {
+export function presentStudyImageRow(row: StudyImageListRow, viewer: Pick<ImageViewer, 'actions'>): StudyImageRow {
   return {
     id: row.id,
     studyId: row.study_id ?? 0,
     caseId: row.case_id,
-    name: row.name,
+    name: imageName(row, viewer),
     uploadedAt: row.uploaded_at.toISOString(),
     accessionNumber: row.accession_number,
     biopsyLocation: row.biopsy_location,

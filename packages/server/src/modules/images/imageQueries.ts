@@ -1,10 +1,29 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { StudyImageSortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
-import { likeContains } from '../studies/studyQueries.js';
+import { likeContains } from '../../platform/db/paging.js';
+import { IMAGE_VIEW_COLUMNS } from './imagePresenter.js';
 
 /** Queries of the images module: SQL only. */
 type Q = Kysely<DB>;
+
+/** The viewer's Image row (IMAGE_VIEW_COLUMNS) with its case's procedure ID and its place in the case. */
+export function selectImageView(db: Q) {
+  return db
+    .selectFrom('images')
+    .leftJoin('cases', 'cases.id', 'images.case_id')
+    .select(IMAGE_VIEW_COLUMNS)
+    .select((eb) => [
+      'cases.proc_id as case_proc_id',
+      eb
+        .selectFrom('images as sibling')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .whereRef('sibling.case_id', '=', 'images.case_id')
+        .whereRef('sibling.id', '<=', 'images.id')
+        .where('sibling.status', '!=', 'ARCHIVED')
+        .as('case_position'),
+    ]);
+}
 
 export interface StudyImageFilter {
   studyId: number;
@@ -85,6 +104,11 @@ export async function listStudyImages(db: Q, filter: StudyImageFilter) {
       'images.status',
       'images.status_message',
       'cases.proc_id as case_proc_id',
+      sql<number | null>`case when images.case_id is null then null else (
+        select count(*)::int from images sibling
+        where sibling.case_id = images.case_id and sibling.id <= images.id and sibling.status <> 'ARCHIVED') end`.as(
+        'case_position',
+      ),
       'last_query.query_status',
       'last_query.resolution',
       sql<string>`lower(images.name)`.as('lower_name'),

@@ -1,28 +1,35 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import {
   createImageRequestSchema,
   IMAGE_MESSAGES,
+  LABEL_PERMISSIONS,
+  mayViewLabel,
   notifyUploadRequestSchema,
+  VIEW_FILE_NAME_PERMISSION,
   studyImageListQuerySchema,
   studyImageListResponseSchema,
   type Permission,
   type StudyImageSortKey,
+  createImageResponseSchema,
+  notifyUploadResponseSchema,
+  imageViewSchema,
+  signedUrlResponseSchema,
 } from '@lamina/domain';
 import { policy, studyFromBody, studyFromParam } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
-import { NotFoundError } from '../../platform/errors.js';
-import { recordAudit } from '../../platform/audit/audit.js';
+import { ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import type { TileTokens } from '../../platform/tiles/tileToken.js';
 import { UPLOAD_PERMISSIONS } from '../uploads/uploadRoutes.js';
-import { pageWindow, parseSort } from '../studies/paging.js';
+import { pageWindow, parseSort } from '../../platform/db/paging.js';
+import { idParams } from '../../platform/http/params.js';
 import { listStudyImages } from './imageQueries.js';
 import { presentImage, presentStudyImageRow, TILE_TOKEN_TTL_SECONDS } from './imagePresenter.js';
 import type { ImageService } from './imageService.js';
+import { imageScope } from './imageScope.js';
 
 /** Who may open an image: the viewer, the study page's images tab, or the image management list. */
 const VIEW_IMAGE: readonly Permission[] = [
@@ -30,8 +37,6 @@ const VIEW_IMAGE: readonly Permission[] = [
   'S_Main_ViewImagesTab',
   'IM_ImageListTab_ViewImageslistTab',
 ];
-
-const idParams = z.object({ id: z.coerce.number().int().positive().max(2_147_483_647) });
 
 export interface ImageRouteDeps {
   db: Db;
@@ -49,37 +54,45 @@ export interface ImageRouteDeps {
 export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRouteDeps) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    const tiles = (userId: number) => ({
-      tileTokens,
-      tileServerLocation: config.tileServerLocation,
-      userId,
-      ttlSeconds: TILE_TOKEN_TTL_SECONDS,
-    });
+    /** Tile URLs for the request's user and session (the token stops when either loses access). */
+    const tiles = (request: FastifyRequest) => {
+      const principal = principalOf(request);
+      return {
+        tileTokens,
+        tileServerLocation: config.tileServerLocation,
+        grant: {
+          userId: principal.id,
+          generation: principal.accessGeneration,
+          sessionId: request.session?.sessionId ?? '',
+        },
+        ttlSeconds: TILE_TOKEN_TTL_SECONDS,
+      };
+    };
 
     r.post(
       '/api/images',
       {
-        config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, { study: studyFromBody() }) },
-        schema: { body: createImageRequestSchema },
+        config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, studyFromBody()) },
+        schema: { body: createImageRequestSchema, response: { 200: createImageResponseSchema } },
       },
       async (request) => {
         const principal = principalOf(request);
         const row = await images.register(principal, actorOf(request), request.body);
-        return { success: true, image: presentImage(row, tiles(principal.id)) };
+        return { success: true as const, image: presentImage(row, tiles(request), principal) };
       },
     );
 
     r.post(
       '/api/images/notify-upload',
       {
-        config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, { study: studyFromBody() }) },
-        schema: { body: notifyUploadRequestSchema },
+        config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, studyFromBody()) },
+        schema: { body: notifyUploadRequestSchema, response: { 200: notifyUploadResponseSchema } },
       },
       async (request) => {
         const { studyId, numFiles, failures } = request.body;
         const result = await images.notifyUpload(principalOf(request), actorOf(request), studyId, numFiles, failures);
         return {
-          success: true,
+          success: true as const,
           message: `Notified ${result.recipients} study administrator${result.recipients === 1 ? '' : 's'}`,
           ...result,
         };
@@ -88,18 +101,21 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
 
     r.get(
       '/api/images/:id',
-      { config: { policy: policy.anyOf(VIEW_IMAGE) }, schema: { params: idParams } },
+      {
+        config: { policy: policy.anyOf(VIEW_IMAGE, imageScope) },
+        schema: { params: idParams, response: { 200: imageViewSchema } },
+      },
       async (request) => {
         const principal = principalOf(request);
-        const row = await images.visibleImage(principal, request.params.id);
-        return presentImage(row, tiles(principal.id));
+        const row = await images.image(request.params.id);
+        return presentImage(row, tiles(request), principal);
       },
     );
 
     r.get(
       '/api/studies/:id/images',
       {
-        config: { policy: policy.anyOf(['S_Main_ViewImagesTab'], { study: studyFromParam('id') }) },
+        config: { policy: policy.anyOf(['S_Main_ViewImagesTab'], studyFromParam('id')) },
         schema: {
           params: idParams,
           querystring: studyImageListQuerySchema,
@@ -107,27 +123,36 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
         },
       },
       async (request) => {
+        const principal = principalOf(request);
         const { name, hasQueries, isUnassigned, page, pageSize, sort } = request.query;
-        const { key, descending } = parseSort<StudyImageSortKey>(sort);
+        // Without the file-name permission, names are neither searched nor sorted by: the order
+        // or the matches would reveal what the neutral labels hide.
+        const fileNames = principal.actions.has(VIEW_FILE_NAME_PERMISSION);
+        const parsed = parseSort<StudyImageSortKey>(sort);
+        const { key, descending } =
+          fileNames || parsed.key !== 'name' ? parsed : parseSort<StudyImageSortKey>('-uploadedAt');
         const { rows, total } = await listStudyImages(db, {
           studyId: request.params.id,
-          name: name?.trim() || undefined,
+          name: (fileNames && name?.trim()) || undefined,
           hasQueries: hasQueries === 'true',
           isUnassigned: isUnassigned === 'true',
           sort: key,
           descending,
           ...pageWindow(page, pageSize),
         });
-        return { success: true as const, images: rows.map(presentStudyImageRow), total };
+        return { success: true as const, images: rows.map((row) => presentStudyImageRow(row, principal)), total };
       },
     );
 
     for (const kind of ['label', 'macro'] as const) {
       r.get(
         `/api/images/:id/${kind}`,
-        { config: { policy: policy.anyOf(['AP_ImageViewer_ViewLabel']) }, schema: { params: idParams } },
+        { config: { policy: policy.anyOf(LABEL_PERMISSIONS, imageScope) }, schema: { params: idParams } },
         async (request, reply) => {
-          const row = await images.visibleImage(principalOf(request), request.params.id);
+          const principal = principalOf(request);
+          const row = await images.image(request.params.id);
+          if (!mayViewLabel(principal.actions, { organizationId: row.organization_id }, principal.organizationId))
+            throw new ForbiddenError();
           const key = kind === 'label' ? row.label_key : row.macro_key;
           const head = key ? await storage.head(key) : null;
           if (!key || !head)
@@ -143,25 +168,14 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
 
     r.get(
       '/api/signed-urls/image/:id',
-      { config: { policy: policy.anyOf(['IM_ImagesListTab_DownloadImages']) }, schema: { params: idParams } },
-      async (request) => {
-        const principal = principalOf(request);
-        const row = await images.visibleImage(principal, request.params.id);
-        if (!(await storage.head(row.s3_key))) throw new NotFoundError(IMAGE_MESSAGES.couldNotDownload);
-        const url = await storage.signedGetUrl(row.s3_key, config.uploadUrlTtlSeconds, row.name);
-        await db.transaction().execute(async (tx) => {
-          await recordAudit(tx, actorOf(request), [
-            {
-              action: 'IMAGE_DOWNLOADED',
-              entityType: 'image',
-              entityId: row.id,
-              studyId: row.study_id,
-              newValue: row.name,
-            },
-          ]);
-        });
-        return { success: true, url };
+      {
+        config: { policy: policy.anyOf(['IM_ImagesListTab_DownloadImages'], imageScope) },
+        schema: { params: idParams, response: { 200: signedUrlResponseSchema } },
       },
+      async (request) => ({
+        success: true as const,
+        url: await images.downloadUrl(actorOf(request), request.params.id, config.uploadUrlTtlSeconds),
+      }),
     );
   };
 }

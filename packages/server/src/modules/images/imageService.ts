@@ -1,7 +1,8 @@
-import { CompiledQuery, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Transaction } from 'kysely';
 import {
   IMAGE_MESSAGES,
   MESSAGES,
+  NOTIFY_UPLOAD_LIMIT,
   roleByName,
   unsupportedFileType,
   hasImageExtension,
@@ -11,13 +12,17 @@ import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../../platform/errors.js';
-import { canSeeStudy, VIEW_ALL_STUDIES } from '../../platform/rbac/studyScope.js';
-import { studyIdOfUploadKey } from '../../platform/storage/keys.js';
+import { BadRequestError, ConflictError, NotFoundError, TooManyRequestsError } from '../../platform/errors.js';
+import { extensionOf, studyIdOfUploadKey } from '../../platform/storage/keys.js';
+import { checkObject } from '../../platform/storage/integrity.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
-import type { Mailer, OutgoingMail } from '../../platform/mail/mailer.js';
-import { IMAGE_VIEW_COLUMNS, type ImageViewRow } from './imagePresenter.js';
+import { mailText, type Mailer, type OutgoingMail } from '../../platform/mail/mailer.js';
+import type { ImageViewRow } from './imagePresenter.js';
+import { selectImageView } from './imageQueries.js';
+
+/** Advisory lock class of the upload-notification limit (the second key is the user id). */
+const NOTIFY_LOCK = 727_003;
 
 /** pg-boss's `db` option bound to a Kysely transaction: the job is enqueued atomically with the row. */
 function inTransaction(tx: Transaction<DB>) {
@@ -33,6 +38,8 @@ export interface ImageServiceDeps {
   storage: ObjectStorage;
   jobs: JobQueue;
   mailer: Mailer;
+  /** Uploads of at least this size are processed from the large-slide queue. */
+  largeSlideBytes: number;
 }
 
 /** Images: registration of uploads (and replacement), reads with study scope, notifications. */
@@ -40,22 +47,12 @@ export class ImageService {
   constructor(private readonly deps: ImageServiceDeps) {}
 
   /**
-   * The image when the principal may see it; otherwise 404 'Image not found' (a user does not learn
-   * that images of other studies exist). Images without a study are visible with the view-all
-   * studies permission only.
+   * The viewer's Image row. The route's scope (imageScope) has already checked that the user may
+   * see it; a row deleted in between is 404 'Image not found' all the same.
    */
-  async visibleImage(principal: Principal, imageId: number): Promise<ImageViewRow> {
-    const row = await this.deps.db
-      .selectFrom('images')
-      .select(IMAGE_VIEW_COLUMNS)
-      .where('images.id', '=', imageId)
-      .executeTakeFirst();
+  async image(imageId: number): Promise<ImageViewRow> {
+    const row = await selectImageView(this.deps.db).where('images.id', '=', imageId).executeTakeFirst();
     if (!row) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
-    const visible =
-      row.study_id === null
-        ? principal.actions.has(VIEW_ALL_STUDIES)
-        : await canSeeStudy(this.deps.db, principal, row.study_id);
-    if (!visible) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
     return row;
   }
 
@@ -64,8 +61,9 @@ export class ImageService {
     const { db, storage, jobs } = this.deps;
     const { name, s3Key, studyId } = request;
     if (studyIdOfUploadKey(s3Key) !== studyId) throw new BadRequestError(IMAGE_MESSAGES.uploadNotInStudy);
-    const fileName = s3Key.split('/').pop() ?? s3Key;
-    if (!hasImageExtension(fileName)) throw new BadRequestError(unsupportedFileType(fileName));
+    // The name is kept as given (any script); the key's file name is its safe form with the same extension.
+    if (!hasImageExtension(name)) throw new BadRequestError(unsupportedFileType(name));
+    if (extensionOf(name) !== extensionOf(s3Key)) throw new BadRequestError(IMAGE_MESSAGES.extensionMismatch);
     const head = await storage.head(s3Key);
     if (!head) throw new NotFoundError(IMAGE_MESSAGES.uploadNotFound);
 
@@ -157,10 +155,66 @@ export class ImageService {
         }
       }
       await recordAudit(tx, actor, events);
-      await jobs.send(QUEUES.imageProcessing, { imageId: image.id }, { db: inTransaction(tx) });
+      const queue = head.size >= this.deps.largeSlideBytes ? QUEUES.imageProcessingLarge : QUEUES.imageProcessing;
+      await jobs.send(queue, { imageId: image.id }, { db: inTransaction(tx) });
       return image.id;
     });
-    return db.selectFrom('images').select(IMAGE_VIEW_COLUMNS).where('images.id', '=', id).executeTakeFirstOrThrow();
+    return selectImageView(db).where('images.id', '=', id).executeTakeFirstOrThrow();
+  }
+
+  /**
+   * GET /api/signed-urls/image/{id}: a signed download URL of the original, audited. The original
+   * must still have the SHA-256 recorded when it was processed (re-hashed only when its storage
+   * version changed): a replaced or damaged file is never handed out, and the refusal is audited.
+   */
+  async downloadUrl(actor: Actor, imageId: number, ttlSeconds: number): Promise<string> {
+    const { db, storage } = this.deps;
+    const row = await this.image(imageId);
+    const recorded = await db
+      .selectFrom('images')
+      .select(['content_sha256', 'original_version'])
+      .where('id', '=', imageId)
+      .executeTakeFirstOrThrow();
+    if (!(await storage.head(row.s3_key))) throw new NotFoundError(IMAGE_MESSAGES.couldNotDownload);
+    if (recorded.content_sha256) {
+      const check = await checkObject(storage, row.s3_key, {
+        sha256: recorded.content_sha256,
+        version: recorded.original_version,
+      });
+      if (check.state !== 'ok') {
+        await db.transaction().execute((tx) =>
+          recordAudit(tx, actor, [
+            {
+              action: 'IMAGE_INTEGRITY_FAILED',
+              entityType: 'image',
+              entityId: imageId,
+              studyId: row.study_id,
+              field: 'content_sha256',
+              oldValue: recorded.content_sha256,
+              newValue: check.state === 'mismatch' ? check.actual : null,
+              reason: check.state === 'missing' ? 'The original is missing from storage' : 'Checked on download',
+            },
+          ]),
+        );
+        throw new ConflictError(IMAGE_MESSAGES.integrityFailed);
+      }
+      if (check.rehashed) {
+        await db.updateTable('images').set({ original_version: check.version }).where('id', '=', imageId).execute();
+      }
+    }
+    const url = await storage.signedGetUrl(row.s3_key, ttlSeconds, row.name);
+    await db.transaction().execute((tx) =>
+      recordAudit(tx, actor, [
+        {
+          action: 'IMAGE_DOWNLOADED',
+          entityType: 'image',
+          entityId: row.id,
+          studyId: row.study_id,
+          newValue: row.name,
+        },
+      ]),
+    );
+    return url;
   }
 
   /** The study's admins: StudyAdmins, and ISCs with access to the study; one address each. */
@@ -216,14 +270,19 @@ export class ImageService {
     const study = await db.selectFrom('studies').select(['id', 'name']).where('id', '=', studyId).executeTakeFirst();
     if (!study) throw new NotFoundError(MESSAGES.studyNotFound);
     const failureCount = Array.isArray(failures) ? failures.length : failures;
-    const who = [principal.firstName, principal.lastName].filter(Boolean).join(' ') || principal.username;
-    const subject = `[Lamina] ${numFiles} image${numFiles === 1 ? '' : 's'} uploaded to ${study.name}`;
+    // Every text a user supplied is one clean line (mailText): no injected lines or headers.
+    const who = mailText([principal.firstName, principal.lastName].filter(Boolean).join(' ') || principal.username);
+    const studyName = mailText(study.name);
+    const listed = Array.isArray(failures) ? failures.slice(0, 100).map((f) => `  - ${mailText(f)}`) : [];
+    if (Array.isArray(failures) && failures.length > listed.length)
+      listed.push(`  … and ${failures.length - listed.length} more`);
+    const subject = `[Lamina] ${numFiles} image${numFiles === 1 ? '' : 's'} uploaded to ${studyName}`;
     const lines = [
-      `${who} (${principal.organizationName ?? 'no organization'}) uploaded ${numFiles} image file${numFiles === 1 ? '' : 's'} to the study ${study.name}.`,
+      `${who} (${mailText(principal.organizationName ?? 'no organization')}) uploaded ${numFiles} image file${numFiles === 1 ? '' : 's'} to the study ${studyName}.`,
       failureCount > 0
         ? `${failureCount} file${failureCount === 1 ? '' : 's'} failed to upload.`
         : 'All files were uploaded.',
-      ...(Array.isArray(failures) && failures.length > 0 ? ['', 'Failed:', ...failures.map((f) => `  - ${f}`)] : []),
+      ...(listed.length > 0 ? ['', 'Failed:', ...listed] : []),
       '',
       'The images are being processed and will appear in the study once ready.',
     ];
@@ -238,6 +297,17 @@ export class ImageService {
       createdBy: principal.id,
     }));
     const ids = await db.transaction().execute(async (tx) => {
+      // At most NOTIFY_UPLOAD_LIMIT per user and window, counted from the audit trail under a
+      // per-user lock, so concurrent requests (on any process) cannot slip past the limit.
+      await sql`select pg_advisory_xact_lock(${NOTIFY_LOCK}, ${principal.id})`.execute(tx);
+      const recent = await tx
+        .selectFrom('audit_events')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('user_id', '=', principal.id)
+        .where('action', '=', 'UPLOAD_NOTIFIED')
+        .where('occurred_at', '>', sql<Date>`now() - make_interval(mins => ${NOTIFY_UPLOAD_LIMIT.windowMinutes})`)
+        .executeTakeFirstOrThrow();
+      if (recent.n >= NOTIFY_UPLOAD_LIMIT.perUser) throw new TooManyRequestsError(IMAGE_MESSAGES.tooManyNotifications);
       const inserted =
         messages.length > 0
           ? await tx.insertInto('mail_outbox').values(mailer.outboxRows(messages)).returning('id').execute()

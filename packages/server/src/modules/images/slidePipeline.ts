@@ -3,6 +3,7 @@ import type { Config } from '../../platform/config.js';
 import type { Database } from '../../platform/db/database.js';
 import { createStorage } from '../../platform/storage/createStorage.js';
 import { LocalStorage } from '../../platform/storage/localStorage.js';
+import { UploadKeys } from '../../platform/storage/keys.js';
 import type { AppStorage } from '../../platform/storage/uploadSigning.js';
 import { JobQueue } from '../../platform/jobs/jobQueue.js';
 import { Mailer } from '../../platform/mail/mailer.js';
@@ -41,14 +42,26 @@ export function createSlidePipeline(
   overrides: SlidePipelineOverrides = {},
 ): SlidePipeline {
   const storage = overrides.storage ?? createStorage(config);
-  const jobs = overrides.jobs ?? new JobQueue(database, config.databaseUrl);
+  const jobs =
+    overrides.jobs ??
+    new JobQueue(database, config.databaseUrl, {
+      heartbeatSeconds: config.processing.heartbeatSeconds,
+      // pg-boss's own expiry is only a backstop now: heartbeats find a dead worker within a minute.
+      expireInSeconds: config.processing.timeLimitSeconds + 15 * 60,
+    });
   const mailer = overrides.mailer ?? new Mailer(database.db, config.smtpUrl, config.mailFrom);
   return {
     storage,
     jobs,
     mailer,
     tileTokens: new TileTokens(config.sessionSecret),
-    images: new ImageService({ db: database.db, storage, jobs, mailer }),
+    images: new ImageService({
+      db: database.db,
+      storage,
+      jobs,
+      mailer,
+      largeSlideBytes: config.processing.largeSlideBytes,
+    }),
     async close() {
       await jobs.stop();
       mailer.close();
@@ -60,7 +73,7 @@ export function createSlidePipeline(
 export function slideApiRoutes(database: Database, config: Config, slides: SlidePipeline) {
   return async (app: FastifyInstance) => {
     if (slides.storage instanceof LocalStorage) await app.register(storageRoutes(slides.storage));
-    await app.register(uploadRoutes(slides.storage, config.uploadUrlTtlSeconds));
+    await app.register(uploadRoutes(slides.storage, config.uploadUrlTtlSeconds, new UploadKeys(config.sessionSecret)));
     await app.register(
       imageRoutes({
         db: database.db,

@@ -15,13 +15,17 @@ import {
   type StudyListRow,
   type StudyUserRef,
   type StudyView,
+  VIEW_SPONSOR_PERMISSION,
 } from '@lamina/domain';
 import type { Principal } from '../../platform/auth/principal.js';
-import type { StudyClassRow, StudyRowWithCounts, StudyUserRow } from './studyQueries.js';
+import type { StudyClassRow, StudyRowWithCounts } from './studyQueries.js';
+import type { StudyUserRow } from '../studyAccess/studyAccessQueries.js';
+import { presentStudyUser } from '../studyAccess/studyAccessPresenter.js';
 
 /**
  * Study rows → the domain's StudyListRow / StudyView. Blinding lives here, so no route can forget it:
  * - readers (work-as CR or NOTO) do not receive the study's visit and lab visit IDs;
+ * - the sponsor goes only to users with AP_StudyData_ViewSponsor (null for the others);
  * - the uploader / reader / read-only user lists go only to users who configure studies or manage
  *   users (S_Main_EditStudy or UM_ViewUsersPage); others receive empty lists.
  */
@@ -42,7 +46,7 @@ export function presentStudyRow(row: StudyRowWithCounts, principal: Principal): 
   return {
     id: row.id,
     name: row.name,
-    sponsor: row.sponsor,
+    sponsor: principal.actions.has(VIEW_SPONSOR_PERMISSION) ? row.sponsor : null,
     protocolIds: row.protocol_ids,
     visitIds: blinded ? [] : row.visit_ids,
     labVisitIds: blinded ? [] : row.lab_visit_ids,
@@ -90,18 +94,6 @@ export function presentClass(row: StudyClassRow): AnnotationClassView {
     enabled: row.enabled,
     deleted: row.deleted,
     count: row.count ?? 0,
-  };
-}
-
-export function presentStudyUser(row: StudyUserRow): StudyUserRef {
-  return {
-    id: row.id,
-    username: row.username,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    roleId: row.role_id,
-    roleName: row.role_name,
-    organizationName: row.organization_name,
   };
 }
 

@@ -1,4 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { likeContains } from '../../platform/db/paging.js';
 import type { AnnotationClassType, StudySortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 
@@ -93,11 +94,6 @@ export interface StudyListFilter {
   offset?: number | undefined;
 }
 
-/** Escapes LIKE wildcards so a search for '50%' finds '50%', not everything starting with 50. */
-export function likeContains(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 const SORT_COLUMNS: Record<StudySortKey, string> = {
   name: 'lower_name',
   sponsor: 'lower_sponsor',
@@ -183,33 +179,6 @@ export async function listStudyClasses(db: Q, studyId: number) {
 }
 
 export type StudyClassRow = Awaited<ReturnType<typeof listStudyClasses>>[number];
-
-/** Active users holding study access, one row per (user, role); optionally only some roles. */
-export async function listStudyUsers(db: Q, studyId: number, roleIds?: readonly number[]) {
-  let query = db
-    .selectFrom('study_access')
-    .innerJoin('users', 'users.id', 'study_access.user_id')
-    .innerJoin('roles', 'roles.id', 'study_access.role_id')
-    .leftJoin('organizations', 'organizations.id', 'users.organization_id')
-    .select([
-      'users.id',
-      'users.username',
-      'users.first_name',
-      'users.last_name',
-      'roles.id as role_id',
-      'roles.name as role_name',
-      'organizations.name as organization_name',
-    ])
-    .where('study_access.study_id', '=', studyId)
-    .where('users.active', '=', true);
-  if (roleIds) query = query.where('study_access.role_id', 'in', roleIds.length > 0 ? [...roleIds] : [-1]);
-  return query
-    .orderBy('roles.id')
-    .orderBy(sql`lower(users.username)`)
-    .execute();
-}
-
-export type StudyUserRow = Awaited<ReturnType<typeof listStudyUsers>>[number];
 
 /** Annotations that are not deleted, per class: a class with any cannot be deleted. */
 export async function classesWithAnnotations(db: Q, classIds: readonly number[]): Promise<number[]> {

@@ -9,12 +9,18 @@ import {
   type StudyConfig,
   type StudyUpdate,
   type StudyView,
+  type StudyUserAssignment,
+  type StudyUserGroup,
+  coveringStudyReason,
+  STUDY_REASON_GROUPS,
+  type StudyField,
+  type StudyReasonGroup,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
-import { changeEvents, type FieldChange } from '../../platform/audit/changes.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../../platform/errors.js';
+import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
+import { ConflictError, NotFoundError } from '../../platform/errors.js';
 import { applyClassPlan, classSnapshot, planClassList, type ClassListPlan, type PlannedClass } from './studyClasses.js';
 import {
   SCALAR_FIELDS,
@@ -27,22 +33,13 @@ import {
   type ClassLists,
   type Scalars,
 } from './studyConfig.js';
-import {
-  classesWithAnnotations,
-  findStudySummary,
-  listStudyClasses,
-  listStudyUsers,
-  studyNameTaken,
-} from './studyQueries.js';
+import { classesWithAnnotations, findStudySummary, listStudyClasses, studyNameTaken } from './studyQueries.js';
 import { presentStudyView } from './studyPresenter.js';
-import { grantStudyAccessInTransaction } from '../users/studyAccessService.js';
+import { grantStudyAccessInTransaction } from '../studyAccess/studyAccessService.js';
+import { assertMayGrantOnCreate, studyAccessOfPayload } from '../studyAccess/studyAccessPolicy.js';
+import { listStudyUsers } from '../studyAccess/studyAccessQueries.js';
 
 /** A study access row to create with a new study. */
-export interface StudyAccessGrant {
-  userId: number;
-  roleId: number;
-  roleName: string;
-}
 
 const CELIAC = 'CELIAC_DISEASE';
 
@@ -84,12 +81,19 @@ export class StudyService {
    * Creates a study (POST /api/studies); celiac defaults are added when celiac is chosen, and the
    * study access of the payload's user lists is granted in the same transaction.
    */
+  /**
+   * POST /api/studies: the configuration checked, the access the payload's user lists ask for
+   * checked against the principal (studyAccessPolicy), then one transaction.
+   */
   async create(
     config: StudyConfig,
+    userLists: Record<StudyUserGroup, readonly StudyUserAssignment[]>,
+    principal: Principal,
     actor: Actor,
-    createdBy: number,
-    access: readonly StudyAccessGrant[] = [],
   ): Promise<number> {
+    const access = studyAccessOfPayload(userLists);
+    assertMayGrantOnCreate(principal, access);
+    const createdBy = principal.id;
     const scalars = normalizeScalars(config);
     const lists = emptyLists<PlannedClass>();
     for (const list of ANNOTATION_CLASS_LIST_NAMES) lists[list] = planClassList([], config[list]).classes;
@@ -154,14 +158,10 @@ export class StudyService {
         throw new ConflictError(STUDY_MESSAGES.classHasAnnotations);
       assertValidConfig(after, lists);
 
-      const reasonOf = (field: keyof StudyConfig): string | undefined =>
-        firstReason(
-          update[field]?.reasonForChange,
-          field === 'labVisitIds' ? update.visitIds?.reasonForChange : undefined,
-          celiacAdded && (field === 'pointClasses' || field === 'multilineClasses')
-            ? update.indications?.reasonForChange
-            : undefined,
-        );
+      // The reason written for a group: on any of its fields (the form sends it on each).
+      const given = (group: StudyReasonGroup) =>
+        firstReason(...STUDY_REASON_GROUPS[group].map((f) => update[f]?.reasonForChange));
+      const reasonOf = (field: StudyField) => coveringStudyReason(field, given, celiacAdded);
       const changes: FieldChange[] = [];
       for (const field of SCALAR_FIELDS) {
         if (valuesDiffer(before[field], after[field]))
@@ -178,10 +178,8 @@ export class StudyService {
           reason: reasonOf(list),
         });
       }
-      for (const change of changes) {
-        const message = studyReasonForChangeError(change.before, change.after, change.reason);
-        if (message) throw new BadRequestError(message);
-      }
+      // Every changed field of an existing study needs a reason (the domain's study rule).
+      requireReasonsForChange(changes, studyReasonForChangeError);
       if (changes.length === 0) return false;
       if (after.name !== before.name && (await studyNameTaken(tx, after.name, studyId)))
         throw new ConflictError(STUDY_MESSAGES.nameTaken);

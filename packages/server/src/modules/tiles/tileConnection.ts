@@ -50,6 +50,12 @@ export interface TileConnectionOwner {
   readonly serving: RawTileServing | null;
   /** Idle connections close after this long (the server's keepAliveTimeout), ms. */
   readonly keepAliveMs: number;
+  /**
+   * The longest a request head may take to arrive, from its first byte (Node's headersTimeout):
+   * the idle timer alone restarts with every byte, so a client sending one byte every few seconds
+   * would hold the connection for ever.
+   */
+  readonly headersTimeoutMs: number;
   forget(connection: TileConnection): void;
 }
 
@@ -247,6 +253,8 @@ export class TileConnection {
   private readonly fd: number;
   /** The socket's reads taken from its stream (rawSocket.ts), or null: read through 'data'. */
   private readonly reads: SocketReads | null;
+  /** Runs while a request head is incomplete (armed at its first partial read only). */
+  private headTimer: NodeJS.Timeout | null = null;
 
   /**
    * @param toHttp gives the socket to Node's HTTP server (the server's own 'connection' listener).
@@ -293,6 +301,21 @@ export class TileConnection {
     this.socket.destroy();
   };
 
+  /** The head did not arrive in time: 408, as Node's HTTP server answers, and the connection ends. */
+  private readonly onHeadTimeout = () => {
+    this.headTimer = null;
+    if (this.done) return;
+    this.done = true;
+    this.pending = '';
+    this.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', 'latin1');
+    this.socket.destroySoon();
+  };
+
+  private clearHeadTimer(): void {
+    if (this.headTimer) clearTimeout(this.headTimer);
+    this.headTimer = null;
+  }
+
   private readonly onError = () => {
     // 'close' follows; nothing to answer.
   };
@@ -311,6 +334,7 @@ export class TileConnection {
 
   private readonly onClose = () => {
     this.done = true;
+    this.clearHeadTimer();
     this.owner.forget(this);
   };
 
@@ -332,8 +356,10 @@ export class TileConnection {
           this.handOff();
           return;
         }
+        this.headTimer ??= setTimeout(this.onHeadTimeout, this.owner.headersTimeoutMs);
         break; // the rest of the head is still to come
       }
+      this.clearHeadTimer();
       const serving = this.owner.serving;
       const request = end <= MAX_HEAD_BYTES && serving ? parseTileHead(this.pending.slice(0, end)) : null;
       if (!request || !serving) {
@@ -428,6 +454,7 @@ export class TileConnection {
   private handOff(): void {
     const socket = this.socket;
     this.done = true;
+    this.clearHeadTimer(); // Node's HTTP server times the head from here (its own headersTimeout)
     this.owner.forget(this);
     if (this.reads) this.reads.release();
     else socket.removeListener('data', this.onData);

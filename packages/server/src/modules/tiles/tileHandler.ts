@@ -6,6 +6,7 @@ import { readTileInFile, type TileInFile } from './pyramidFile.js';
 import { locateTile } from './pyramidIndex.js';
 import { parseTileUrl, type TileRequest } from './tileRequest.js';
 import type { VerifiedTokens } from './verifiedTokens.js';
+import type { TileAccess } from '../../platform/tiles/tileAccess.js';
 
 /** A request handler written against Node's own request and response (no framework in between). */
 export type RawHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -16,6 +17,8 @@ export const TILE_CACHE_CONTROL = 'private, max-age=31536000, immutable';
 export interface TileResponderDeps {
   cache: PyramidCache;
   tokens: VerifiedTokens;
+  /** Whether a verified token's grant still stands (session live, access generation current). */
+  access: TileAccess;
   /** Where failed reads are logged. */
   log: FastifyBaseLogger;
 }
@@ -126,7 +129,7 @@ export function tileHeaderTemplates(securityHeaders: readonly string[]): TileHea
  * 304 when If-None-Match names the ETag.
  */
 export function createTileResponder(deps: TileResponderDeps): TileResponder {
-  const { cache, tokens, log } = deps;
+  const { cache, tokens, access, log } = deps;
 
   const fail = (url: string, error: unknown): TileAnswer => {
     // The path only: the query holds the token.
@@ -156,24 +159,35 @@ export function createTileResponder(deps: TileResponderDeps): TileResponder {
     );
   };
 
+  const serve = (url: string, ifNoneMatch: string | undefined, tile: TileRequest, inFile: boolean) => {
+    if (tile.z < 0 || tile.x < 0 || tile.y < 0 || tile.stack < 0) return NOT_FOUND;
+    const pyramid = cache.peek(tile.imageId);
+    if (pyramid !== undefined) return answer(url, ifNoneMatch, tile, pyramid, inFile);
+    // First tile of an image (or after the cache let it go): read its row and directories once.
+    // Answered later, so with the bytes (the cache may retire the file before the answer is sent).
+    return cache.get(tile.imageId).then(
+      (loaded) => {
+        try {
+          return answer(url, ifNoneMatch, tile, loaded, false);
+        } catch (error) {
+          return fail(url, error);
+        }
+      },
+      (error: unknown) => fail(url, error),
+    );
+  };
+
   return function respond(url, ifNoneMatch, inFile) {
     try {
       const tile = parseTileUrl(url);
       if (tile === null) return NOT_FOUND;
-      if (tile.imageId <= 0 || !tokens.verify(tile.token, tile.imageId)) return FORBIDDEN;
-      if (tile.z < 0 || tile.x < 0 || tile.y < 0 || tile.stack < 0) return NOT_FOUND;
-      const pyramid = cache.peek(tile.imageId);
-      if (pyramid !== undefined) return answer(url, ifNoneMatch, tile, pyramid, inFile);
-      // First tile of an image (or after the cache let it go): read its row and directories once.
-      // Answered later, so with the bytes (the cache may retire the file before the answer is sent).
-      return cache.get(tile.imageId).then(
-        (loaded) => {
-          try {
-            return answer(url, ifNoneMatch, tile, loaded, false);
-          } catch (error) {
-            return fail(url, error);
-          }
-        },
+      const claims = tile.imageId > 0 ? tokens.verify(tile.token, tile.imageId) : null;
+      if (!claims) return FORBIDDEN;
+      const granted = access.check(claims);
+      if (granted === true) return serve(url, ifNoneMatch, tile, inFile);
+      if (granted === false) return FORBIDDEN;
+      return granted.then(
+        (ok) => (ok ? serve(url, ifNoneMatch, tile, false) : FORBIDDEN),
         (error: unknown) => fail(url, error),
       );
     } catch (error) {

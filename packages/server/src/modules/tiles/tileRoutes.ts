@@ -14,6 +14,7 @@ import {
   type TileResponder,
 } from './tileHandler.js';
 import { VerifiedTokens } from './verifiedTokens.js';
+import { TileAccess } from '../../platform/tiles/tileAccess.js';
 
 export { TILE_CACHE_CONTROL };
 
@@ -26,6 +27,10 @@ export interface TileRouteDeps {
   /** A cache to share (e.g. with the worker, to invalidate after re-processing); one is made otherwise. */
   cache?: PyramidCache;
   cacheOptions?: PyramidCacheOptions;
+  /** TILE_READS (config.tiles.reads). Default async. */
+  localReads?: 'sync' | 'async';
+  /** TILE_ACCESS_REFRESH (config.tiles.accessRefreshSeconds). Default 15. */
+  accessRefreshSeconds?: number;
 }
 
 declare module 'fastify' {
@@ -66,15 +71,19 @@ export async function registerTileRoutes(app: FastifyInstance, deps: TileRouteDe
     deps.cache ??
     new PyramidCache(
       { db: deps.db, storage: deps.storage, log: app.log },
-      { localReads: process.env.TILE_READS === 'async' ? 'async' : 'sync', ...deps.cacheOptions },
+      { localReads: deps.localReads ?? 'async', ...deps.cacheOptions },
     );
   if (!app.hasDecorator('tileCache')) app.decorate('tileCache', cache);
   app.addHook('onClose', async () => cache.clear());
+  // Revocation of tile tokens (logout, deactivation, lost access) from memory, refreshed.
+  const access = new TileAccess(deps.db, (deps.accessRefreshSeconds ?? 15) * 1000, app.log);
+  await access.start();
+  app.addHook('onClose', async () => access.stop());
 
   // Tiles are the hot path (hundreds per second per reader): no per-request log lines, and one
   // shared logger instead of a child logger made (and re-levelled) for every request.
   const tileLog = app.log.child({ module: 'tiles' }, { level: quietLevel(app.log.level) });
-  const respond = createTileResponder({ cache, tokens: new VerifiedTokens(deps.tileTokens), log: tileLog });
+  const respond = createTileResponder({ cache, tokens: new VerifiedTokens(deps.tileTokens), access, log: tileLog });
   const templates = tileHeaderTemplates(deps.securityHeaders);
   const handleTile = createTileHandler(respond, templates);
 

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { TilesConfig } from '../../platform/config.js';
 import type { Socket } from 'node:net';
 import { nativeSendfile, type NativeSendfile } from './rawSocket.js';
 import {
@@ -38,13 +39,21 @@ export class TileFastPath implements TileConnectionOwner {
   serving: RawTileServing | null = null;
   readonly keepAliveMs = KEEP_ALIVE_MS;
   /** sendfile(2) for tiles (unless TILE_SEND=write or the native module is missing). */
-  readonly sendfile: NativeSendfile | null = process.env.TILE_SEND === 'write' ? null : nativeSendfile;
+  readonly sendfile: NativeSendfile | null;
   /** Reads into one buffer below the socket's stream (unless TILE_SOCKET_READS=stream). */
-  readonly socketReads = process.env.TILE_SOCKET_READS !== 'stream';
+  readonly socketReads: boolean;
+  /** The longest a tile connection may take to send one request head (as Node's headersTimeout). */
+  readonly headersTimeoutMs: number;
+  readonly mode: TileFastPathMode;
   readonly counts: TileConnectionCounts = { sentFromFile: 0, restWritten: 0 };
   private readonly connections = new Set<TileConnection>();
 
-  constructor(readonly mode: TileFastPathMode = process.env.TILE_HTTP === 'http' ? 'http' : 'connections') {}
+  constructor(tiles: Pick<TilesConfig, 'http' | 'send' | 'socketReads' | 'headersTimeoutSeconds'>) {
+    this.mode = tiles.http;
+    this.sendfile = tiles.send === 'write' ? null : nativeSendfile;
+    this.socketReads = tiles.socketReads === 'direct';
+    this.headersTimeoutMs = tiles.headersTimeoutSeconds * 1000;
+  }
 
   install(handler: RawHandler, respond: TileResponder, templates: TileHeaderTemplates): void {
     this.handler = handler;

@@ -2,9 +2,10 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IMAGE_MESSAGES, MESSAGES } from '@lamina/domain';
 import { policy } from '../../platform/rbac/policy.js';
-import { isValidKey, type SignedUrlClaims } from '../../platform/storage/keys.js';
+import { attachmentDisposition, isValidKey, type SignedUrlClaims } from '../../platform/storage/keys.js';
 import { SizeMismatchError, type LocalStorage } from '../../platform/storage/localStorage.js';
 import { InvalidPartError, NoSuchUploadError } from '../../platform/storage/uploadSigning.js';
+import { ObjectExistsError } from '../../platform/storage/storage.js';
 import { parseCompleteMultipartXml, xml } from './s3Xml.js';
 
 /** Largest CompleteMultipartUpload document accepted (10,000 parts fit in well under 1 MiB). */
@@ -84,6 +85,8 @@ export function storageRoutes(storage: LocalStorage) {
         return await dispatch(storage, claims, request, reply);
       } catch (error) {
         if (error instanceof NoSuchUploadError) return fail(reply, 404, 'No such upload');
+        // S3's answer to a conditional write over an existing object: objects are never replaced.
+        if (error instanceof ObjectExistsError) return fail(reply, 412, IMAGE_MESSAGES.objectExists);
         if (error instanceof InvalidPartError || error instanceof SizeMismatchError)
           return fail(reply, 400, error.message);
         if ((error as { code?: string }).code === 'ENOENT') return fail(reply, 404, MESSAGES.notFound);
@@ -121,7 +124,7 @@ async function dispatch(storage: LocalStorage, claims: SignedUrlClaims, request:
         .header('Content-Type', 'application/octet-stream')
         .header('Cache-Control', 'private, no-store');
       if (claims.downloadName) {
-        reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(claims.downloadName)}`);
+        reply.header('Content-Disposition', attachmentDisposition(claims.downloadName));
       }
       if (range === null) return reply.status(416).header('Content-Range', `bytes */${head.size}`).send();
       if (range) {

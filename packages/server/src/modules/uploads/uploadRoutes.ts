@@ -11,10 +11,20 @@ import {
   unsupportedFileType,
   uppySignRequestSchema,
   type Permission,
+  signedUrlsResponseSchema,
+  createMultipartResponseSchema,
+  listPartsResponseSchema,
+  signedUrlResponseSchema,
+  signPartsResponseSchema,
+  completeMultipartResponseSchema,
+  successResponseSchema,
+  uppySignResponseSchema,
 } from '@lamina/domain';
-import { policy, studyFromBody, type StudyResolver } from '../../platform/rbac/policy.js';
-import { BadRequestError, NotFoundError } from '../../platform/errors.js';
-import { studyIdOfUploadKey, uploadKey } from '../../platform/storage/keys.js';
+import { policy, scope, studyFromBody } from '../../platform/rbac/policy.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../platform/errors.js';
+import { ObjectExistsError } from '../../platform/storage/storage.js';
+import { studyIdOfUploadKey, type UploadKeys } from '../../platform/storage/keys.js';
+import { principalOf } from '../../platform/http/requestContext.js';
 import { NoSuchUploadError, InvalidPartError, type AppStorage } from '../../platform/storage/uploadSigning.js';
 
 /** Who may upload images: the upload permission, or upload to assigned studies only (doc 2 §6). */
@@ -24,12 +34,12 @@ export const UPLOAD_PERMISSIONS: readonly Permission[] = [
 ];
 
 /** The study of an upload key given in the query string or body (`key`); -1 (→ 404) when none. */
-export const studyFromUploadKey: StudyResolver = (request: FastifyRequest) => {
+export const studyFromUploadKey = scope.study((request: FastifyRequest) => {
   const fromQuery = (request.query as Record<string, unknown> | undefined)?.key;
   const fromBody = (request.body as Record<string, unknown> | undefined)?.key;
   const key = typeof fromQuery === 'string' ? fromQuery : typeof fromBody === 'string' ? fromBody : '';
   return studyIdOfUploadKey(key) ?? -1;
-};
+});
 
 function checkFileName(fileName: string): void {
   if (!hasImageExtension(fileName)) throw new BadRequestError(unsupportedFileType(fileName));
@@ -39,12 +49,15 @@ const uploadIdParams = z.object({ uploadId: z.string().min(1).max(1024) });
 const keyQuery = z.object({ key: z.string().min(1).max(1024) });
 const partParams = uploadIdParams.extend({ partNumber: z.coerce.number().int().min(1).max(10_000) });
 
+const NO_SUCH_UPLOAD = 'No such upload';
+
 async function withUploadErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof NoSuchUploadError) throw new NotFoundError('No such upload');
+    if (error instanceof NoSuchUploadError) throw new NotFoundError(NO_SUCH_UPLOAD);
     if (error instanceof InvalidPartError) throw new BadRequestError(error.message);
+    if (error instanceof ObjectExistsError) throw new ConflictError(IMAGE_MESSAGES.objectExists);
     throw error;
   }
 }
@@ -55,51 +68,71 @@ async function withUploadErrors<T>(fn: () => Promise<T>): Promise<T> {
  * pass through these routes: they go to the signed URLs (S3, or the local storage's own routes).
  * Keys are `uploads/{studyId}/{uuid}/{file}`: the study of every later call is read from the key.
  */
-export function uploadRoutes(storage: AppStorage, ttlSeconds: number) {
+export function uploadRoutes(storage: AppStorage, ttlSeconds: number, keys: UploadKeys) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    const byBodyStudy = { policy: policy.anyOf(UPLOAD_PERMISSIONS, { study: studyFromBody() }) };
-    const byKeyStudy = { policy: policy.anyOf(UPLOAD_PERMISSIONS, { study: studyFromUploadKey }) };
+    /** Multipart calls on a key: only by the user it was issued to (anyone else: 'No such upload'). */
+    const ownKey = (request: FastifyRequest, key: string): string => {
+      if (keys.ownerOf(key) !== principalOf(request).id) throw new NotFoundError(NO_SUCH_UPLOAD);
+      return key;
+    };
+    const byBodyStudy = { policy: policy.anyOf(UPLOAD_PERMISSIONS, studyFromBody()) };
+    const byKeyStudy = { policy: policy.anyOf(UPLOAD_PERMISSIONS, studyFromUploadKey) };
 
-    r.post('/api/signed-urls', { config: byBodyStudy, schema: { body: signedUrlsRequestSchema } }, async (request) => {
-      const { studyId, fileNames } = request.body;
-      for (const name of fileNames) checkFileName(name);
-      const urls = await Promise.all(
-        fileNames.map(async (fileName) => {
-          const s3Key = uploadKey(studyId, fileName);
-          return { fileName, signedUrl: await storage.signedPutUrl(s3Key, ttlSeconds), s3Key };
-        }),
-      );
-      return { success: true as const, data: { urls } };
-    });
+    r.post(
+      '/api/signed-urls',
+      { config: byBodyStudy, schema: { body: signedUrlsRequestSchema, response: { 200: signedUrlsResponseSchema } } },
+      async (request) => {
+        const { studyId, fileNames } = request.body;
+        for (const name of fileNames) checkFileName(name);
+        const userId = principalOf(request).id;
+        const urls = await Promise.all(
+          fileNames.map(async (fileName) => {
+            const s3Key = keys.issue(studyId, userId, fileName);
+            return { fileName, signedUrl: await storage.signedPutUrl(s3Key, ttlSeconds), s3Key };
+          }),
+        );
+        return { success: true as const, data: { urls } };
+      },
+    );
 
     r.post(
       '/api/uploads/multipart',
-      { config: byBodyStudy, schema: { body: createMultipartRequestSchema } },
+      {
+        config: byBodyStudy,
+        schema: { body: createMultipartRequestSchema, response: { 200: createMultipartResponseSchema } },
+      },
       async (request) => {
         checkFileName(request.body.fileName);
-        const key = uploadKey(request.body.studyId, request.body.fileName);
+        const key = keys.issue(request.body.studyId, principalOf(request).id, request.body.fileName);
         const { uploadId } = await storage.createMultipartUpload(key);
-        return { success: true, uploadId, key };
+        return { success: true as const, uploadId, key };
       },
     );
 
     r.get(
       '/api/uploads/multipart/:uploadId/parts',
-      { config: byKeyStudy, schema: { params: uploadIdParams, querystring: keyQuery } },
+      {
+        config: byKeyStudy,
+        schema: { params: uploadIdParams, querystring: keyQuery, response: { 200: listPartsResponseSchema } },
+      },
       async (request) => {
-        const parts = await withUploadErrors(() => storage.listParts(request.query.key, request.params.uploadId));
-        return { success: true, parts };
+        const key = ownKey(request, request.query.key);
+        const parts = await withUploadErrors(() => storage.listParts(key, request.params.uploadId));
+        return { success: true as const, parts };
       },
     );
 
     r.post(
       '/api/uploads/multipart/:uploadId/parts/:partNumber/url',
-      { config: byKeyStudy, schema: { params: partParams, body: keyQuery } },
+      {
+        config: byKeyStudy,
+        schema: { params: partParams, body: keyQuery, response: { 200: signedUrlResponseSchema } },
+      },
       async (request) => ({
-        success: true,
+        success: true as const,
         url: await storage.signedPartUrl(
-          request.body.key,
+          ownKey(request, request.body.key),
           request.params.uploadId,
           request.params.partNumber,
           ttlSeconds,
@@ -109,36 +142,50 @@ export function uploadRoutes(storage: AppStorage, ttlSeconds: number) {
 
     r.post(
       '/api/uploads/multipart/:uploadId/urls',
-      { config: byKeyStudy, schema: { params: uploadIdParams, body: signPartsRequestSchema } },
+      {
+        config: byKeyStudy,
+        schema: { params: uploadIdParams, body: signPartsRequestSchema, response: { 200: signPartsResponseSchema } },
+      },
       async (request) => {
+        const key = ownKey(request, request.body.key);
         const urls = await Promise.all(
           request.body.partNumbers.map(async (partNumber) => ({
             partNumber,
-            url: await storage.signedPartUrl(request.body.key, request.params.uploadId, partNumber, ttlSeconds),
+            url: await storage.signedPartUrl(key, request.params.uploadId, partNumber, ttlSeconds),
           })),
         );
-        return { success: true, urls };
+        return { success: true as const, urls };
       },
     );
 
     r.post(
       '/api/uploads/multipart/:uploadId/complete',
-      { config: byKeyStudy, schema: { params: uploadIdParams, body: completeMultipartRequestSchema } },
+      {
+        config: byKeyStudy,
+        schema: {
+          params: uploadIdParams,
+          body: completeMultipartRequestSchema,
+          response: { 200: completeMultipartResponseSchema },
+        },
+      },
       async (request) => {
-        await withUploadErrors(() =>
-          storage.completeMultipartUpload(request.body.key, request.params.uploadId, request.body.parts),
-        );
-        const head = await storage.head(request.body.key);
-        return { success: true, key: request.body.key, size: head?.size ?? null };
+        const key = ownKey(request, request.body.key);
+        await withUploadErrors(() => storage.completeMultipartUpload(key, request.params.uploadId, request.body.parts));
+        const head = await storage.head(key);
+        return { success: true as const, key, size: head?.size ?? null };
       },
     );
 
     r.delete(
       '/api/uploads/multipart/:uploadId',
-      { config: byKeyStudy, schema: { params: uploadIdParams, querystring: keyQuery } },
+      {
+        config: byKeyStudy,
+        schema: { params: uploadIdParams, querystring: keyQuery, response: { 200: successResponseSchema } },
+      },
       async (request) => {
-        await withUploadErrors(() => storage.abortMultipartUpload(request.query.key, request.params.uploadId));
-        return { success: true };
+        const key = ownKey(request, request.query.key);
+        await withUploadErrors(() => storage.abortMultipartUpload(key, request.params.uploadId));
+        return { success: true as const };
       },
     );
 
@@ -147,31 +194,36 @@ export function uploadRoutes(storage: AppStorage, ttlSeconds: number) {
      * objects (PutObject, CreateMultipartUpload) get a server-chosen key under the study's upload
      * prefix, returned as `key`; every other request must name a key of that prefix.
      */
-    r.post('/api/uploads/sign', { config: byBodyStudy, schema: { body: uppySignRequestSchema } }, async (request) => {
-      const { studyId, method, key, uploadId, partNumber } = request.body;
-      if (!uploadId && (method === 'PUT' || method === 'POST')) {
-        const fileName = request.body.fileName ?? key.split('/').pop() ?? key;
-        checkFileName(fileName);
-        const newKey = uploadKey(studyId, fileName);
-        const url =
-          method === 'PUT'
-            ? await storage.signedPutUrl(newKey, ttlSeconds)
-            : await storage.signedCreateMultipartUrl(newKey, ttlSeconds);
-        return { url, key: newKey };
-      }
-      if (studyIdOfUploadKey(key) !== studyId) throw new BadRequestError(IMAGE_MESSAGES.uploadNotInStudy);
-      if (!uploadId) throw new BadRequestError('Only uploads can be signed');
-      switch (method) {
-        case 'PUT':
-          if (partNumber === undefined) throw new BadRequestError('partNumber is required');
-          return { url: await storage.signedPartUrl(key, uploadId, partNumber, ttlSeconds) };
-        case 'GET':
-          return { url: await storage.signedListPartsUrl(key, uploadId, ttlSeconds) };
-        case 'POST':
-          return { url: await storage.signedCompleteMultipartUrl(key, uploadId, ttlSeconds) };
-        case 'DELETE':
-          return { url: await storage.signedAbortMultipartUrl(key, uploadId, ttlSeconds) };
-      }
-    });
+    r.post(
+      '/api/uploads/sign',
+      { config: byBodyStudy, schema: { body: uppySignRequestSchema, response: { 200: uppySignResponseSchema } } },
+      async (request) => {
+        const { studyId, method, key, uploadId, partNumber } = request.body;
+        if (!uploadId && (method === 'PUT' || method === 'POST')) {
+          const fileName = request.body.fileName ?? key.split('/').pop() ?? key;
+          checkFileName(fileName);
+          const newKey = keys.issue(studyId, principalOf(request).id, fileName);
+          const url =
+            method === 'PUT'
+              ? await storage.signedPutUrl(newKey, ttlSeconds)
+              : await storage.signedCreateMultipartUrl(newKey, ttlSeconds);
+          return { url, key: newKey };
+        }
+        if (studyIdOfUploadKey(key) !== studyId) throw new BadRequestError(IMAGE_MESSAGES.uploadNotInStudy);
+        if (!uploadId) throw new BadRequestError('Only uploads can be signed');
+        ownKey(request, key);
+        switch (method) {
+          case 'PUT':
+            if (partNumber === undefined) throw new BadRequestError('partNumber is required');
+            return { url: await storage.signedPartUrl(key, uploadId, partNumber, ttlSeconds) };
+          case 'GET':
+            return { url: await storage.signedListPartsUrl(key, uploadId, ttlSeconds) };
+          case 'POST':
+            return { url: await storage.signedCompleteMultipartUrl(key, uploadId, ttlSeconds) };
+          case 'DELETE':
+            return { url: await storage.signedAbortMultipartUrl(key, uploadId, ttlSeconds) };
+        }
+      },
+    );
   };
 }

@@ -1,6 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { workAsRequestSchema } from '@lamina/domain';
+import {
+  workAsRequestSchema,
+  userInfoSchema,
+  availableRolesResponseSchema,
+  workAsResponseSchema,
+} from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { policy } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
@@ -15,22 +20,30 @@ export function currentUserRoutes(db: Db) {
     // Open while a password change is pending: the web app learns from it that one is.
     r.get(
       '/api/users/info',
-      { config: { policy: policy.authenticated({ duringPasswordChange: true }) } },
+      {
+        config: { policy: policy.authenticated({ duringPasswordChange: true }) },
+        schema: { response: { 200: userInfoSchema } },
+      },
       async (request) => presentUserInfo(principalOf(request)),
     );
 
-    r.get('/api/users/availableRoles', { config: { policy: policy.authenticated() } }, async (request) =>
-      principalOf(request).roles.map((role) => ({ id: role.id, displayName: role.displayName })),
+    r.get(
+      '/api/users/availableRoles',
+      { config: { policy: policy.authenticated() }, schema: { response: { 200: availableRolesResponseSchema } } },
+      async (request) => principalOf(request).roles.map((role) => ({ id: role.id, displayName: role.displayName })),
     );
 
     r.put(
       '/api/users/workAs',
-      { config: { policy: policy.authenticated() }, schema: { body: workAsRequestSchema } },
+      {
+        config: { policy: policy.authenticated() },
+        schema: { body: workAsRequestSchema, response: { 200: workAsResponseSchema } },
+      },
       async (request) => {
         const principal = principalOf(request);
         const updated = await switchWorkAsRole(db, principal, request.body.roleId, actorOf(request));
         return {
-          success: true,
+          success: true as const,
           message: `Working as ${updated.workAsRole?.displayName ?? ''}`,
           user: presentUserInfo(updated),
         };

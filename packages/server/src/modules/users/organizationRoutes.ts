@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { organizationViewSchema } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
-import { policy } from '../../platform/rbac/policy.js';
+import { policy, scope } from '../../platform/rbac/policy.js';
 import { listOrganizations } from './userQueries.js';
 import { presentOrganization } from './userPresenter.js';
 
@@ -14,7 +14,10 @@ export function organizationRoutes(db: Db) {
       '/api/organizations',
       {
         config: {
-          policy: policy.anyOf(['UM_ViewUsersPage', 'UM_RegisterUser', 'AP_ImageData_EditUploaderOrganization']),
+          policy: policy.anyOf(
+            ['UM_ViewUsersPage', 'UM_RegisterUser', 'AP_ImageData_EditUploaderOrganization'],
+            scope.global('organizations belong to no study'),
+          ),
         },
         schema: { response: { 200: z.array(organizationViewSchema) } },
       },

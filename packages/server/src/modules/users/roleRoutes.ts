@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { roleViewSchema } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
-import { policy } from '../../platform/rbac/policy.js';
+import { policy, scope } from '../../platform/rbac/policy.js';
 import { listRoles } from './userQueries.js';
 import { presentRole } from './userPresenter.js';
 
@@ -13,7 +13,9 @@ export function roleRoutes(db: Db) {
     app.withTypeProvider<ZodTypeProvider>().get(
       '/api/permissions/roles',
       {
-        config: { policy: policy.anyOf(['UM_ViewUsersPage', 'UM_GrantStudyAccess']) },
+        config: {
+          policy: policy.anyOf(['UM_ViewUsersPage', 'UM_GrantStudyAccess'], scope.global('roles belong to no study')),
+        },
         schema: { response: { 200: z.array(roleViewSchema) } },
       },
       async () => (await listRoles(db)).map(presentRole),

@@ -11,7 +11,7 @@ import type { Db } from '../../platform/db/database.js';
 import { policy } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { NotFoundError } from '../../platform/errors.js';
-import { idParams } from '../studies/studyRoutes.js';
+import { idParams } from '../../platform/http/params.js';
 import { findUser } from './userQueries.js';
 import { presentUserRow } from './userPresenter.js';
 import { UserService } from './userService.js';

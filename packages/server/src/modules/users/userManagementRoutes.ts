@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../platform/db/database.js';
 import { organizationRoutes } from './organizationRoutes.js';
 import { roleRoutes } from './roleRoutes.js';
-import { studyAccessRoutes } from './studyAccessRoutes.js';
+import { studyAccessRoutes } from '../studyAccess/studyAccessRoutes.js';
 import { userAdminRoutes } from './userAdminRoutes.js';
 import { userRoutes } from './userRoutes.js';
 

@@ -1,5 +1,5 @@
-import type { OrganizationView, RoleView, StudyAccessRow, UserListRow } from '@lamina/domain';
-import type { StudyAccessQueryRow, UserRow } from './userQueries.js';
+import type { OrganizationView, RoleView, UserListRow } from '@lamina/domain';
+import type { UserRow } from './userQueries.js';
 
 /** Rows of the users module → the domain's response types; no row leaves the server as it is. */
 
@@ -17,10 +17,6 @@ export function presentUserRow(row: UserRow): UserListRow {
     active: row.active,
     isSystemAdmin: row.is_system_admin,
   };
-}
-
-export function presentStudyAccess(row: StudyAccessQueryRow): StudyAccessRow {
-  return { studyId: row.study_id, studyName: row.study_name, roleId: row.role_id, roleName: row.role_name };
 }
 
 export function presentOrganization(row: { id: number; name: string; group_email: string | null }): OrganizationView {

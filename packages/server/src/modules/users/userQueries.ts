@@ -1,9 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { UserSortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
-import type { Principal } from '../../platform/auth/principal.js';
-import { visibleStudies } from '../../platform/rbac/studyScope.js';
-import { likeContains } from '../studies/studyQueries.js';
+import { likeContains } from '../../platform/db/paging.js';
 
 /** Queries of the users module: SQL only. */
 type Q = Kysely<DB>;
@@ -133,26 +131,6 @@ export async function listUsers(db: Q, filter: UserListFilter) {
 export async function findUser(db: Q, userId: number): Promise<UserRow | undefined> {
   return userRows(db).where('users.id', '=', userId).executeTakeFirst();
 }
-
-/** A user's study access, limited to the studies the requesting user may see. */
-export async function studyAccessOf(db: Q, userId: number, principal: Principal) {
-  return db
-    .selectFrom('study_access')
-    .innerJoin('studies', 'studies.id', 'study_access.study_id')
-    .innerJoin('roles', 'roles.id', 'study_access.role_id')
-    .select(['studies.id as study_id', 'studies.name as study_name', 'roles.id as role_id', 'roles.name as role_name'])
-    .where('study_access.user_id', '=', userId)
-    .where(
-      'study_access.study_id',
-      'in',
-      db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)),
-    )
-    .orderBy(sql`lower(studies.name)`)
-    .orderBy('roles.id')
-    .execute();
-}
-
-export type StudyAccessQueryRow = Awaited<ReturnType<typeof studyAccessOf>>[number];
 
 export async function listOrganizations(db: Q) {
   return db

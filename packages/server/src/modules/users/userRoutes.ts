@@ -16,13 +16,18 @@ import {
 } from '@lamina/domain';
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
-import { policy } from '../../platform/rbac/policy.js';
+import { policy, scope } from '../../platform/rbac/policy.js';
+
+/** Accounts belong to no study: user administration is cross-study (study access lists are filtered by it). */
+const USERS_ARE_GLOBAL = scope.global('user accounts belong to no study');
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { BadRequestError, NotFoundError } from '../../platform/errors.js';
-import { idParams } from '../studies/studyRoutes.js';
-import { pageWindow, parseSort } from '../studies/paging.js';
-import { findUser, listUsers, studyAccessOf } from './userQueries.js';
-import { presentStudyAccess, presentUserRow } from './userPresenter.js';
+import { idParams } from '../../platform/http/params.js';
+import { pageWindow, parseSort } from '../../platform/db/paging.js';
+import { findUser, listUsers } from './userQueries.js';
+import { presentUserRow } from './userPresenter.js';
+import { studyAccessOf } from '../studyAccess/studyAccessQueries.js';
+import { presentStudyAccess } from '../studyAccess/studyAccessPresenter.js';
 import { UserService } from './userService.js';
 
 /** A role query value: its id or its name (case-insensitive); anything else is 400 'Cannot decode role from …'. */
@@ -59,7 +64,7 @@ export function userRoutes(db: Db) {
     r.get(
       '/api/users',
       {
-        config: { policy: policy.anyOf(['UM_ViewUsersPage']) },
+        config: { policy: policy.anyOf(['UM_ViewUsersPage'], USERS_ARE_GLOBAL) },
         schema: { querystring: userListQuerySchema, response: { 200: userListResponseSchema } },
       },
       async (request) => {
@@ -81,7 +86,7 @@ export function userRoutes(db: Db) {
     r.post(
       '/api/users/list',
       {
-        config: { policy: policy.anyOf(['UM_ViewUsersPage'], { study: optionalStudyFromBody }) },
+        config: { policy: policy.anyOf(['UM_ViewUsersPage'], scope.study(optionalStudyFromBody)) },
         schema: { body: userSearchSchema.nullish(), response: { 200: userListResponseSchema } },
       },
       async (request) => {
@@ -98,7 +103,7 @@ export function userRoutes(db: Db) {
     r.get(
       '/api/users/:id',
       {
-        config: { policy: policy.anyOf(['UM_ViewUsersPage']) },
+        config: { policy: policy.anyOf(['UM_ViewUsersPage'], USERS_ARE_GLOBAL) },
         schema: { params: idParams, response: { 200: userListRowSchema } },
       },
       async (request) => {
@@ -111,7 +116,7 @@ export function userRoutes(db: Db) {
     r.put(
       '/api/users/:id',
       {
-        config: { policy: policy.anyOf(['UM_RegisterUser']) },
+        config: { policy: policy.anyOf(['UM_RegisterUser'], USERS_ARE_GLOBAL) },
         schema: { params: idParams, body: userUpdateSchema, response: { 200: userSaveResponseSchema } },
       },
       async (request) => {
@@ -125,7 +130,7 @@ export function userRoutes(db: Db) {
     r.get(
       '/api/users/:id/studyAccess',
       {
-        config: { policy: policy.anyOf(['UM_ViewUsersPage']) },
+        config: { policy: policy.anyOf(['UM_ViewUsersPage'], USERS_ARE_GLOBAL) },
         schema: { params: idParams, response: { 200: z.array(studyAccessRowSchema) } },
       },
       async (request) => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { revokeTileAccess } from '../../platform/tiles/tileAccess.js';
 import { sql } from 'kysely';
 import { USER_MESSAGES, valuesDiffer, type UserCreate, type UserUpdate } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
@@ -163,7 +164,10 @@ export class UserService {
         .set({ active, updated_at: sql<Date>`now()` })
         .where('id', '=', userId)
         .execute();
-      if (!active) await endUserSessions(tx, userId);
+      if (!active) {
+        await endUserSessions(tx, userId);
+        await revokeTileAccess(tx, userId);
+      }
       await recordAudit(tx, actor, [
         {
           action: active ? 'USER_ACTIVATED' : 'USER_DEACTIVATED',

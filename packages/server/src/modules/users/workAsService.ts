@@ -3,6 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { loadPrincipal, type Principal } from '../../platform/auth/principal.js';
 import { ForbiddenError, UnauthorizedError } from '../../platform/errors.js';
+import { revokeTileAccess } from '../../platform/tiles/tileAccess.js';
 
 /** Switches the role a user works as; the role must be one they hold. Audited. */
 export async function switchWorkAsRole(db: Db, principal: Principal, roleId: number, actor: Actor): Promise<Principal> {
@@ -10,6 +11,8 @@ export async function switchWorkAsRole(db: Db, principal: Principal, roleId: num
   if (!role) throw new ForbiddenError(MESSAGES.roleNotHeld);
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ work_as_role_id: roleId }).where('id', '=', principal.id).execute();
+    // Tokens issued under the old role stop: the new role may not see the same studies.
+    await revokeTileAccess(tx, principal.id);
     await recordAudit(tx, actor, [
       {
         action: 'WORK_AS_ROLE_CHANGED',

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { isPermission, type Permission } from '@lamina/domain';
 import type { Db } from '../db/database.js';
 
 export interface RoleRefRow {
@@ -21,11 +22,13 @@ export interface Principal {
   /** Every role the user holds: SystemAdmin through the flag, global roles, study-access roles. */
   roles: RoleRefRow[];
   workAsRole: RoleRefRow | null;
-  /** The permission strings of the work-as role. */
-  actions: ReadonlySet<string>;
+  /** The permissions of the work-as role (a misspelt permission does not compile). */
+  actions: ReadonlySet<Permission>;
   studyCount: number;
   /** The account still has its one-time password: the guard refuses most routes until it is changed. */
   mustChangePassword: boolean;
+  /** users.access_generation: tile tokens carry it, and stop when it is bumped. */
+  accessGeneration: number;
 }
 
 const SYSTEM_ADMIN_ROLE_ID = 1;
@@ -64,6 +67,7 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
       'users.work_as_role_id',
       'users.last_login_at',
       'users.must_change_password',
+      'users.access_generation',
       (eb) =>
         eb
           .selectFrom('study_access')
@@ -79,9 +83,9 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
   // The stored work-as role counts only while it is still held; else the first role held.
   const workAsRole = roles.find((r) => r.id === user.work_as_role_id) ?? roles[0] ?? null;
   const actions = workAsRole
-    ? (await db.selectFrom('role_permissions').select('permission').where('role_id', '=', workAsRole.id).execute()).map(
-        (r) => r.permission,
-      )
+    ? (await db.selectFrom('role_permissions').select('permission').where('role_id', '=', workAsRole.id).execute())
+        .map((r) => r.permission)
+        .filter(isPermission)
     : [];
   return {
     id: user.id,
@@ -98,5 +102,6 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
     actions: new Set(actions),
     studyCount: user.study_count ?? 0,
     mustChangePassword: user.must_change_password,
+    accessGeneration: user.access_generation,
   };
 }

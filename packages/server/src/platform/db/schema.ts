@@ -47,6 +47,8 @@ export interface UsersTable {
   updated_at: Timestamp;
   /** 0003: set for an account created with a one-time initial password. */
   must_change_password: Generated<boolean>;
+  /** 0007: bumped when the user loses access; tile tokens of an older generation stop working. */
+  access_generation: Generated<number>;
 }
 
 export interface UserRolesTable {
@@ -147,6 +149,9 @@ export interface ImagesTable {
   ignored: Generated<boolean>;
   content_sha256: string | null;
   size_bytes: number | null;
+  /** Storage version (head) of the original when content_sha256 was computed. */
+  original_version: string | null;
+  pyramid_sha256: string | null;
   width: number | null;
   height: number | null;
   levels: number | null;
@@ -286,6 +291,15 @@ export interface SchemaMigrationsTable {
   applied_at: Timestamp;
 }
 
+/** A running job's heartbeat (platform/jobs/jobQueue.ts). */
+export interface JobHeartbeatsTable {
+  job_id: string;
+  queue: string;
+  worker: string;
+  started_at: Generated<Date>;
+  beat_at: Generated<Date>;
+}
+
 export interface DB {
   organizations: OrganizationsTable;
   roles: RolesTable;
@@ -306,4 +320,5 @@ export interface DB {
   audit_events: AuditEventsTable;
   schema_migrations: SchemaMigrationsTable;
   mail_outbox: MailOutboxTable;
+  job_heartbeats: JobHeartbeatsTable;
 }

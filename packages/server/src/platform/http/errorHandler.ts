@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { MESSAGES } from '@lamina/domain';
+import { MESSAGES, TEXT_MESSAGES } from '@lamina/domain';
 import { AppError } from '../errors.js';
 
 interface PgError {
@@ -15,13 +15,18 @@ function fromDatabase(error: PgError): { status: number; message: string } | nul
       return { status: 409, message: 'This already exists' };
     case '23503':
       return { status: 400, message: 'A referenced record does not exist' };
-    case '22P02':
-    case '22003':
-    case '22007':
-    case '22008':
-      return { status: 400, message: 'A value has the wrong format' };
+    case '23502':
+    case '23514':
+      return { status: 400, message: 'A required value is missing or not allowed' };
+    case '22021': // character not in repertoire (NUL in text)
+    case '22P05': // untranslatable character
+      return { status: 400, message: TEXT_MESSAGES.invalidCharacters };
+    case '22001':
+      return { status: 400, message: 'A value is too long' };
     default:
-      return null;
+      // Any other data exception (class 22: out of range, bad format, division by zero …) comes
+      // from a value the client sent.
+      return error.code?.startsWith('22') ? { status: 400, message: 'A value has the wrong format' } : null;
   }
 }
 
@@ -37,7 +42,10 @@ export function registerErrorHandler(app: FastifyInstance): void {
       return reply.status(400).send({ success: false, message: first?.message ?? 'Invalid request' });
     }
     const db = fromDatabase(error);
-    if (db) return reply.status(db.status).send({ success: false, message: db.message });
+    if (db) {
+      request.log.warn({ err: error }, 'database refused a value');
+      return reply.status(db.status).send({ success: false, message: db.message });
+    }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       // Fastify's own client errors: malformed JSON, unsupported media type, body too large …

@@ -1,10 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { CSRF_HEADER, MESSAGES, SESSION_COOKIE, hasAny } from '@lamina/domain';
+import {
+  CSRF_HEADER,
+  MESSAGES,
+  SESSION_COOKIE,
+  VIEW_ALL_STUDIES,
+  hasAny,
+  isWorkingAsSystemAdmin,
+} from '@lamina/domain';
 import type { Db } from '../db/database.js';
-import { loadPrincipal } from '../auth/principal.js';
+import { loadPrincipal, type Principal } from '../auth/principal.js';
 import { csrfMatches, loadSession, type SessionKeys } from '../auth/session.js';
-import { AppError, ForbiddenError, UnauthorizedError } from '../errors.js';
-import { assertStudyVisible } from '../rbac/studyScope.js';
+import { AppError, ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js';
+import type { Scope } from '../rbac/policy.js';
+import { assertStudyVisible, canSeeStudy } from '../rbac/studyScope.js';
 import './types.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -36,6 +44,7 @@ function sameOrigin(request: FastifyRequest): boolean {
 export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): void {
   app.decorateRequest('session', null);
   app.decorateRequest('principal', null);
+  app.decorateRequest('studyId', null);
 
   app.addHook('onRequest', async (request) => {
     // Unmatched URLs reach the not-found handler: public (it answers 404 or the web app's page).
@@ -70,7 +79,7 @@ export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): 
       case 'authenticated':
         return;
       case 'systemAdmin':
-        if (!principal.isSystemAdmin || principal.workAsRole?.name !== 'SystemAdmin') throw new ForbiddenError();
+        if (!isWorkingAsSystemAdmin(principal)) throw new ForbiddenError();
         return;
       case 'permission':
         if (!principal.registered) throw new ForbiddenError(MESSAGES.welcome);
@@ -79,13 +88,45 @@ export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): 
     }
   });
 
+  // Study scope, after the body is parsed and validated: the one place that decides it.
   app.addHook('preHandler', async (request) => {
     const policy = request.routeOptions.config.policy;
-    if (policy?.kind !== 'permission' || !policy.study || !request.principal) return;
-    const studyId = await policy.study(request);
-    if (studyId === null || studyId === undefined) return; // the route's study is optional and absent
-    await assertStudyVisible(db, request.principal, studyId);
+    if (policy?.kind !== 'permission' || !request.principal) return;
+    request.studyId = await studyInScope(db, request.principal, policy.scope, request);
   });
+}
+
+/**
+ * The study a permission route touches, checked visible to the principal: 404 when it is missing
+ * or not visible (the resource's own message for resources), null for global routes and for an
+ * optional study that is absent. Stored on the request (`request.studyId`) for the handler.
+ */
+async function studyInScope(
+  db: Db,
+  principal: Principal,
+  scope: Scope,
+  request: FastifyRequest,
+): Promise<number | null> {
+  switch (scope.kind) {
+    case 'global':
+      return null;
+    case 'study': {
+      const studyId = await scope.resolve(request);
+      if (studyId === null || studyId === undefined) return null; // the route's study is optional and absent
+      await assertStudyVisible(db, principal, studyId);
+      return studyId;
+    }
+    case 'resource': {
+      const found = await scope.studyOf(db, request);
+      const visible =
+        found.found &&
+        (found.studyId === null
+          ? principal.actions.has(VIEW_ALL_STUDIES)
+          : await canSeeStudy(db, principal, found.studyId));
+      if (!found.found || !visible) throw new NotFoundError(scope.notFound);
+      return found.studyId;
+    }
+  }
 }
 
 function checkCsrf(request: FastifyRequest): void {

@@ -10,6 +10,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     session: LoadedSession | null;
     principal: Principal | null;
+    /** The study the request touches, checked visible by the guard (null: global route, or none). */
+    studyId: number | null;
   }
 }
 

@@ -11,6 +11,20 @@ export interface OutgoingMail {
   createdBy: number | null;
 }
 
+/**
+ * Text a user supplied, made safe for one line of a plain-text e-mail or a subject: line breaks,
+ * tabs and other control characters become spaces (no injected lines or headers), runs of spaces
+ * shrink to one, and it is cut at `max` characters.
+ */
+export function mailText(value: string, max = 200): string {
+  const line = value
+    // eslint-disable-next-line no-control-regex -- removing control characters is the point
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
 /** Attempts before a message is given up (status FAILED). */
 const MAX_ATTEMPTS = 5;
 

@@ -1,8 +1,33 @@
 import type { FastifyRequest } from 'fastify';
 import type { Permission } from '@lamina/domain';
+import type { Db } from '../db/database.js';
 
 /** Finds the study a request touches, so the guard can check the user may see it. */
 export type StudyResolver = (request: FastifyRequest) => number | null | undefined | Promise<number | null | undefined>;
+
+/** Where a resource addressed by id lives: absent, or in a study (null: not assigned to one yet). */
+export type ResourceStudy = { found: false } | { found: true; studyId: number | null };
+
+/**
+ * The study scope of a permission route. Required: a route cannot forget it.
+ * - `study`: the study comes from the request (a path parameter, the body, the query); a resolver
+ *   that finds none (null/undefined) means the route's study is optional and absent.
+ * - `resource`: the route addresses a resource by id (an image, later a case, annotation, query);
+ *   one query finds its study. A missing resource, or one in a study the user cannot see, answers
+ *   404 with the resource's message. A resource without a study is visible only with
+ *   S_Main_ViewAllStudies (docs/PERMISSIONS.md).
+ * - `global`: the route is truly cross-study (lists, user administration); its handler's queries
+ *   filter by visibleStudies where they return study data. `why` says what makes it global.
+ */
+export type Scope =
+  | { readonly kind: 'study'; readonly resolve: StudyResolver }
+  | {
+      readonly kind: 'resource';
+      readonly resource: string;
+      readonly notFound: string;
+      readonly studyOf: (db: Db, request: FastifyRequest) => Promise<ResourceStudy>;
+    }
+  | { readonly kind: 'global'; readonly why: string };
 
 /**
  * Every route declares one of these in its `config.policy`; one guard enforces it
@@ -16,8 +41,8 @@ export type Policy =
    * logout and the change itself); every other non-public route answers 403.
    */
   | { readonly kind: 'authenticated'; readonly duringPasswordChange?: boolean }
-  /** A registered user holding any one of the permissions; optionally scoped to a study. */
-  | { readonly kind: 'permission'; readonly anyOf: readonly Permission[]; readonly study?: StudyResolver }
+  /** A registered user holding any one of the permissions, within the route's study scope. */
+  | { readonly kind: 'permission'; readonly anyOf: readonly Permission[]; readonly scope: Scope }
   /** A system admin working as SystemAdmin. */
   | { readonly kind: 'systemAdmin' }
   /**
@@ -32,13 +57,19 @@ export const policy = {
     kind: 'authenticated',
     duringPasswordChange: options.duringPasswordChange ?? false,
   }),
-  anyOf: (anyOf: readonly Permission[], options: { study?: StudyResolver } = {}): Policy => ({
-    kind: 'permission',
-    anyOf,
-    ...options,
-  }),
+  anyOf: (anyOf: readonly Permission[], scope: Scope): Policy => ({ kind: 'permission', anyOf, scope }),
   systemAdmin: (): Policy => ({ kind: 'systemAdmin' }),
   signedUrl: (): Policy => ({ kind: 'signedUrl' }),
+};
+
+export const scope = {
+  study: (resolve: StudyResolver): Scope => ({ kind: 'study', resolve }),
+  resource: (
+    resource: string,
+    notFound: string,
+    studyOf: (db: Db, request: FastifyRequest) => Promise<ResourceStudy>,
+  ): Scope => ({ kind: 'resource', resource, notFound, studyOf }),
+  global: (why: string): Scope => ({ kind: 'global', why }),
 };
 
 function positiveInt(value: unknown): number | null {
@@ -48,19 +79,14 @@ function positiveInt(value: unknown): number | null {
 }
 
 /** Study id from a path parameter (e.g. /api/studies/:id). */
-export const studyFromParam =
-  (name: string): StudyResolver =>
-  (request) =>
-    positiveInt((request.params as Record<string, unknown> | undefined)?.[name]) ?? -1;
+export const studyFromParam = (name: string): Scope =>
+  scope.study((request) => positiveInt((request.params as Record<string, unknown> | undefined)?.[name]) ?? -1);
 
 /** Study id from a JSON body field (e.g. { studyId }). */
-export const studyFromBody =
-  (name = 'studyId'): StudyResolver =>
-  (request) =>
-    positiveInt((request.body as Record<string, unknown> | undefined)?.[name]) ?? -1;
+export const studyFromBody = (name = 'studyId'): Scope =>
+  scope.study((request) => positiveInt((request.body as Record<string, unknown> | undefined)?.[name]) ?? -1);
 
-/** Study id from a query-string field. */
-export const studyFromQuery =
-  (name = 'studyId'): StudyResolver =>
-  (request) =>
-    positiveInt((request.query as Record<string, unknown> | undefined)?.[name]) ?? -1;
+/** A positive id from a path parameter, or null (the resource resolvers' first step). */
+export function idParam(request: FastifyRequest, name = 'id'): number | null {
+  return positiveInt((request.params as Record<string, unknown> | undefined)?.[name]);
+}

@@ -1,11 +1,9 @@
 import type { ExpressionBuilder } from 'kysely';
-import { MESSAGES } from '@lamina/domain';
+import { MESSAGES, VIEW_ALL_STUDIES } from '@lamina/domain';
 import type { Db } from '../db/database.js';
 import type { DB } from '../db/schema.js';
 import type { Principal } from '../auth/principal.js';
 import { NotFoundError } from '../errors.js';
-
-export const VIEW_ALL_STUDIES = 'S_Main_ViewAllStudies';
 
 /**
  * Study scope: a user sees every study with the view-all permission, else the studies where they

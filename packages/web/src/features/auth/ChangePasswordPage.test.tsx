@@ -2,13 +2,13 @@ import { MESSAGES, type UserInfo } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setCsrfToken } from '../../api/client';
-import { fullPageNavigate } from '../../app/browser';
+import { fullPageNavigate } from '../../lib/browser';
 import { makeConfig, makeUser } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { LocationProbe, renderRoutes } from '../../test/render';
 import { ChangePasswordPage } from './ChangePasswordPage';
 
-vi.mock(import('../../app/browser'), async (importOriginal) => ({
+vi.mock(import('../../lib/browser'), async (importOriginal) => ({
   ...(await importOriginal()),
   fullPageNavigate: vi.fn(),
   fullPageReplace: vi.fn(),

@@ -5,7 +5,7 @@ import { useNavigate, useSearchParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useChangePassword, useLogout } from '../../api/auth';
 import { useUserInfo } from '../../api/users';
-import { afterPasswordChange } from '../../app/safeRedirect';
+import { afterPasswordChange } from '../../lib/safeRedirect';
 import { showToast } from '../../components/appToaster';
 import { usePageTitle } from '../../components/usePageTitle';
 

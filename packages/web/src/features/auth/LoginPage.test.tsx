@@ -2,13 +2,13 @@ import { MESSAGES } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { getCsrfToken, setCsrfToken } from '../../api/client';
-import { fullPageNavigate, fullPageReplace } from '../../app/browser';
+import { fullPageNavigate, fullPageReplace } from '../../lib/browser';
 import { makeConfig, makeUser } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { renderWithProviders } from '../../test/render';
 import { LoginPage } from './LoginPage';
 
-vi.mock(import('../../app/browser'), async (importOriginal) => ({
+vi.mock(import('../../lib/browser'), async (importOriginal) => ({
   ...(await importOriginal()),
   fullPageNavigate: vi.fn(),
   fullPageReplace: vi.fn(),

@@ -5,8 +5,8 @@ import { errorMessage } from '../../api/ApiError';
 import { useLogin } from '../../api/auth';
 import { useConfig } from '../../api/config';
 import { useUserInfo } from '../../api/users';
-import { fullPageNavigate, fullPageReplace } from '../../app/browser';
-import { changePasswordUrlFor, DEFAULT_AFTER_LOGIN, safeRedirect } from '../../app/safeRedirect';
+import { fullPageNavigate, fullPageReplace } from '../../lib/browser';
+import { changePasswordUrlFor, DEFAULT_AFTER_LOGIN, safeRedirect } from '../../lib/safeRedirect';
 import { usePageTitle } from '../../components/usePageTitle';
 
 /**

@@ -1,7 +1,7 @@
 import { STUDY_MESSAGES, type StudyListRow, type UserInfo } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { savedFiltersKey } from '../../app/storage';
+import { savedFiltersKey } from '../../lib/storage';
 import { makeStudyRow, makeUserAs } from '../../test/fixtures';
 import { mockFetch, type RecordedCall } from '../../test/mockFetch';
 import { LocationProbe, renderRoutes } from '../../test/render';

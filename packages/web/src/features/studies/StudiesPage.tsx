@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
-import { clearSavedFilters } from '../../app/storage';
+import { clearSavedFilters } from '../../lib/storage';
 import { DataTable } from '../../components/DataTable';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { usePageTitle } from '../../components/usePageTitle';

@@ -1,14 +1,14 @@
 import { STUDY_MESSAGES, type UserInfo } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fullPageReplace } from '../../app/browser';
+import { fullPageReplace } from '../../lib/browser';
 import { makeStudy, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { LocationProbe, renderRoutes } from '../../test/render';
 import { resolveStudyTab } from './studyTabs';
 import { StudyPage } from './StudyPage';
 
-vi.mock(import('../../app/browser'), async (importOriginal) => ({
+vi.mock(import('../../lib/browser'), async (importOriginal) => ({
   ...(await importOriginal()),
   fullPageReplace: vi.fn(),
 }));

@@ -3,7 +3,7 @@ import { hasAny } from '@lamina/domain';
 import { useEffect } from 'react';
 import { Navigate, useNavigate, useParams } from 'react-router';
 import { useUserInfo } from '../../api/users';
-import { fullPageReplace } from '../../app/browser';
+import { fullPageReplace } from '../../lib/browser';
 import { NotFoundPage } from '../../app/NotFoundPage';
 import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';

@@ -10,11 +10,17 @@ import {
   type StudyConfigIssue,
   type StudyUpdate,
   type StudyView,
+  coveringStudyReason,
+  STUDY_REASON_GROUP_NAMES,
+  STUDY_REASON_GROUPS,
+  studyReasonGroupOf,
+  type StudyField,
+  type StudyReasonGroup,
 } from '@lamina/domain';
 import { zodResolver } from '@hookform/resolvers/zod';
 import type { FieldErrors, Resolver } from 'react-hook-form';
 
-export type StudyField = keyof StudyConfig;
+export type { StudyField };
 
 /** A blank study: every list empty, no segments chosen yet. */
 export function emptyStudyConfig(): StudyConfig {
@@ -123,28 +129,11 @@ export const studyConfigResolver: Resolver<StudyConfig> = async (values, context
   return { values: result.values as StudyConfig, errors: {} };
 };
 
-/**
- * Fields that share one 'Reason for change' input, as the form shows them together. Lab visit IDs
- * reuse the visit IDs' reason (doc 1 §7); the segment names go with the number of segments and the
- * hold reason with the hold.
- */
-export const REASON_GROUPS = {
-  name: ['name'],
-  sponsor: ['sponsor'],
-  protocolIds: ['protocolIds'],
-  visitIds: ['visitIds', 'labVisitIds'],
-  indications: ['indications'],
-  segments: ['segments', 'anatomicalSegments'],
-  modality: ['modality'],
-  onHold: ['onHold', 'onHoldReason'],
-  hpfClasses: ['hpfClasses'],
-  pointClasses: ['pointClasses'],
-  freehandClasses: ['freehandClasses'],
-  multilineClasses: ['multilineClasses'],
-} as const satisfies Record<string, readonly StudyField[]>;
-export type ReasonGroup = keyof typeof REASON_GROUPS;
+/** The reason groups of the form are the domain's (STUDY_REASON_GROUPS), shared with the server. */
+export const REASON_GROUPS = STUDY_REASON_GROUPS;
+export type ReasonGroup = StudyReasonGroup;
 export type Reasons = Partial<Record<ReasonGroup, string>>;
-const GROUPS = Object.keys(REASON_GROUPS) as ReasonGroup[];
+const GROUPS = STUDY_REASON_GROUP_NAMES;
 
 export function changedFields(initial: StudyConfig, current: StudyConfig): StudyField[] {
   return (Object.keys(initial) as StudyField[]).filter((field) => valuesDiffer(initial[field], current[field]));
@@ -167,15 +156,9 @@ export function effectiveReason(
   current: StudyConfig,
   reasons: Reasons,
 ): string | null {
-  const own = reasons[reasonGroupOf(field)]?.trim() ?? '';
-  if (own !== '') return own;
   const celiacChosen =
     current.indications.includes('CELIAC_DISEASE') && !initial.indications.includes('CELIAC_DISEASE');
-  if (celiacChosen && (field === 'pointClasses' || field === 'multilineClasses')) {
-    const viaIndications = reasons.indications?.trim() ?? '';
-    if (viaIndications !== '') return viaIndications;
-  }
-  return null;
+  return coveringStudyReason(field, (group) => reasons[group], celiacChosen);
 }
 
 /**
@@ -192,9 +175,7 @@ export function groupsMissingReason(initial: StudyConfig, current: StudyConfig, 
   );
 }
 
-export function reasonGroupOf(field: StudyField): ReasonGroup {
-  return GROUPS.find((group) => (REASON_GROUPS[group] as readonly StudyField[]).includes(field)) ?? 'name';
-}
+export const reasonGroupOf = studyReasonGroupOf;
 
 /** PUT body of an existing study: only the changed fields, each with its group's reason (doc 1 §7). */
 export function buildStudyUpdate(initial: StudyConfig, current: StudyConfig, reasons: Reasons): StudyUpdate {

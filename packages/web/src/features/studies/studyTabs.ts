@@ -1,3 +1,4 @@
+import { parsePositiveId } from '../../lib/ids';
 import { hasAny, type Permission } from '@lamina/domain';
 import type { RouteTab } from '../../components/RouteTabs';
 
@@ -37,8 +38,4 @@ export const STUDY_CONFIGURE_TABS: readonly RouteTab<StudyConfigureTab>[] = [
 export const NEW_STUDY_ID = 'new';
 
 /** A study id from the URL, or null when it is not a positive integer. */
-export function parseStudyId(raw: string | undefined): number | null {
-  if (raw === undefined || !/^\d+$/.test(raw)) return null;
-  const id = Number(raw);
-  return Number.isSafeInteger(id) && id > 0 ? id : null;
-}
+export const parseStudyId = parsePositiveId;

@@ -1,4 +1,4 @@
-import { USER_MESSAGES, deactivateAccountText } from '@lamina/domain';
+import { USER_MESSAGES, deactivateAccountText, TEXT_LIMITS } from '@lamina/domain';
 import { Button, Callout, FormGroup, TextArea } from '@blueprintjs/core';
 import type { UserListRow } from '@lamina/domain';
 import { useId, useState } from 'react';
@@ -58,7 +58,7 @@ export function AccountStatusButton({ user }: { user: UserListRow }) {
           <TextArea
             id={reasonId}
             fill
-            maxLength={1000}
+            maxLength={TEXT_LIMITS.reason}
             value={reason}
             onChange={(event) => setReason(event.currentTarget.value)}
           />

@@ -4,12 +4,13 @@ import { useState } from 'react';
 import { ListStates } from '../../components/ListStates';
 import { useUserInfo } from '../../api/users';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
-import { useStudyList } from '../studies/api';
-import { usePermissionRoles, useStudyAccess } from './api';
-import { ACCESS_CHOICES, StudyAccessAddForm } from './StudyAccessAddForm';
-import { RemoveAccessCell, RemoveAccessHeader } from './RemoveAccessColumn';
-import { useStudyAccessConfirmations } from './StudyAccessConfirmDialogs';
-import { assignableRoles } from './userAccess';
+import { useStudyList } from '../../api/studies';
+import { usePermissionRoles } from '../../api/users';
+import { useStudyAccess } from '../studyAccess/api';
+import { ACCESS_CHOICES, StudyAccessAddForm } from '../studyAccess/StudyAccessAddForm';
+import { RemoveAccessCell, RemoveAccessHeader } from '../studyAccess/RemoveAccessColumn';
+import { useStudyAccessConfirmations } from '../studyAccess/StudyAccessConfirmDialogs';
+import { assignableRoles } from '../studyAccess/assignableRoles';
 
 /** The Study Access tab (doc 1 §2.8): grant a study in a role, list the grants, remove one. */
 export function StudyAccessTab({ userId }: { userId: number }) {

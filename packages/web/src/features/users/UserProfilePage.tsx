@@ -1,5 +1,5 @@
 import { Callout, H2, Tag } from '@blueprintjs/core';
-import { USER_MESSAGES, type UserListRow } from '@lamina/domain';
+import { USER_MESSAGES, type UserListRow, isWorkingAsSystemAdmin } from '@lamina/domain';
 import { useParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
@@ -7,11 +7,10 @@ import { NotFoundPage } from '../../app/NotFoundPage';
 import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';
-import { parseStudyId as parseId } from '../studies/studyTabs';
+import { parsePositiveId as parseId } from '../../lib/ids';
 import { AccountStatusButton } from './AccountStatusButton';
 import { useUser } from './api';
 import { StudyAccessTab } from './StudyAccessTab';
-import { isWorkingAsSystemAdmin } from './userAccess';
 import { UserSettingsForm } from './UserSettingsForm';
 import { USER_TABS } from './userTabs';
 

@@ -1,6 +1,6 @@
 import { Button, Callout, FormGroup, HTMLSelect, InputGroup } from '@blueprintjs/core';
 import { zodResolver } from '@hookform/resolvers/zod';
-import { hasAny, userUpdateSchema, type UserListRow, type UserUpdate } from '@lamina/domain';
+import { hasAny, userUpdateSchema, type UserListRow, type UserUpdate, TEXT_LIMITS } from '@lamina/domain';
 import { useId, useState } from 'react';
 import { Controller, useForm, useWatch } from 'react-hook-form';
 import { errorMessage } from '../../api/ApiError';
@@ -67,7 +67,7 @@ export function UserSettingsForm({ user }: { user: UserListRow }) {
               onValueChange={field.onChange}
               onBlur={field.onBlur}
               readOnly={!mayRegister}
-              maxLength={100}
+              maxLength={TEXT_LIMITS.personName}
             />
           )}
         />
@@ -88,7 +88,7 @@ export function UserSettingsForm({ user }: { user: UserListRow }) {
               onValueChange={field.onChange}
               onBlur={field.onBlur}
               readOnly={!mayRegister}
-              maxLength={100}
+              maxLength={TEXT_LIMITS.personName}
             />
           )}
         />

@@ -1,3 +1,4 @@
+import { isWorkingAsSystemAdmin } from '@lamina/domain';
 import { Button, H2, InputGroup } from '@blueprintjs/core';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -10,7 +11,6 @@ import { sortParam, useTableState } from '../../components/useTableState';
 import { useUserList } from './api';
 import { CreateUserDialog } from './CreateUserDialog';
 import { userColumns } from './userColumns';
-import { isWorkingAsSystemAdmin } from './userAccess';
 
 /** /users (doc 1 §2.7): every user, sorted by username, paged on the server. */
 export function UsersPage() {

@@ -339,8 +339,12 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     }
   }
 
+  /** Where the running zoom animation ends: a zoom step taken during it starts from there. */
+  private animationTarget: number | null = null;
+
   private setResolution(resolution: number, center?: [number, number]): void {
     const clamped = Math.min(Math.max(resolution, MIN_RESOLUTION), maxViewResolution(this.image.maxTmsZoom));
+    this.animationTarget = clamped;
     this.view.cancelAnimations();
     if (this.animationMs > 0) {
       this.view.animate({ resolution: clamped, ...(center ? { center } : {}), duration: this.animationMs });
@@ -350,8 +354,14 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     }
   }
 
+  /**
+   * One zoom step from where the view is going, not from where an animation happens to be: '+'
+   * then '-' lands back on 10x, not on 9.98x.
+   */
   private zoomBy(factor: number): void {
-    this.setResolution((this.view.getResolution() ?? 1) * factor);
+    const from =
+      this.view.getAnimating() && this.animationTarget !== null ? this.animationTarget : this.view.getResolution();
+    this.setResolution((from ?? 1) * factor);
   }
 
   private zoomToFit(duration: number): void {

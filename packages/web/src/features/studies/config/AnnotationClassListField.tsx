@@ -1,3 +1,4 @@
+import { TEXT_LIMITS } from '@lamina/domain';
 import { Button, ControlGroup, InputGroup, Switch } from '@blueprintjs/core';
 import type { AnnotationClassInput, StudyConfigIssue } from '@lamina/domain';
 import { useId, useState, type KeyboardEvent } from 'react';
@@ -70,7 +71,7 @@ export function AnnotationClassListField({
                     value={c.name}
                     onValueChange={(next) => onChange(updateClass(value, index, { name: next }))}
                     intent={rowIssues.length > 0 ? 'danger' : 'none'}
-                    maxLength={100}
+                    maxLength={TEXT_LIMITS.identifier}
                     className="lamina-class-name"
                   />
                   <Switch
@@ -125,7 +126,7 @@ export function AnnotationClassListField({
           value={name}
           onValueChange={setName}
           onKeyDown={handleKeyDown}
-          maxLength={100}
+          maxLength={TEXT_LIMITS.identifier}
         />
         <Button icon="add" text="Add" aria-label={`Add ${label} class`} disabled={!canAdd} onClick={handleAdd} />
       </ControlGroup>

@@ -1,5 +1,5 @@
 import { FormGroup, InputGroup } from '@blueprintjs/core';
-import { MESSAGES } from '@lamina/domain';
+import { MESSAGES, TEXT_LIMITS } from '@lamina/domain';
 import { useId, type ReactNode } from 'react';
 
 /** The reason-for-change input beside a changed field of an existing study (doc 1 §2.6). */
@@ -78,7 +78,7 @@ export function ConfigField({ label, labelFor, issues = [], helper, reason, chil
             onValueChange={reason.onChange}
             intent={reason.missing ? 'danger' : 'none'}
             placeholder={reason.placeholder}
-            maxLength={1000}
+            maxLength={TEXT_LIMITS.reason}
           />
         </FormGroup>
       )}

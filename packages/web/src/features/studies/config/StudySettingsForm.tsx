@@ -5,6 +5,7 @@ import {
   type Indication,
   type StudyConfig,
   type StudyView,
+  TEXT_LIMITS,
 } from '@lamina/domain';
 import { useState, type SyntheticEvent } from 'react';
 import { useForm, useWatch } from 'react-hook-form';
@@ -126,7 +127,7 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
             onChange={(v) => set('name', v)}
             issues={messages('name')}
             reason={reasonFor('name')}
-            maxLength={200}
+            maxLength={TEXT_LIMITS.studyName}
           />
           <TextField
             label="Sponsor"
@@ -134,7 +135,7 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
             onChange={(v) => set('sponsor', v === '' ? null : v)}
             issues={messages('sponsor')}
             reason={reasonFor('sponsor')}
-            maxLength={200}
+            maxLength={TEXT_LIMITS.sponsor}
           />
           <ProtocolIdsField
             value={values.protocolIds}

@@ -1,5 +1,5 @@
 import { Button, FormGroup, HTMLSelect, InputGroup } from '@blueprintjs/core';
-import type { RoleView } from '@lamina/domain';
+import { USER_MESSAGES, type RoleView } from '@lamina/domain';
 import { useId } from 'react';
 import { errorMessage } from '../../api/ApiError';
 
@@ -80,7 +80,7 @@ export function StudyAccessAddForm(props: StudyAccessAddFormProps) {
           value={roleId ?? ''}
           onChange={(event) => props.onRoleChange(toId(event.currentTarget.value))}
           options={[
-            { value: '', label: 'Choose a role' },
+            { value: '', label: USER_MESSAGES.chooseRole },
             ...roles.map((r) => ({ value: r.id, label: r.displayName })),
           ]}
         />

@@ -1,7 +1,7 @@
 import { DEFAULT_PAGE_SIZE } from '@lamina/domain';
 
 /**
- * Paging and sorting of list queries: no page and no page size → every row; a page without a size
+ * Paging, sorting and searching of list queries: no page and no page size → every row; a page without a size
  * uses the default size (20). Sort values are a key, or '-' + key for descending.
  */
 export function pageWindow(
@@ -15,4 +15,9 @@ export function pageWindow(
 
 export function parseSort<K extends string>(sort: K | `-${K}`): { key: K; descending: boolean } {
   return sort.startsWith('-') ? { key: sort.slice(1) as K, descending: true } : { key: sort as K, descending: false };
+}
+
+/** Escapes LIKE wildcards so a search for '50%' finds '50%', not everything starting with 50. */
+export function likeContains(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }

@@ -1,34 +1,12 @@
 import type { Transaction } from 'kysely';
+import { revokeTileAccess } from '../../platform/tiles/tileAccess.js';
 import type { DB } from '../../platform/db/schema.js';
-import { USER_MESSAGES, isAssignableRole, roleById, type StudyAccessChange } from '@lamina/domain';
+import { USER_MESSAGES, roleById, type StudyAccessChange } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
+import { mayGrantRole, mayRevokeRole } from './studyAccessPolicy.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
-
-/**
- * Roles held per study that are not in the assignable set of spec doc 1 §6. Nobody grants them as
- * study access (they come with the integration that provisions those accounts, and the demo seed);
- * a system admin may still revoke such access, so that an account can always be cut off.
- */
-const SYSTEM_ADMIN_REVOCABLE = new Set(['Site', 'NOTO', 'LIS']);
-
-/** Whether the principal may grant this role as study access: only the assignable roles of spec doc 1 §6. */
-export function mayGrantRole(roleId: number): boolean {
-  return isAssignableRole(roleId);
-}
-
-/** Whether the principal may revoke this role: the assignable roles, and Site, NOTO and LIS for a system admin. */
-export function mayRevokeRole(principal: Principal, roleId: number): boolean {
-  if (isAssignableRole(roleId)) return true;
-  const role = roleById(roleId);
-  return (
-    role !== undefined &&
-    SYSTEM_ADMIN_REVOCABLE.has(role.name) &&
-    principal.isSystemAdmin &&
-    principal.workAsRole?.name === 'SystemAdmin'
-  );
-}
 
 /**
  * Adds one study access row and its audit event inside the caller's transaction: the user must
@@ -85,6 +63,7 @@ export class StudyAccessService {
         .returning('user_id')
         .executeTakeFirst();
       if (!removed) throw new NotFoundError(USER_MESSAGES.studyAccessNotFound);
+      await revokeTileAccess(tx, change.userId); // their tile tokens stop within TILE_ACCESS_REFRESH
       await recordAudit(tx, actor, [
         {
           action: 'STUDY_ACCESS_REVOKED',

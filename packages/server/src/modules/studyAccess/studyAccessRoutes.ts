@@ -12,10 +12,8 @@ import {
 import type { Db } from '../../platform/db/database.js';
 import { policy, studyFromBody, studyFromParam } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
-import { listStudyUsers } from '../studies/studyQueries.js';
-import { presentStudyUser } from '../studies/studyPresenter.js';
-import { studyAccessOf } from './userQueries.js';
-import { presentStudyAccess } from './userPresenter.js';
+import { listStudyUsers, studyAccessOf } from './studyAccessQueries.js';
+import { presentStudyAccess, presentStudyUser } from './studyAccessPresenter.js';
 import { StudyAccessService } from './studyAccessService.js';
 
 /**
@@ -41,7 +39,7 @@ export function studyAccessRoutes(db: Db) {
     r.patch(
       '/api/users/studies/add',
       {
-        config: { policy: policy.anyOf(['UM_GrantStudyAccess'], { study: studyFromBody('studyId') }) },
+        config: { policy: policy.anyOf(['UM_GrantStudyAccess'], studyFromBody('studyId')) },
         schema: { body: studyAccessChangeSchema, response: { 200: studyAccessChangeResponseSchema } },
       },
       async (request) => {
@@ -59,7 +57,7 @@ export function studyAccessRoutes(db: Db) {
     r.put(
       '/api/users/studies/remove',
       {
-        config: { policy: policy.anyOf(['UM_RevokeStudyAccess'], { study: studyFromBody('studyId') }) },
+        config: { policy: policy.anyOf(['UM_RevokeStudyAccess'], studyFromBody('studyId')) },
         schema: { body: studyAccessChangeSchema, response: { 200: studyAccessChangeResponseSchema } },
       },
       async (request) => {
@@ -77,7 +75,7 @@ export function studyAccessRoutes(db: Db) {
     r.post(
       '/api/users/inStudy/:studyId',
       {
-        config: { policy: policy.anyOf(USERS_IN_STUDY, { study: studyFromParam('studyId') }) },
+        config: { policy: policy.anyOf(USERS_IN_STUDY, studyFromParam('studyId')) },
         schema: {
           params: studyParams,
           body: usersInStudySchema.nullish(),

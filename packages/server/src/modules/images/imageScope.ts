@@ -1,0 +1,13 @@
+import { IMAGE_MESSAGES } from '@lamina/domain';
+import { idParam, scope } from '../../platform/rbac/policy.js';
+
+/**
+ * The study scope of routes that address an image by its id (`:id`): one query for the image's
+ * study; the guard answers 404 'Image not found' for a missing image or one the user cannot see.
+ */
+export const imageScope = scope.resource('image', IMAGE_MESSAGES.imageNotFound, async (db, request) => {
+  const id = idParam(request);
+  if (id === null) return { found: false };
+  const row = await db.selectFrom('images').select('study_id').where('id', '=', id).executeTakeFirst();
+  return row ? { found: true, studyId: row.study_id } : { found: false };
+});

@@ -1,0 +1,586 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CSRF_HEADER,
+  MESSAGES,
+  ROLE_PERMISSIONS,
+  roleByName,
+  SESSION_COOKIE,
+  VIEW_ALL_STUDIES,
+  type RoleName,
+} from '@lamina/domain';
+import type { RegisteredRoute } from '../src/app.js';
+import { processImage } from '../src/modules/processing/processImage.js';
+import { UploadKeys } from '../src/platform/storage/keys.js';
+import { login, type Session } from './testApp.js';
+import {
+  createSlideTestApp,
+  createStudy,
+  createUploadedImage,
+  createUser,
+  PASSWORD,
+  putUpload,
+  studyCreateBody,
+  WSI_DIR,
+  type SlideTestContext,
+} from './factories.js';
+import { changedTables, databaseFingerprint } from './support/fingerprint.js';
+
+/**
+ * The route-walking test (issue 10): every registered route must have a fixture here, and each
+ * fixture proves against the real server, from the route's declared policy:
+ * - 401 logged out (every route but public and signed-URL ones);
+ * - 403 for a role that holds none of the route's permissions (permission and system-admin routes);
+ * - 404 for a user of the allowed role without access to the study (study- and resource-scoped
+ *   routes; for roles that see every study, a study or resource that does not exist);
+ * - for mutations: refused without the CSRF token, changing nothing; with it, the allowed request
+ *   succeeds and writes its audit row (or the fixture says why the route records nothing).
+ * A new route cannot land without its fixture.
+ */
+
+type Caller = { session: Session; userId: number };
+
+interface Targets {
+  studyId: number;
+  imageId: number;
+}
+
+interface Fixture {
+  /** The role that may call the route (holding one of its permissions), with access to study A. */
+  as: RoleName | 'sysadmin';
+  /**
+   * Whether the route touches one study (`scoped`: a user without access to it gets 404) or is
+   * cross-study (`global`). Written here independently of the route's policy, so a route declared
+   * global by mistake fails the 404 check instead of skipping it.
+   */
+  scope: 'scoped' | 'global';
+  /** The request, addressed to `targets` (study A, or a missing study/resource for the 404 check). */
+  request: (
+    targets: Targets,
+    caller: Caller,
+  ) => Promise<{ url: string; payload?: object }> | { url: string; payload?: object };
+  /** Expected answer of the allowed request. Default 200. */
+  ok?: number;
+  /** Mutations: the audit action the allowed request writes, or why it writes none. */
+  audit?: string | { none: string };
+  /** The route ends or changes its caller's session: it runs with a fresh account each time. */
+  ownAccount?: boolean;
+  /** The route answers bytes (an image), not JSON: no response schema. */
+  binary?: boolean;
+}
+
+const MISSING: Targets = { studyId: 999_999, imageId: 999_999 };
+
+let t: SlideTestContext;
+let fingerprint: () => Promise<Record<string, string>>;
+let keys: UploadKeys;
+/** Study A and its processed image. */
+let A: Targets;
+/** Study B: the outsiders' study. */
+let studyB: number;
+const insiders = new Map<string, Caller>();
+const outsiders = new Map<string, Caller>();
+let counter = 0;
+
+const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+async function caller(role: RoleName | 'sysadmin', studyId: number): Promise<Caller> {
+  const db = t.database.db;
+  const user =
+    role === 'sysadmin'
+      ? await createUser(db, { systemAdmin: true, globalRoles: ['SystemAdmin'] })
+      : role === 'StudyAdmin'
+        ? await createUser(db, { globalRoles: ['StudyAdmin'] })
+        : await createUser(db, { studyRoles: [{ studyId, role }] });
+  return { session: await login(t.app, user.username, PASSWORD), userId: user.id };
+}
+
+async function insider(role: RoleName | 'sysadmin'): Promise<Caller> {
+  const known = insiders.get(role);
+  if (known) return known;
+  const made = await caller(role, A.studyId);
+  insiders.set(role, made);
+  return made;
+}
+
+async function unregistered(): Promise<Caller> {
+  const user = await createUser(t.database.db, { registered: false });
+  return { session: await login(t.app, user.username, PASSWORD), userId: user.id };
+}
+
+async function outsider(role: RoleName): Promise<Caller> {
+  const known = outsiders.get(role);
+  if (known) return known;
+  const made = await caller(role, studyB);
+  outsiders.set(role, made);
+  return made;
+}
+
+/** An upload in `studyId` issued to `userId`, with bytes stored (as after the browser's PUT). */
+async function uploaded(studyId: number, userId: number): Promise<string> {
+  const key = keys.issue(studyId, userId, `slide-${unique()}.svs`);
+  await t.app.slides.storage.write(key, { filePath: path.join(WSI_DIR, 'small.svs') });
+  return key;
+}
+
+async function multipart(studyId: number, userId: number) {
+  const key = keys.issue(studyId, userId, `big-${unique()}.svs`);
+  const { uploadId } = await t.app.slides.storage.createMultipartUpload(key);
+  return { key, uploadId };
+}
+
+async function newUser() {
+  return createUser(t.database.db, { registered: false });
+}
+
+const NO_RECORD = { none: 'signs storage URLs; the upload is audited when it is registered (IMAGE_UPLOADED)' };
+
+const studyBody = () => studyCreateBody({ name: `Route study ${unique()}` });
+
+/** A study made through the API (a complete configuration, as PUT checks the merged one). */
+async function configuredStudy(): Promise<number> {
+  const admin = await insider('StudyAdmin');
+  const response = await send(admin.session, 'POST', { url: '/api/studies', payload: studyBody() });
+  return response.json<{ study: { id: number } }>().study.id;
+}
+
+/** One fixture per route: `METHOD url` as registered. HEAD routes are covered by their GET. */
+const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
+  'GET /api/config': 'public',
+  'GET /api/health': 'public',
+  'POST /api/auth/login': 'public',
+  'POST /api/auth/logout': {
+    scope: 'global',
+    as: 'LabTech',
+    ownAccount: true,
+    request: () => ({ url: '/api/auth/logout' }),
+    audit: 'LOGOUT',
+  },
+  'GET /api/auth/csrf': { as: 'CR', scope: 'global', request: () => ({ url: '/api/auth/csrf' }) },
+  'POST /api/auth/password': {
+    scope: 'global',
+    as: 'LabTech',
+    ownAccount: true,
+    request: () => ({
+      url: '/api/auth/password',
+      payload: { currentPassword: PASSWORD, newPassword: 'an entirely new passphrase 42' },
+    }),
+    audit: 'PASSWORD_CHANGED',
+  },
+  'GET /api/users/info': { as: 'CR', scope: 'global', request: () => ({ url: '/api/users/info' }) },
+  'GET /api/users/availableRoles': { as: 'CR', scope: 'global', request: () => ({ url: '/api/users/availableRoles' }) },
+  'PUT /api/users/workAs': {
+    scope: 'global',
+    as: 'DM',
+    ownAccount: true,
+    request: async (_t, c) => {
+      await t.database.db
+        .insertInto('study_access')
+        .values({ user_id: c.userId, study_id: A.studyId, role_id: roleByName('PM').id })
+        .execute();
+      return { url: '/api/users/workAs', payload: { roleId: roleByName('PM').id } };
+    },
+    audit: 'WORK_AS_ROLE_CHANGED',
+  },
+  'GET /api/studies/list': { as: 'LabTech', scope: 'global', request: () => ({ url: '/api/studies/list' }) },
+  'GET /api/studies/:id': { as: 'LabTech', scope: 'scoped', request: (s) => ({ url: `/api/studies/${s.studyId}` }) },
+  'POST /api/studies': {
+    scope: 'global',
+    as: 'StudyAdmin',
+    ok: 201,
+    request: () => ({ url: '/api/studies', payload: studyBody() }),
+    audit: 'STUDY_CREATED',
+  },
+  'PUT /api/studies/:id': {
+    scope: 'scoped',
+    as: 'StudyAdmin',
+    request: async (s) => {
+      const id = s === MISSING ? s.studyId : await configuredStudy();
+      return {
+        url: `/api/studies/${id}`,
+        payload: { sponsor: { value: `Sponsor ${unique()}`, reasonForChange: 'route test' } },
+      };
+    },
+    audit: 'STUDY_UPDATED',
+  },
+  'GET /api/storage/*': 'signedUrl',
+  'PUT /api/storage/*': 'signedUrl',
+  'POST /api/storage/*': 'signedUrl',
+  'DELETE /api/storage/*': 'signedUrl',
+  'GET /tiles/:imageId/:z/:x/:y': 'signedUrl',
+  'POST /api/signed-urls': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: (s) => ({ url: '/api/signed-urls', payload: { studyId: s.studyId, fileNames: ['a.svs'] } }),
+    audit: NO_RECORD,
+  },
+  'POST /api/uploads/multipart': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: (s) => ({ url: '/api/uploads/multipart', payload: { studyId: s.studyId, fileName: 'a.svs' } }),
+    audit: NO_RECORD,
+  },
+  'GET /api/uploads/multipart/:uploadId/parts': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: async (s, c) => {
+      const m = await multipart(s === MISSING ? A.studyId : s.studyId, c.userId);
+      return { url: `/api/uploads/multipart/${m.uploadId}/parts?key=${encodeURIComponent(m.key)}` };
+    },
+  },
+  'POST /api/uploads/multipart/:uploadId/parts/:partNumber/url': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: async (s, c) => {
+      const m = await multipart(s.studyId === MISSING.studyId ? A.studyId : s.studyId, c.userId);
+      return { url: `/api/uploads/multipart/${m.uploadId}/parts/1/url`, payload: { key: m.key } };
+    },
+    audit: NO_RECORD,
+  },
+  'POST /api/uploads/multipart/:uploadId/urls': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: async (s, c) => {
+      const m = await multipart(s.studyId === MISSING.studyId ? A.studyId : s.studyId, c.userId);
+      return { url: `/api/uploads/multipart/${m.uploadId}/urls`, payload: { key: m.key, partNumbers: [1, 2] } };
+    },
+    audit: NO_RECORD,
+  },
+  'POST /api/uploads/multipart/:uploadId/complete': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: async (s, c) => {
+      const m = await multipart(s.studyId === MISSING.studyId ? A.studyId : s.studyId, c.userId);
+      const url = await t.app.slides.storage.signedPartUrl(m.key, m.uploadId, 1, 60);
+      const part = await t.app.inject({ method: 'PUT', url, payload: Buffer.from('part one') });
+      const etag = String(part.headers.etag).replace(/"/g, '');
+      return {
+        url: `/api/uploads/multipart/${m.uploadId}/complete`,
+        payload: { key: m.key, parts: [{ partNumber: 1, etag }] },
+      };
+    },
+    audit: { none: 'assembles an upload; it is audited when registered (IMAGE_UPLOADED)' },
+  },
+  'DELETE /api/uploads/multipart/:uploadId': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: async (s, c) => {
+      const m = await multipart(s.studyId === MISSING.studyId ? A.studyId : s.studyId, c.userId);
+      return { url: `/api/uploads/multipart/${m.uploadId}?key=${encodeURIComponent(m.key)}` };
+    },
+    audit: { none: 'discards parts of an upload nobody registered' },
+  },
+  'POST /api/uploads/sign': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: (s) => ({
+      url: '/api/uploads/sign',
+      payload: { studyId: s.studyId, method: 'PUT', key: 'x.svs', fileName: 'x.svs' },
+    }),
+    audit: NO_RECORD,
+  },
+  'POST /api/images': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: async (s, c) => ({
+      url: '/api/images',
+      payload: {
+        name: 'slide.svs',
+        s3Key: await uploaded(s.studyId === MISSING.studyId ? A.studyId : s.studyId, c.userId),
+        studyId: s.studyId,
+      },
+    }),
+    audit: 'IMAGE_UPLOADED',
+  },
+  'POST /api/images/notify-upload': {
+    scope: 'scoped',
+    as: 'UPLOADER',
+    request: (s) => ({ url: '/api/images/notify-upload', payload: { studyId: s.studyId, numFiles: 1 } }),
+    audit: 'UPLOAD_NOTIFIED',
+  },
+  'GET /api/images/:id': { as: 'LabTech', scope: 'scoped', request: (s) => ({ url: `/api/images/${s.imageId}` }) },
+  'GET /api/studies/:id/images': {
+    as: 'LabTech',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/studies/${s.studyId}/images` }),
+  },
+  'GET /api/images/:id/label': {
+    as: 'LabTech',
+    scope: 'scoped',
+    binary: true,
+    request: (s) => ({ url: `/api/images/${s.imageId}/label` }),
+  },
+  'GET /api/images/:id/macro': {
+    as: 'LabTech',
+    scope: 'scoped',
+    binary: true,
+    request: (s) => ({ url: `/api/images/${s.imageId}/macro` }),
+  },
+  'GET /api/signed-urls/image/:id': {
+    scope: 'scoped',
+    as: 'LabTech',
+    request: (s) => ({ url: `/api/signed-urls/image/${s.imageId}` }),
+    audit: 'IMAGE_DOWNLOADED',
+  },
+  'GET /api/users': { as: 'StudyAdmin', scope: 'global', request: () => ({ url: '/api/users' }) },
+  'POST /api/users/list': {
+    scope: 'scoped',
+    as: 'StudyAdmin',
+    request: (s) => ({ url: '/api/users/list', payload: { filterByStudyId: s.studyId } }),
+    audit: { none: 'a search (POST for its body)' },
+  },
+  'GET /api/users/:id': {
+    as: 'StudyAdmin',
+    scope: 'global',
+    request: async () => ({ url: `/api/users/${(await newUser()).id}` }),
+  },
+  'PUT /api/users/:id': {
+    scope: 'global',
+    as: 'StudyAdmin',
+    request: async () => ({ url: `/api/users/${(await newUser()).id}`, payload: { firstName: `Name ${unique()}` } }),
+    audit: 'USER_UPDATED',
+  },
+  'GET /api/users/:id/studyAccess': {
+    scope: 'global',
+    as: 'StudyAdmin',
+    request: async () => ({ url: `/api/users/${(await newUser()).id}/studyAccess` }),
+  },
+  'POST /api/users': {
+    scope: 'global',
+    as: 'sysadmin',
+    ok: 201,
+    request: () => ({
+      url: '/api/users',
+      payload: { username: `new-${unique()}@example.org`, firstName: 'New', lastName: 'User', organizationId: null },
+    }),
+    audit: 'USER_CREATED',
+  },
+  'PATCH /api/users/:id/deactivate': {
+    scope: 'global',
+    as: 'sysadmin',
+    request: async () => ({
+      url: `/api/users/${(await createUser(t.database.db)).id}/deactivate`,
+      payload: { reason: 'left' },
+    }),
+    audit: 'USER_DEACTIVATED',
+  },
+  'PATCH /api/users/:id/activate': {
+    scope: 'global',
+    as: 'sysadmin',
+    request: async () => ({
+      url: `/api/users/${(await createUser(t.database.db, { active: false })).id}/activate`,
+      payload: {},
+    }),
+    audit: 'USER_ACTIVATED',
+  },
+  'PATCH /api/users/studies/add': {
+    scope: 'scoped',
+    as: 'StudyAdmin',
+    request: async (s) => ({
+      url: '/api/users/studies/add',
+      payload: { studyId: s.studyId, userId: (await createUser(t.database.db)).id, roleId: roleByName('CR').id },
+    }),
+    audit: 'STUDY_ACCESS_GRANTED',
+  },
+  'PUT /api/users/studies/remove': {
+    scope: 'scoped',
+    as: 'StudyAdmin',
+    request: async (s) => {
+      const user = await createUser(t.database.db, { studyRoles: [{ studyId: A.studyId, role: 'CR' }] });
+      return {
+        url: '/api/users/studies/remove',
+        payload: { studyId: s.studyId, userId: user.id, roleId: roleByName('CR').id },
+      };
+    },
+    audit: 'STUDY_ACCESS_REVOKED',
+  },
+  'POST /api/users/inStudy/:studyId': {
+    scope: 'scoped',
+    as: 'StudyAdmin',
+    request: (s) => ({ url: `/api/users/inStudy/${s.studyId}`, payload: {} }),
+    audit: { none: 'a search (POST for its body)' },
+  },
+  'GET /api/organizations': { as: 'StudyAdmin', scope: 'global', request: () => ({ url: '/api/organizations' }) },
+  'GET /api/permissions/roles': {
+    as: 'StudyAdmin',
+    scope: 'global',
+    request: () => ({ url: '/api/permissions/roles' }),
+  },
+};
+
+function routeName(route: RegisteredRoute): string {
+  return `${route.method} ${route.url}`;
+}
+
+/** The routes to walk: every registered route but the HEAD twins of GET routes. */
+function routes(): RegisteredRoute[] {
+  const all = t.app.registeredRoutes;
+  const gets = new Set(all.filter((r) => r.method === 'GET').map((r) => r.url));
+  return all.filter((r) => !(r.method === 'HEAD' && gets.has(r.url)));
+}
+
+const ROLE_NAMES = Object.keys(ROLE_PERMISSIONS) as RoleName[];
+
+/** A role holding none of the permissions (and not the study-scope one), for the 403 check. */
+function deniedRole(anyOf: readonly string[]): RoleName | undefined {
+  return (
+    ROLE_NAMES.find(
+      (role) =>
+        role !== 'SystemAdmin' &&
+        !ROLE_PERMISSIONS[role].some((p) => anyOf.includes(p)) &&
+        ROLE_PERMISSIONS[role].includes('S_Main_ViewStudyPage'),
+    ) ?? ROLE_NAMES.find((role) => role !== 'SystemAdmin' && !ROLE_PERMISSIONS[role].some((p) => anyOf.includes(p)))
+  );
+}
+
+async function send(session: Session | null, method: string, req: { url: string; payload?: object }, csrf = true) {
+  return t.app.inject({
+    method: method as 'GET',
+    url: req.url,
+    ...(req.payload !== undefined ? { payload: req.payload } : {}),
+    ...(session
+      ? { cookies: { [SESSION_COOKIE]: session.cookie }, headers: csrf ? { [CSRF_HEADER]: session.csrfToken } : {} }
+      : {}),
+  });
+}
+
+async function auditHead(): Promise<number> {
+  const row = await t.database.db
+    .selectFrom('audit_events')
+    .select('id')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id ?? 0;
+}
+
+beforeAll(async () => {
+  t = await createSlideTestApp();
+  const db = t.database.db;
+  keys = new UploadKeys(t.config.sessionSecret);
+  fingerprint = await databaseFingerprint(db);
+  const studyId = (await createStudy(db)).id;
+  studyB = (await createStudy(db)).id;
+  const key = await putUpload(t.app.slides.storage, studyId, path.join(WSI_DIR, 'CMU-1-Small-Region.svs'));
+  const imageId = (await createUploadedImage(db, { studyId, s3Key: key })).id;
+  await processImage({ db, storage: t.app.slides.storage, tmpDir: path.join(t.dataDir, 'tmp') }, imageId);
+  A = { studyId, imageId };
+}, 60_000);
+
+afterAll(async () => {
+  await t.close();
+});
+
+describe('every route', () => {
+  it('has a fixture (add one beside the route: 401, 403, 404, CSRF and audit are then proven for it)', () => {
+    const missing = routes()
+      .map(routeName)
+      .filter((name) => !(name in FIXTURES));
+    expect(missing).toEqual([]);
+    const stale = Object.keys(FIXTURES).filter((name) => !routes().some((r) => routeName(r) === name));
+    expect(stale).toEqual([]);
+  });
+
+  it('declares the schema of its JSON answer (the response is encoded by it: nothing undeclared leaves)', () => {
+    const missing = routes()
+      .filter((route) => {
+        const fixture = FIXTURES[routeName(route)];
+        if (fixture === undefined || fixture === 'signedUrl' || (typeof fixture === 'object' && fixture.binary))
+          return false;
+        const status = typeof fixture === 'object' ? (fixture.ok ?? 200) : 200;
+        return route.schema.response?.[String(status)] === undefined;
+      })
+      .map(routeName);
+    expect(missing).toEqual([]);
+  });
+
+  it('answers as its policy says: 401, 403, 404 out of scope, CSRF, and an audit row for mutations', async () => {
+    const problems: string[] = [];
+    for (const route of routes()) {
+      const name = routeName(route);
+      const fixture = FIXTURES[name];
+      const policy = route.policy;
+      if (!fixture || !policy) continue;
+      const problem = (what: string) => problems.push(`${name}: ${what}`);
+
+      if (fixture === 'public') {
+        if (policy.kind !== 'public') problem(`fixture says public, policy is ${policy.kind}`);
+        continue;
+      }
+      if (fixture === 'signedUrl') {
+        if (policy.kind !== 'signedUrl') problem(`fixture says signedUrl, policy is ${policy.kind}`);
+        const url = route.url.startsWith('/tiles/')
+          ? `/tiles/${A.imageId}/0/0/0?t=forged`
+          : `/api/storage/uploads/${A.studyId}/x/slide.svs?op=get&expires=9999999999&sig=forged`;
+        const response = await send(null, route.method, { url, ...(route.method === 'GET' ? {} : { payload: {} }) });
+        if (response.statusCode !== 403) problem(`a forged signature answered ${response.statusCode}, not 403`);
+        continue;
+      }
+
+      const mutating = route.method !== 'GET';
+      const build = async (targets: Targets, c: Caller) => fixture.request(targets, c);
+      const allowed = async () =>
+        fixture.ownAccount ? await caller(fixture.as, A.studyId) : await insider(fixture.as);
+
+      // 401 logged out.
+      const anyCaller = await insider(fixture.as);
+      const anonymous = await send(null, route.method, await build(A, anyCaller));
+      if (anonymous.statusCode !== 401) problem(`logged out: ${anonymous.statusCode}, not 401`);
+
+      // 403 for a role without the permission (or, for system-admin routes, a StudyAdmin).
+      if (policy.kind === 'permission' || policy.kind === 'systemAdmin') {
+        if (
+          fixture.as !== 'sysadmin' &&
+          !ROLE_PERMISSIONS[fixture.as].some((p) => policy.kind === 'permission' && policy.anyOf.includes(p))
+        )
+          problem(`fixture role ${fixture.as} holds none of the route's permissions`);
+        // When every role holds one of the permissions, an unregistered account (no role) is refused.
+        const role = policy.kind === 'systemAdmin' ? 'StudyAdmin' : deniedRole(policy.anyOf);
+        const denied = role ? await insider(role) : await unregistered();
+        const response = await send(denied.session, route.method, await build(A, denied));
+        if (response.statusCode !== 403)
+          problem(`${role ?? 'an unregistered user'} without the permission: ${response.statusCode}, not 403`);
+      }
+
+      // 404 out of scope.
+      const declared = policy.kind === 'permission' && policy.scope.kind !== 'global' ? 'scoped' : 'global';
+      if (declared !== fixture.scope) problem(`the fixture says ${fixture.scope}, the policy ${declared}`);
+      if (fixture.scope === 'scoped') {
+        if (fixture.as === 'sysadmin' || ROLE_PERMISSIONS[fixture.as].includes(VIEW_ALL_STUDIES)) {
+          const c = await allowed();
+          const response = await send(c.session, route.method, await build(MISSING, c));
+          if (response.statusCode !== 404) problem(`a missing study or resource: ${response.statusCode}, not 404`);
+        } else {
+          const out = await outsider(fixture.as);
+          const response = await send(out.session, route.method, await build(A, out));
+          if (response.statusCode !== 404)
+            problem(`${fixture.as} without access to the study: ${response.statusCode}, not 404`);
+        }
+      }
+
+      // CSRF: refused without the token, changing nothing.
+      if (mutating) {
+        const c = await allowed();
+        const request = await build(A, c);
+        const before = await fingerprint();
+        const response = await send(c.session, route.method, request, false);
+        const changed = changedTables(before, await fingerprint());
+        if (response.statusCode !== 403 || response.json<{ message: string }>().message !== MESSAGES.invalidCsrf)
+          problem(`without the CSRF token: ${response.statusCode}, not 403 '${MESSAGES.invalidCsrf}'`);
+        if (changed.length > 0) problem(`refused without the CSRF token, yet changed ${changed.join(', ')}`);
+      }
+
+      // The allowed request succeeds; a mutation writes its audit row.
+      const c = await allowed();
+      const head = await auditHead();
+      const response = await send(c.session, route.method, await build(A, c));
+      if (response.statusCode !== (fixture.ok ?? 200))
+        problem(`allowed request as ${fixture.as}: ${response.statusCode} ${response.body.slice(0, 200)}`);
+      const written = await t.database.db.selectFrom('audit_events').select('action').where('id', '>', head).execute();
+      if (typeof fixture.audit === 'string' && !written.some((e) => e.action === fixture.audit))
+        problem(`no ${fixture.audit} audit row (wrote ${written.map((e) => e.action).join(', ') || 'none'})`);
+      if (mutating && fixture.audit === undefined) problem('a mutation without an audit expectation in its fixture');
+    }
+    expect(problems).toEqual([]);
+  }, 240_000);
+});
