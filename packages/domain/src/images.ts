@@ -115,7 +115,7 @@ export const IMAGE_TRANSITIONS: readonly Transition<ImageStatus>[] = [
   ...anyImage(['ARCHIVED']).map((from) => ({
     from,
     to: 'ARCHIVED' as const,
-    trigger: 'replaced by a new upload, or archived with a reason',
+    trigger: 'replaced by a new upload, its case archived, or archived with a reason',
     since: 'now' as const,
   })),
   // Later issues.
@@ -125,66 +125,34 @@ export const IMAGE_TRANSITIONS: readonly Transition<ImageStatus>[] = [
     trigger: 'moved into a study',
     since: 'image-management',
   },
-  { from: 'CASE_ASSIGNMENT_PENDING', to: 'LAB_QC_PENDING', trigger: 'assigned to a case', since: 'cases' },
+  {
+    from: 'CASE_ASSIGNMENT_PENDING',
+    to: 'LAB_QC_PENDING',
+    trigger: 'assigned to a case (or the status of its case’s stage: ISC_QC_PENDING for a case in Pending QC)',
+    since: 'now',
+  },
+  { from: 'CASE_ASSIGNMENT_PENDING', to: 'ISC_QC_PENDING', trigger: 'assigned to a case in Pending QC', since: 'now' },
   {
     from: 'DATA_INCOMPLETE',
     to: 'CASE_ASSIGNMENT_PENDING',
     trigger: 'missing data completed',
     since: 'image-management',
   },
-  { from: 'LAB_QC_PENDING', to: 'ISC_QC_PENDING', trigger: 'Pass Lab QC', since: 'qc' },
-  { from: 'ISC_QC_PENDING', to: 'READY_FOR_READING', trigger: 'Pass ISC QC', since: 'qc' },
-  { from: 'READY_FOR_READING', to: 'COMPLETE', trigger: 'case marked as scored', since: 'reading' },
-  { from: 'LAB_QC_PENDING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'removed from its case', since: 'cases' },
-  { from: 'ISC_QC_PENDING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'removed from its case', since: 'cases' },
-];
-
-export const CASE_TRANSITIONS: readonly Transition<CaseStatus>[] = [
-  { from: 'PENDING_LAB_QC', to: 'PENDING_QC', trigger: 'Pass Lab QC of every image (status forward)', since: 'qc' },
-  { from: 'PENDING_QC', to: 'PROCESSED', trigger: 'Pass ISC QC (status forward)', since: 'qc' },
-  { from: 'PROCESSED', to: 'COMPLETED', trigger: 'Mark as Scored by the reader(s)', since: 'reading' },
-  ...(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const).map((from) => ({
-    from,
-    to: 'ON_HOLD' as const,
-    trigger: 'Put On Hold with a reason',
-    since: 'cases' as const,
-  })),
-  ...(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const).map((to) => ({
-    from: 'ON_HOLD' as const,
-    to,
-    trigger: 'Remove Hold (back to the status before the hold)',
-    since: 'cases' as const,
-  })),
-  ...(['PENDING_QC', 'PROCESSED', 'COMPLETED', 'ON_HOLD'] as const).flatMap((from) =>
-    (['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'] as const)
-      .filter((to) => to !== from)
-      .map((to) => ({
-        from,
-        to,
-        trigger: 'Revert Status with a reason (to an earlier workflow status)',
-        since: 'cases' as const,
-      })),
+  { from: 'LAB_QC_PENDING', to: 'ISC_QC_PENDING', trigger: 'its case passes lab QC (case forward)', since: 'now' },
+  { from: 'ISC_QC_PENDING', to: 'READY_FOR_READING', trigger: 'its case passes ISC QC (case forward)', since: 'now' },
+  // Revert Status of the case moves its images to the status of the stage it goes back to.
+  ...(['ISC_QC_PENDING', 'READY_FOR_READING', 'COMPLETE'] as const).flatMap((from) =>
+    (['LAB_QC_PENDING', 'ISC_QC_PENDING', 'READY_FOR_READING'] as const)
+      .filter((to) => IMAGE_STATUSES.indexOf(to) < IMAGE_STATUSES.indexOf(from))
+      .map((to) => ({ from, to, trigger: 'its case is set back (Revert Status)', since: 'now' as const })),
   ),
-  ...CASE_STATUSES.filter((s) => s !== 'ARCHIVED').map((from) => ({
-    from,
-    to: 'ARCHIVED' as const,
-    trigger: 'Archive Case with a reason (archives its images)',
-    since: 'cases' as const,
-  })),
-  ...CASE_STATUSES.filter((s) => s !== 'ARCHIVED' && s !== 'INVALID').map((from) => ({
-    from,
-    to: 'INVALID' as const,
-    trigger: 'marked invalid',
-    since: 'cases' as const,
-  })),
+  { from: 'READY_FOR_READING', to: 'COMPLETE', trigger: 'case marked as scored', since: 'reading' },
+  { from: 'LAB_QC_PENDING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'removed from its case', since: 'now' },
+  { from: 'ISC_QC_PENDING', to: 'CASE_ASSIGNMENT_PENDING', trigger: 'removed from its case', since: 'now' },
 ];
 
 export function canTransitionImage(from: ImageStatus, to: ImageStatus): boolean {
   return IMAGE_TRANSITIONS.some((t) => t.from === from && t.to === to);
-}
-
-export function canTransitionCase(from: CaseStatus, to: CaseStatus): boolean {
-  return CASE_TRANSITIONS.some((t) => t.from === from && t.to === to);
 }
 
 /** The image status after processing (doc 3 §4): the pipeline's only forward decision. */

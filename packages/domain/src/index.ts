@@ -12,3 +12,4 @@ export * from './permissionsDoc.js';
 export * from './studies.js';
 export * from './users.js';
 export * from './images.js';
+export * from './cases.js';

@@ -285,6 +285,9 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     'AP_ImageData_EditAnatomicalSegment',
     'AP_ImageData_EditFileName',
     'AP_ImageData_EditQAComments',
+    // Lab technicians create cases from the requisition (subject, site, visit): they see the
+    // Visit ID they type (the Image Management column stays hidden by default, doc 2 §6).
+    'AP_CaseData_ViewVisitID',
     'AP_CaseData_EditSiteID',
     'AP_CaseData_EditSubjectID',
     'AP_CaseData_EditVisitID',
@@ -353,7 +356,7 @@ export const ROLE_REASONING: Readonly<Record<RoleName, string>> = {
     'Uploader kind of user (doc 1 §2.4: Open Queries column only): uploads and replaces images of its assigned studies (replace image is offered to Uploader in the query table, doc 3 §6), sees the image columns the spec lists for Uploader (Sponsor, File Name, Organization, QA Comments, In Query; not Visit ID or Status), answers image queries. No cases, no Image Management tabs.',
   CR: 'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored. Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees case queries with its role, may raise case queries to ISC, DM or PM and resolve those sent to it.',
   LabTech:
-    'Lab technician: uploads, creates and edits cases, assigns images to cases, passes lab QC, sees the lab columns of doc 2 §6 (Sponsor, Lab Visit ID, File Name, Organization, QA Comments, In Query; not Visit ID or Status). Sees labels to check slide identity. Answers queries sent to its role.',
+    'Lab technician: uploads, creates and edits cases, assigns images to cases, passes lab QC, sees the lab columns of doc 2 §6 (Sponsor, Lab Visit ID, File Name, Organization, QA Comments, In Query; not Status). Holds the Visit ID view permission because it types the visit when it creates a case; the Visit ID column of Image Management stays hidden by default for it. Sees labels to check slide identity. Answers queries sent to its role.',
   Site: 'Clinical site staff, held per study (not in the assignable set of spec doc 1 §6, so granted by a system admin): uploads images for its subjects and answers image queries sent to the site. Sees labels of its own slides. No cases, no Image Management.',
   NOTO: "Reader working inside NOTO through the embedded mode: the reader's viewer permissions only, no top-level pages (the embedding platform is its navigation).",
   LIS: 'Laboratory information system integration account: sees the Image Management images list of its assigned studies, imports sample data and edits image metadata (accession number, anatomical segment, protocol ID, collection date). No viewer, no queries.',

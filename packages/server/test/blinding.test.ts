@@ -4,6 +4,7 @@ import { IMAGE_MESSAGES, MESSAGES, NOTIFY_UPLOAD_LIMIT } from '@lamina/domain';
 import { processImage } from '../src/modules/processing/processImage.js';
 import { login, type Session } from './testApp.js';
 import {
+  assignReader,
   createCase,
   createOrganization,
   createSlideTestApp,
@@ -50,7 +51,8 @@ beforeAll(async () => {
   const siteUser = await createUser(db, { studyRoles: [{ studyId, role: 'Site' }] });
   await db.updateTable('users').set({ organization_id: siteA.id }).where('id', '=', siteUser.id).execute();
   site = await login(t.app, siteUser.username, PASSWORD);
-  reader = await login(t.app, (await createUser(db, { studyRoles: [{ studyId, role: 'CR' }] })).username, PASSWORD);
+  const readerUser = await createUser(db, { studyRoles: [{ studyId, role: 'CR' }] });
+  reader = await login(t.app, readerUser.username, PASSWORD);
   dm = await login(t.app, (await createUser(db, { studyRoles: [{ studyId, role: 'DM' }] })).username, PASSWORD);
   labtech = await login(
     t.app,
@@ -63,6 +65,7 @@ beforeAll(async () => {
   const caseId = (await createCase(db, { studyId })).id;
   await db.updateTable('cases').set({ proc_id: 'PROC-17' }).where('id', '=', caseId).execute();
   caseImages = [await slide('SUBJ-0042_A.svs', siteB.id, caseId), await slide('SUBJ-0042_B.svs', siteB.id, caseId)];
+  await assignReader(db, { caseId, userId: readerUser.id });
 }, 120_000);
 
 afterAll(async () => {
@@ -92,7 +95,9 @@ describe('labels of other organizations’ slides (defect 8)', () => {
 
 describe('file names, storage keys and the sponsor (defect 9)', () => {
   it('a central reader receives a neutral label and no storage key; those with the permission, the name', async () => {
-    const loose = (await reader.request({ method: 'GET', url: `/api/images/${otherImage}` })).json<
+    // A reader opens only the images of the cases assigned to them (issue 11): not a loose one.
+    expect((await reader.request({ method: 'GET', url: `/api/images/${otherImage}` })).statusCode).toBe(404);
+    const loose = (await dm.request({ method: 'GET', url: `/api/images/${otherImage}` })).json<
       Record<string, unknown>
     >();
     expect(loose.name).toBe(`Image ${otherImage}`);

@@ -14,6 +14,8 @@ import { processImage } from '../src/modules/processing/processImage.js';
 import { UploadKeys } from '../src/platform/storage/keys.js';
 import { login, type Session } from './testApp.js';
 import {
+  createCase,
+  createStudyImage,
   createSlideTestApp,
   createStudy,
   createUploadedImage,
@@ -43,6 +45,7 @@ type Caller = { session: Session; userId: number };
 interface Targets {
   studyId: number;
   imageId: number;
+  caseId: number;
 }
 
 interface Fixture {
@@ -69,7 +72,7 @@ interface Fixture {
   binary?: boolean;
 }
 
-const MISSING: Targets = { studyId: 999_999, imageId: 999_999 };
+const MISSING: Targets = { studyId: 999_999, imageId: 999_999, caseId: 999_999 };
 
 let t: SlideTestContext;
 let fingerprint: () => Promise<Record<string, string>>;
@@ -142,6 +145,27 @@ async function configuredStudy(): Promise<number> {
   const admin = await insider('StudyAdmin');
   const response = await send(admin.session, 'POST', { url: '/api/studies', payload: studyBody() });
   return response.json<{ study: { id: number } }>().study.id;
+}
+
+/**
+ * A new case of study A in `status` (with `prev` as its history and `onHoldFrom`), holding one image
+ * at the matching stage — or, for the 404 check, the missing case id.
+ */
+async function freshCase(
+  s: Targets,
+  status = 'PENDING_LAB_QC',
+  more: { prev?: string[]; onHoldFrom?: string; imageStatus?: string } = {},
+): Promise<number> {
+  if (s === MISSING) return s.caseId;
+  const db = t.database.db;
+  const { id } = await createCase(db, { studyId: A.studyId, status });
+  await db
+    .updateTable('cases')
+    .set({ prev_workflow_statuses: more.prev ?? [], on_hold_from: more.onHoldFrom ?? null, proc_id: `RT-${unique()}` })
+    .where('id', '=', id)
+    .execute();
+  await createStudyImage(db, { studyId: A.studyId, caseId: id, status: more.imageStatus ?? 'LAB_QC_PENDING' });
+  return id;
 }
 
 /** One fixture per route: `METHOD url` as registered. HEAD routes are covered by their GET. */
@@ -322,6 +346,101 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
     request: (s) => ({ url: `/api/signed-urls/image/${s.imageId}` }),
     audit: 'IMAGE_DOWNLOADED',
   },
+  'POST /api/cases': {
+    scope: 'scoped',
+    as: 'LabTech',
+    ok: 201,
+    request: (s) => ({
+      url: '/api/cases',
+      payload: { studyId: s.studyId, procId: `RT-${unique()}`, subjectId: 'S-1' },
+    }),
+    audit: 'CASE_CREATED',
+  },
+  'GET /api/cases/:id': { as: 'LabTech', scope: 'scoped', request: (s) => ({ url: `/api/cases/${s.caseId}` }) },
+  'PATCH /api/cases/:id': {
+    scope: 'scoped',
+    as: 'LabTech',
+    request: (s) => ({
+      url: `/api/cases/${s.caseId}`,
+      payload: { subjectId: { value: `S-${unique()}`, reasonForChange: 'Corrected from the requisition' } },
+    }),
+    audit: 'CASE_EDITED',
+  },
+  'PATCH /api/cases/:id/status/forward': {
+    scope: 'scoped',
+    as: 'LabTech',
+    request: async (s) => ({ url: `/api/cases/${await freshCase(s)}/status/forward` }),
+    audit: 'CASE_STATUS_FORWARDED',
+  },
+  'PATCH /api/cases/:id/status/back': {
+    scope: 'scoped',
+    as: 'LabTech',
+    request: async (s) => ({
+      url: `/api/cases/${await freshCase(s, 'PENDING_QC', { prev: ['PENDING_LAB_QC'], imageStatus: 'ISC_QC_PENDING' })}/status/back`,
+      payload: { value: 'PENDING_LAB_QC', reason: 'Lab QC must be repeated' },
+    }),
+    audit: 'CASE_STATUS_REVERTED',
+  },
+  'PATCH /api/cases/:id/status/on_hold': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/cases/${await freshCase(s)}/status/on_hold`,
+      payload: { reasonForChange: 'Waiting for the site' },
+    }),
+    audit: 'CASE_PUT_ON_HOLD',
+  },
+  'PATCH /api/cases/:id/status/off_hold': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/cases/${await freshCase(s, 'ON_HOLD', { onHoldFrom: 'PENDING_LAB_QC' })}/status/off_hold`,
+      payload: { reasonForChange: 'The site answered' },
+    }),
+    audit: 'CASE_HOLD_REMOVED',
+  },
+  'PATCH /api/cases/:id/archive': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/cases/${await freshCase(s)}/archive`,
+      payload: { reasonForChange: 'Created twice' },
+    }),
+    audit: 'CASE_ARCHIVED',
+  },
+  'PUT /api/cases/:caseId/assign': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/cases/${s.caseId}/assign`,
+      payload: {
+        imageId: (await createStudyImage(t.database.db, { studyId: A.studyId })).id,
+        reasonForChange: 'Belongs to this procedure',
+      },
+    }),
+    audit: 'IMAGE_CASE_ASSIGNED',
+  },
+  'GET /api/cases': { as: 'LabTech', scope: 'scoped', request: (s) => ({ url: `/api/cases?studyId=${s.studyId}` }) },
+  'GET /api/studies/:id/cases': {
+    as: 'LabTech',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/studies/${s.studyId}/cases` }),
+  },
+  'GET /api/studies/:id/users': {
+    as: 'DM',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/studies/${s.studyId}/users` }),
+  },
+  'GET /api/users/suggest-readers': {
+    as: 'DM',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/users/suggest-readers?studyId=${s.studyId}&subjectId=S-1` }),
+  },
+  'GET /api/studies/:id/cases/images': {
+    as: 'LabTech',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/studies/${s.studyId}/cases/images` }),
+  },
   'GET /api/users': { as: 'StudyAdmin', scope: 'global', request: () => ({ url: '/api/users' }) },
   'POST /api/users/list': {
     scope: 'scoped',
@@ -464,7 +583,8 @@ beforeAll(async () => {
   const key = await putUpload(t.app.slides.storage, studyId, path.join(WSI_DIR, 'CMU-1-Small-Region.svs'));
   const imageId = (await createUploadedImage(db, { studyId, s3Key: key })).id;
   await processImage({ db, storage: t.app.slides.storage, tmpDir: path.join(t.dataDir, 'tmp') }, imageId);
-  A = { studyId, imageId };
+  const caseId = (await createCase(db, { studyId })).id;
+  A = { studyId, imageId, caseId };
 }, 60_000);
 
 afterAll(async () => {

@@ -1,13 +1,20 @@
 import { IMAGE_MESSAGES } from '@lamina/domain';
 import { idParam, scope } from '../../platform/rbac/policy.js';
+import { readerSeesImage } from '../cases/readerVisibility.js';
 
 /**
  * The study scope of routes that address an image by its id (`:id`): one query for the image's
- * study; the guard answers 404 'Image not found' for a missing image or one the user cannot see.
+ * study; the guard answers 404 'Image not found' for a missing image, one the user cannot see, and
+ * for a blinded reader one outside their assigned cases or hidden from readers.
  */
-export const imageScope = scope.resource('image', IMAGE_MESSAGES.imageNotFound, async (db, request) => {
+export const imageScope = scope.resource('image', IMAGE_MESSAGES.imageNotFound, async (db, request, principal) => {
   const id = idParam(request);
   if (id === null) return { found: false };
-  const row = await db.selectFrom('images').select('study_id').where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('images')
+    .select('study_id')
+    .where('id', '=', id)
+    .where(readerSeesImage(principal))
+    .executeTakeFirst();
   return row ? { found: true, studyId: row.study_id } : { found: false };
 });

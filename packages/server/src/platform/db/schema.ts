@@ -110,6 +110,9 @@ export interface CasesTable {
   created_by: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  on_hold_from: string | null;
+  case_status_reverted: Generated<boolean>;
+  archived_at: Date | null;
 }
 
 export interface CaseReadersTable {
@@ -159,6 +162,7 @@ export interface ImagesTable {
   objective_power: number | null;
   z_stack_size: Generated<number>;
   replaces_image_id: number | null;
+  copied_from_image_id: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** 0004 (slide pipeline): progress 0–100 of the processing job, attempts, derived objects. */

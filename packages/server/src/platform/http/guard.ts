@@ -117,7 +117,7 @@ async function studyInScope(
       return studyId;
     }
     case 'resource': {
-      const found = await scope.studyOf(db, request);
+      const found = await scope.studyOf(db, request, principal);
       const visible =
         found.found &&
         (found.studyId === null

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Permission } from '@lamina/domain';
 import type { Db } from '../db/database.js';
+import type { Principal } from '../auth/principal.js';
 
 /** Finds the study a request touches, so the guard can check the user may see it. */
 export type StudyResolver = (request: FastifyRequest) => number | null | undefined | Promise<number | null | undefined>;
@@ -25,7 +26,8 @@ export type Scope =
       readonly kind: 'resource';
       readonly resource: string;
       readonly notFound: string;
-      readonly studyOf: (db: Db, request: FastifyRequest) => Promise<ResourceStudy>;
+      /** The principal lets a resolver hide what a blinded reader may not open (found: false). */
+      readonly studyOf: (db: Db, request: FastifyRequest, principal: Principal) => Promise<ResourceStudy>;
     }
   | { readonly kind: 'global'; readonly why: string };
 
@@ -67,7 +69,7 @@ export const scope = {
   resource: (
     resource: string,
     notFound: string,
-    studyOf: (db: Db, request: FastifyRequest) => Promise<ResourceStudy>,
+    studyOf: (db: Db, request: FastifyRequest, principal: Principal) => Promise<ResourceStudy>,
   ): Scope => ({ kind: 'resource', resource, notFound, studyOf }),
   global: (why: string): Scope => ({ kind: 'global', why }),
 };
@@ -85,6 +87,10 @@ export const studyFromParam = (name: string): Scope =>
 /** Study id from a JSON body field (e.g. { studyId }). */
 export const studyFromBody = (name = 'studyId'): Scope =>
   scope.study((request) => positiveInt((request.body as Record<string, unknown> | undefined)?.[name]) ?? -1);
+
+/** Study id from a query parameter (e.g. ?studyId=). */
+export const studyFromQuery = (name = 'studyId'): Scope =>
+  scope.study((request) => positiveInt((request.query as Record<string, unknown> | undefined)?.[name]) ?? -1);
 
 /** A positive id from a path parameter, or null (the resource resolvers' first step). */
 export function idParam(request: FastifyRequest, name = 'id'): number | null {

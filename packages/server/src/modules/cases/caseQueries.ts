@@ -1,0 +1,398 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { READER_ROLE, roleByName, type CaseStatus, type StudyCaseSortKey } from '@lamina/domain';
+import type { DB } from '../../platform/db/schema.js';
+import { likeContains } from '../../platform/db/paging.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import { readerSeesCase, readerSeesImage } from './readerVisibility.js';
+
+/** Queries of the cases module: SQL only (the rules live in caseService.ts and the domain package). */
+type Q = Kysely<DB>;
+
+const count = (name: string) => sql<number>`count(*)::int`.as(name);
+
+/** Open queries of a case: its own and its images' (the Queries column, the case's openQueries). */
+function openQueries(eb: ExpressionBuilder<DB, 'cases'>) {
+  return eb
+    .selectFrom('queries')
+    .select(count('n'))
+    .whereRef('queries.case_id', '=', 'cases.id')
+    .where('queries.query_status', '=', 'OPEN')
+    .as('open_queries');
+}
+
+/** One case with its study name and QC users; the caller's scope has already checked visibility. */
+export function selectCase(db: Q, caseId: number) {
+  return db
+    .selectFrom('cases')
+    .innerJoin('studies', 'studies.id', 'cases.study_id')
+    .leftJoin('users as qc1', 'qc1.id', 'cases.qc1_by')
+    .leftJoin('users as qc2', 'qc2.id', 'cases.qc2_by')
+    .leftJoin('users as reader', 'reader.id', 'cases.read_by')
+    .select((eb) => [
+      'cases.id',
+      'cases.study_id',
+      'studies.name as study_name',
+      'cases.proc_id',
+      'cases.histo_procedure_id',
+      'cases.subject_id',
+      'cases.site_id',
+      'cases.visit_id',
+      'cases.status',
+      'cases.on_hold_from',
+      'cases.prev_workflow_statuses',
+      'cases.case_status_reverted',
+      'cases.created_at',
+      'cases.qc_completed_at',
+      'cases.read_completed_at',
+      'cases.qc1_by',
+      'qc1.username as qc1_username',
+      'qc1.first_name as qc1_first_name',
+      'qc1.last_name as qc1_last_name',
+      'cases.qc2_by',
+      'qc2.username as qc2_username',
+      'qc2.first_name as qc2_first_name',
+      'qc2.last_name as qc2_last_name',
+      'cases.read_by',
+      'reader.username as read_by_username',
+      'reader.first_name as read_by_first_name',
+      'reader.last_name as read_by_last_name',
+      openQueries(eb),
+    ])
+    .where('cases.id', '=', caseId)
+    .executeTakeFirst();
+}
+export type CaseRow = NonNullable<Awaited<ReturnType<typeof selectCase>>>;
+
+/**
+ * Readers with their study-wide counts: cases assigned in the study (not archived) and those they
+ * have read. `where` narrows the users (a case's readers, a study's readers, a name search).
+ */
+function readersWithCounts(db: Q, studyId: number) {
+  return db
+    .selectFrom('users')
+    .select((eb) => [
+      'users.id',
+      'users.username',
+      'users.first_name',
+      'users.last_name',
+      eb
+        .selectFrom('case_readers')
+        .innerJoin('cases', 'cases.id', 'case_readers.case_id')
+        .select(count('n'))
+        .whereRef('case_readers.user_id', '=', 'users.id')
+        .where('cases.study_id', '=', studyId)
+        .where('cases.status', '!=', 'ARCHIVED')
+        .as('num_total_cases'),
+      eb
+        .selectFrom('case_readers')
+        .innerJoin('cases', 'cases.id', 'case_readers.case_id')
+        .select(count('n'))
+        .whereRef('case_readers.user_id', '=', 'users.id')
+        .where('cases.study_id', '=', studyId)
+        .where('cases.status', '!=', 'ARCHIVED')
+        .where('case_readers.read_at', 'is not', null)
+        .as('num_read_cases'),
+    ]);
+}
+export type ReaderRow = {
+  id: number;
+  username: string;
+  first_name: string | null;
+  last_name: string | null;
+  num_total_cases: number | null;
+  num_read_cases: number | null;
+  read_at?: Date | null;
+};
+
+/** The readers assigned to a case, in assignment order. */
+export async function caseReaders(db: Q, caseId: number, studyId: number): Promise<ReaderRow[]> {
+  return readersWithCounts(db, studyId)
+    .innerJoin('case_readers as cr', 'cr.user_id', 'users.id')
+    .select(['cr.read_at', 'cr.assigned_at'])
+    .where('cr.case_id', '=', caseId)
+    .orderBy('cr.assigned_at')
+    .orderBy('users.id')
+    .execute();
+}
+
+/** Users holding the reader role in the study (active, registered), optionally by name. */
+function studyReaderFilter(eb: ExpressionBuilder<DB, 'users'>, studyId: number) {
+  return eb.and([
+    eb('users.active', '=', true),
+    eb('users.registered', '=', true),
+    eb.exists(
+      eb
+        .selectFrom('study_access')
+        .select('study_access.user_id')
+        .whereRef('study_access.user_id', '=', 'users.id')
+        .where('study_access.study_id', '=', studyId)
+        .where('study_access.role_id', '=', roleByName(READER_ROLE).id),
+    ),
+  ]);
+}
+
+/** GET /api/studies/{studyId}/users?name: the study's readers whose name or username contains the text. */
+export async function searchStudyReaders(db: Q, studyId: number, name: string | undefined): Promise<ReaderRow[]> {
+  let query = readersWithCounts(db, studyId).where((eb) => studyReaderFilter(eb, studyId));
+  if (name) {
+    const like = likeContains(name);
+    query = query.where((eb) =>
+      eb.or([
+        eb('users.username', 'ilike', like),
+        eb('users.first_name', 'ilike', like),
+        eb('users.last_name', 'ilike', like),
+        eb(sql`coalesce(users.first_name, '') || ' ' || coalesce(users.last_name, '')`, 'ilike', like),
+      ]),
+    );
+  }
+  return query.orderBy('users.last_name').orderBy('users.first_name').orderBy('users.id').limit(50).execute();
+}
+
+/** Which of `ids` are readers of the study (the server's check of a case's reader list). */
+export async function readersInStudy(db: Q, studyId: number, ids: readonly number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('users')
+    .select('users.id')
+    .where('users.id', 'in', [...ids])
+    .where((eb) => studyReaderFilter(eb, studyId))
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * GET /api/users/suggest-readers: the study's readers, first those who already read (or are
+ * assigned) this subject's other cases — the same reader across a subject's visits — then by fewest
+ * open assignments in the study, then by name.
+ */
+export async function suggestReaders(db: Q, studyId: number, subjectId: string | undefined): Promise<ReaderRow[]> {
+  return readersWithCounts(db, studyId)
+    .select((eb) => [
+      eb
+        .selectFrom('case_readers')
+        .innerJoin('cases', 'cases.id', 'case_readers.case_id')
+        .select(count('n'))
+        .whereRef('case_readers.user_id', '=', 'users.id')
+        .where('cases.study_id', '=', studyId)
+        .where('cases.status', '!=', 'ARCHIVED')
+        .where('cases.subject_id', '=', subjectId ?? '')
+        .as('subject_cases'),
+      eb
+        .selectFrom('case_readers')
+        .innerJoin('cases', 'cases.id', 'case_readers.case_id')
+        .select(count('n'))
+        .whereRef('case_readers.user_id', '=', 'users.id')
+        .where('cases.study_id', '=', studyId)
+        .where('cases.status', 'not in', ['ARCHIVED', 'COMPLETED', 'INVALID'])
+        .where('case_readers.read_at', 'is', null)
+        .as('open_assignments'),
+    ])
+    .where((eb) => studyReaderFilter(eb, studyId))
+    .orderBy('subject_cases', 'desc')
+    .orderBy('open_assignments')
+    .orderBy('users.last_name')
+    .orderBy('users.id')
+    .limit(20)
+    .execute();
+}
+
+/** The live images of a case a principal may see (blinded readers: not those hidden from readers). */
+export async function caseImages(db: Q, caseId: number, principal: Principal) {
+  return db
+    .selectFrom('images')
+    .select([
+      'images.id',
+      'images.name',
+      'images.status',
+      'images.accession_number',
+      'images.biopsy_location',
+      'images.uploaded_at',
+      'images.cog_key',
+      'images.ignored',
+      // The image's place among the case's live images (the neutral label), as the viewer counts it.
+      sql<number>`(select count(*)::int from images sibling
+        where sibling.case_id = images.case_id and sibling.id <= images.id and sibling.status <> 'ARCHIVED')`.as(
+        'case_position',
+      ),
+    ])
+    .where('images.case_id', '=', caseId)
+    .where('images.status', '!=', 'ARCHIVED')
+    .where(readerSeesImage(principal))
+    .orderBy('images.id')
+    .execute();
+}
+export type CaseImageRow = Awaited<ReturnType<typeof caseImages>>[number];
+
+/**
+ * GET /api/studies/{studyId}/cases/images: images of the study that may join a case (waiting for
+ * one), by id or file name, without the excluded ids (those already chosen in the dialog).
+ */
+export async function assignableImages(
+  db: Q,
+  studyId: number,
+  filter: { id?: number | undefined; name?: string | undefined; exclude: number[]; searchNames: boolean },
+) {
+  let query = db
+    .selectFrom('images')
+    .select([
+      'images.id',
+      'images.name',
+      'images.status',
+      'images.accession_number',
+      'images.biopsy_location',
+      'images.uploaded_at',
+      'images.cog_key',
+      'images.ignored',
+    ])
+    .where('images.study_id', '=', studyId)
+    .where('images.case_id', 'is', null)
+    .where('images.status', '=', 'CASE_ASSIGNMENT_PENDING');
+  if (filter.id !== undefined) query = query.where('images.id', '=', filter.id);
+  if (filter.name && filter.searchNames) query = query.where('images.name', 'ilike', likeContains(filter.name));
+  if (filter.exclude.length > 0) query = query.where('images.id', 'not in', filter.exclude);
+  return query.orderBy('images.uploaded_at', 'desc').orderBy('images.id', 'desc').limit(100).execute();
+}
+
+/** GET /api/cases?studyId&searchText: cases of a study by procedure, subject, site or visit ID. */
+export async function searchCases(
+  db: Q,
+  principal: Principal,
+  filter: { studyId: number; text?: string | undefined; statuses?: readonly CaseStatus[]; blindedFields: boolean },
+) {
+  let query = db
+    .selectFrom('cases')
+    .select([
+      'cases.id',
+      'cases.proc_id',
+      'cases.subject_id',
+      'cases.site_id',
+      'cases.visit_id',
+      'cases.status',
+      'cases.created_at',
+    ])
+    .where('cases.study_id', '=', filter.studyId)
+    .where('cases.status', '!=', 'ARCHIVED')
+    .where(readerSeesCase(principal));
+  if (filter.statuses) query = query.where('cases.status', 'in', [...filter.statuses]);
+  if (filter.text) {
+    const like = likeContains(filter.text);
+    query = query.where((eb) =>
+      eb.or([
+        eb('cases.proc_id', 'ilike', like),
+        eb('cases.histo_procedure_id', 'ilike', like),
+        // Blinded fields are never searched for a user who may not see them: a match would reveal them.
+        ...(filter.blindedFields
+          ? [
+              eb('cases.subject_id', 'ilike', like),
+              eb('cases.site_id', 'ilike', like),
+              eb('cases.visit_id', 'ilike', like),
+            ]
+          : []),
+      ]),
+    );
+  }
+  return query.orderBy('cases.created_at', 'desc').orderBy('cases.id', 'desc').limit(50).execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Study page, Cases tab
+// ---------------------------------------------------------------------------------------------
+
+export interface StudyCaseFilter {
+  studyId: number;
+  procId?: string | undefined;
+  status?: CaseStatus | undefined;
+  /** 'any', 'unassigned', or a reader's user id. */
+  assignee?: 'any' | 'unassigned' | number | undefined;
+  sort: StudyCaseSortKey;
+  descending: boolean;
+  limit?: number | undefined;
+  offset?: number | undefined;
+}
+
+const CASE_SORT_COLUMNS: Record<StudyCaseSortKey, string> = {
+  createdAt: 'cases.created_at',
+  procId: 'lower_proc_id',
+  histoProcedureId: 'cases.histo_procedure_id',
+  subjectId: 'cases.subject_id',
+  visitId: 'cases.visit_id',
+  status: 'cases.status',
+};
+
+function caseMatches(
+  eb: ExpressionBuilder<DB, 'cases'>,
+  filter: StudyCaseFilter,
+  principal: Principal,
+): Expression<SqlBool> {
+  const conditions: Expression<SqlBool>[] = [
+    eb('cases.study_id', '=', filter.studyId),
+    eb('cases.status', '!=', 'ARCHIVED'),
+    readerSeesCase(principal)(eb),
+  ];
+  if (filter.procId) {
+    const like = likeContains(filter.procId);
+    conditions.push(eb.or([eb('cases.proc_id', 'ilike', like), eb('cases.histo_procedure_id', 'ilike', like)]));
+  }
+  if (filter.status) conditions.push(eb('cases.status', '=', filter.status));
+  const readers = eb
+    .selectFrom('case_readers')
+    .select('case_readers.user_id')
+    .whereRef('case_readers.case_id', '=', 'cases.id');
+  if (filter.assignee === 'unassigned') conditions.push(eb.not(eb.exists(readers)));
+  else if (typeof filter.assignee === 'number')
+    conditions.push(eb.exists(readers.where('case_readers.user_id', '=', filter.assignee)));
+  return eb.and(conditions);
+}
+
+/** One page of the study's Cases tab (doc 2 §2.4), filtered, sorted and paged in one statement. */
+export async function listStudyCases(db: Q, principal: Principal, filter: StudyCaseFilter) {
+  const direction = filter.descending ? sql`desc nulls last` : sql`asc nulls last`;
+  let query = db
+    .selectFrom('cases')
+    .leftJoin('users as qc1', 'qc1.id', 'cases.qc1_by')
+    .where((eb) => caseMatches(eb, filter, principal))
+    .select((eb) => [
+      'cases.id',
+      'cases.study_id',
+      'cases.proc_id',
+      'cases.histo_procedure_id',
+      'cases.created_at',
+      'cases.subject_id',
+      'cases.visit_id',
+      'cases.site_id',
+      'cases.status',
+      'cases.prev_workflow_statuses',
+      'qc1.username as qc1_username',
+      'qc1.first_name as qc1_first_name',
+      'qc1.last_name as qc1_last_name',
+      openQueries(eb),
+      eb
+        .selectFrom('images')
+        .select(count('n'))
+        .whereRef('images.case_id', '=', 'cases.id')
+        .where('images.status', '!=', 'ARCHIVED')
+        .where(readerSeesImage(principal))
+        .as('number_of_images'),
+      sql<string[]>`array(
+        select coalesce(nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), ''), u.username)
+        from case_readers r join users u on u.id = r.user_id
+        where r.case_id = cases.id order by r.assigned_at, u.id)`.as('reader_names'),
+      sql<string>`lower(cases.proc_id)`.as('lower_proc_id'),
+      sql<number>`count(*) over ()`.as('total'),
+    ])
+    .orderBy(sql`${sql.ref(CASE_SORT_COLUMNS[filter.sort])} ${direction}`)
+    .orderBy('cases.id', filter.descending ? 'desc' : 'asc');
+  if (filter.limit !== undefined) query = query.limit(filter.limit).offset(filter.offset ?? 0);
+  const rows = await query.execute();
+  let total = rows[0]?.total ?? 0;
+  if (rows.length === 0 && (filter.offset ?? 0) > 0) {
+    const counted = await db
+      .selectFrom('cases')
+      .select(count('n'))
+      .where((eb) => caseMatches(eb, filter, principal))
+      .executeTakeFirst();
+    total = counted?.n ?? 0;
+  }
+  return { rows, total };
+}
+export type StudyCaseListRow = Awaited<ReturnType<typeof listStudyCases>>['rows'][number];

@@ -1,0 +1,295 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  ARCHIVE_CASE_PERMISSION,
+  CASE_FORWARD_PERMISSIONS,
+  CASE_MESSAGES,
+  CREATE_CASE_PERMISSION,
+  EDIT_CASE_PERMISSION,
+  HOLD_CASE_PERMISSION,
+  MANUAL_READER_PERMISSION,
+  REVERT_ANY_PERMISSION,
+  VIEW_FILE_NAME_PERMISSION,
+  assignImageRequestSchema,
+  caseImagesQuerySchema,
+  caseImagesResponseSchema,
+  caseReasonRequestSchema,
+  caseResponseSchema,
+  caseSearchQuerySchema,
+  caseSearchResponseSchema,
+  createCaseRequestSchema,
+  editCaseRequestSchema,
+  mayViewCaseField,
+  readerSearchQuerySchema,
+  readersResponseSchema,
+  revertCaseRequestSchema,
+  studyCaseListQuerySchema,
+  studyCaseListResponseSchema,
+  suggestReadersQuerySchema,
+  CASE_ASSIGNABLE,
+  CASE_MOVE_EXCLUDED,
+  CASE_STATUSES,
+  type Permission,
+  type StudyCaseSortKey,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import { policy, studyFromBody, studyFromParam, studyFromQuery } from '../../platform/rbac/policy.js';
+import { actorOf, principalOf } from '../../platform/http/requestContext.js';
+import { idParams } from '../../platform/http/params.js';
+import { pageWindow, parseSort } from '../../platform/db/paging.js';
+import { caseScope } from './caseScope.js';
+import { CaseService } from './caseService.js';
+import { assignableImages, listStudyCases, searchCases, searchStudyReaders, suggestReaders } from './caseQueries.js';
+import { presentCaseImage, presentReader, presentStudyCaseRow } from './casePresenter.js';
+
+/** Who may open a case: the case viewer, the study page's Cases tab, the Image Management cases list. */
+const VIEW_CASE: readonly Permission[] = [
+  'AP_CaseViewer_ViewCaseViewer',
+  'S_Main_ViewCasesTab',
+  'IM_CaseListTab_ViewPage',
+];
+/** Who may search a study's cases: the case lists, and the Assign to Case and Move dialogs. */
+const SEARCH_CASES: readonly Permission[] = [
+  'S_Main_ViewCasesTab',
+  'IM_CaseListTab_ViewPage',
+  'IM_ImagesListTab_AssignImagetoCase',
+  'S_ImageListTab_MoveImage',
+];
+/** The case dialog's image search: creating or editing a case. */
+const CASE_DIALOG: readonly Permission[] = [CREATE_CASE_PERMISSION, EDIT_CASE_PERMISSION];
+
+const caseIdParams = z.object({ caseId: idParams.shape.id });
+
+/**
+ * Cases (issue 11; spec doc 2 §7, doc 3 §7): create, read, edit, the status calls, image
+ * assignment, the study page's case list, and the searches of the case dialog.
+ */
+export function caseRoutes(db: Db) {
+  const cases = new CaseService(db);
+  return async (app: FastifyInstance) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    const answer = async (request: Parameters<typeof principalOf>[0], caseId: number, message: string) => ({
+      success: true as const,
+      message,
+      case: await cases.view(principalOf(request), caseId),
+    });
+
+    r.post(
+      '/api/cases',
+      {
+        config: { policy: policy.anyOf([CREATE_CASE_PERMISSION], studyFromBody()) },
+        schema: { body: createCaseRequestSchema, response: { 201: caseResponseSchema } },
+      },
+      async (request, reply) => {
+        const id = await cases.create(principalOf(request), actorOf(request), request.body);
+        return reply.code(201).send(await answer(request, id, CASE_MESSAGES.created));
+      },
+    );
+
+    r.get(
+      '/api/cases/:id',
+      {
+        config: { policy: policy.anyOf(VIEW_CASE, caseScope()) },
+        schema: { params: idParams, response: { 200: caseResponseSchema } },
+      },
+      async (request) => answer(request, request.params.id, ''),
+    );
+
+    r.patch(
+      '/api/cases/:id',
+      {
+        config: { policy: policy.anyOf([EDIT_CASE_PERMISSION], caseScope()) },
+        schema: { params: idParams, body: editCaseRequestSchema, response: { 200: caseResponseSchema } },
+      },
+      async (request) => {
+        await cases.edit(principalOf(request), actorOf(request), request.params.id, request.body);
+        return answer(request, request.params.id, CASE_MESSAGES.edited);
+      },
+    );
+
+    r.patch(
+      '/api/cases/:id/status/forward',
+      {
+        config: { policy: policy.anyOf(CASE_FORWARD_PERMISSIONS, caseScope()) },
+        schema: { params: idParams, response: { 200: caseResponseSchema } },
+      },
+      async (request) => {
+        await cases.forward(principalOf(request), actorOf(request), request.params.id);
+        return answer(request, request.params.id, CASE_MESSAGES.forwarded);
+      },
+    );
+
+    r.patch(
+      '/api/cases/:id/status/back',
+      {
+        config: { policy: policy.anyOf([EDIT_CASE_PERMISSION, REVERT_ANY_PERMISSION], caseScope()) },
+        schema: { params: idParams, body: revertCaseRequestSchema, response: { 200: caseResponseSchema } },
+      },
+      async (request) => {
+        await cases.back(principalOf(request), actorOf(request), request.params.id, request.body);
+        return answer(request, request.params.id, CASE_MESSAGES.reverted);
+      },
+    );
+
+    for (const [path, on] of [
+      ['on_hold', true],
+      ['off_hold', false],
+    ] as const) {
+      r.patch(
+        `/api/cases/:id/status/${path}`,
+        {
+          config: { policy: policy.anyOf([HOLD_CASE_PERMISSION], caseScope()) },
+          schema: { params: idParams, body: caseReasonRequestSchema, response: { 200: caseResponseSchema } },
+        },
+        async (request) => {
+          await cases.hold(actorOf(request), request.params.id, on, request.body.reasonForChange);
+          return answer(request, request.params.id, on ? CASE_MESSAGES.held : CASE_MESSAGES.holdRemoved);
+        },
+      );
+    }
+
+    r.patch(
+      '/api/cases/:id/archive',
+      {
+        config: { policy: policy.anyOf([ARCHIVE_CASE_PERMISSION], caseScope()) },
+        schema: { params: idParams, body: caseReasonRequestSchema, response: { 200: caseResponseSchema } },
+      },
+      async (request) => {
+        await cases.archive(principalOf(request), actorOf(request), request.params.id, request.body.reasonForChange);
+        return answer(request, request.params.id, CASE_MESSAGES.archived);
+      },
+    );
+
+    r.put(
+      '/api/cases/:caseId/assign',
+      {
+        config: { policy: policy.anyOf(['IM_ImagesListTab_AssignImagetoCase'], caseScope('caseId')) },
+        schema: { params: caseIdParams, body: assignImageRequestSchema, response: { 200: caseResponseSchema } },
+      },
+      async (request) => {
+        await cases.assign(actorOf(request), request.params.caseId, request.body.imageId, request.body.reasonForChange);
+        return answer(request, request.params.caseId, CASE_MESSAGES.assigned);
+      },
+    );
+
+    r.get(
+      '/api/cases',
+      {
+        config: { policy: policy.anyOf(SEARCH_CASES, studyFromQuery()) },
+        schema: { querystring: caseSearchQuerySchema, response: { 200: caseSearchResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const { studyId, searchText, purpose } = request.query;
+        const statuses =
+          purpose === 'assign'
+            ? CASE_ASSIGNABLE
+            : purpose === 'move'
+              ? CASE_STATUSES.filter((s) => !CASE_MOVE_EXCLUDED.includes(s))
+              : undefined;
+        const rows = await searchCases(db, principal, {
+          studyId,
+          text: searchText?.trim() || undefined,
+          ...(statuses ? { statuses } : {}),
+          blindedFields: (['subjectId', 'siteId', 'visitId'] as const).every((f) =>
+            mayViewCaseField(principal.actions, f),
+          ),
+        });
+        return {
+          success: true as const,
+          cases: rows.map((row) => ({
+            caseId: row.id,
+            procId: row.proc_id,
+            subjectId: mayViewCaseField(principal.actions, 'subjectId') ? row.subject_id : null,
+            visitId: mayViewCaseField(principal.actions, 'visitId') ? row.visit_id : null,
+            siteId: mayViewCaseField(principal.actions, 'siteId') ? row.site_id : null,
+            caseStatus: row.status as (typeof CASE_STATUSES)[number],
+          })),
+        };
+      },
+    );
+
+    r.get(
+      '/api/studies/:id/cases',
+      {
+        config: { policy: policy.anyOf(['S_Main_ViewCasesTab'], studyFromParam('id')) },
+        schema: {
+          params: idParams,
+          querystring: studyCaseListQuerySchema,
+          response: { 200: studyCaseListResponseSchema },
+        },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const { procId, status, assignee, page, pageSize, sort } = request.query;
+        const parsed = parseSort<StudyCaseSortKey>(sort);
+        // Blinded fields are never sorted by for a user who may not see them (the order would tell).
+        const sortable =
+          (parsed.key !== 'subjectId' && parsed.key !== 'visitId') || mayViewCaseField(principal.actions, parsed.key);
+        const { key, descending } = sortable ? parsed : parseSort<StudyCaseSortKey>('-createdAt');
+        const { rows, total } = await listStudyCases(db, principal, {
+          studyId: request.params.id,
+          procId: procId?.trim() || undefined,
+          status,
+          assignee:
+            assignee === undefined || assignee === 'any' || assignee === 'unassigned' ? assignee : Number(assignee),
+          sort: key,
+          descending,
+          ...pageWindow(page, pageSize),
+        });
+        return { success: true as const, cases: rows.map((row) => presentStudyCaseRow(row, principal)), total };
+      },
+    );
+
+    r.get(
+      '/api/studies/:id/users',
+      {
+        config: { policy: policy.anyOf([MANUAL_READER_PERMISSION], studyFromParam('id')) },
+        schema: { params: idParams, querystring: readerSearchQuerySchema, response: { 200: readersResponseSchema } },
+      },
+      async (request) => ({
+        success: true as const,
+        readers: (await searchStudyReaders(db, request.params.id, request.query.name?.trim() || undefined)).map(
+          presentReader,
+        ),
+      }),
+    );
+
+    r.get(
+      '/api/users/suggest-readers',
+      {
+        config: { policy: policy.anyOf([MANUAL_READER_PERMISSION], studyFromQuery()) },
+        schema: { querystring: suggestReadersQuerySchema, response: { 200: readersResponseSchema } },
+      },
+      async (request) => ({
+        success: true as const,
+        readers: (await suggestReaders(db, request.query.studyId, request.query.subjectId?.trim() || undefined)).map(
+          presentReader,
+        ),
+      }),
+    );
+
+    r.get(
+      '/api/studies/:id/cases/images',
+      {
+        config: { policy: policy.anyOf(CASE_DIALOG, studyFromParam('id')) },
+        schema: { params: idParams, querystring: caseImagesQuerySchema, response: { 200: caseImagesResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const { id, name, exclude } = request.query;
+        const rows = await assignableImages(db, request.params.id, {
+          id,
+          name: name?.trim() || undefined,
+          exclude: exclude ? exclude.split(',').map(Number) : [],
+          searchNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
+        });
+        return {
+          success: true as const,
+          images: rows.map((row) => presentCaseImage(row, principal, null)),
+        };
+      },
+    );
+  };
+}

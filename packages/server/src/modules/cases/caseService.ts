@@ -1,0 +1,625 @@
+import { sql, type Transaction } from 'kysely';
+import {
+  ARCHIVE_CASE_PERMISSION,
+  CASE_ASSIGNABLE,
+  CASE_FIELD_RULES,
+  CASE_FIELDS,
+  CASE_HOLDABLE,
+  CASE_MESSAGES,
+  IMAGE_ASSIGNABLE_STATUS,
+  IMAGE_STATUS_AT_STAGE,
+  MANUAL_READER_PERMISSION,
+  REVERT_ANY_PERMISSION,
+  caseFieldError,
+  caseRequiredError,
+  forwardStepFrom,
+  imageStatusOnAssign,
+  isEmptyValue,
+  mayViewCaseField,
+  normaliseCaseField,
+  revertChoices,
+  revertRefused,
+  valuesDiffer,
+  CASE_STATUS_LABELS,
+  type CaseField,
+  type CaseStatus,
+  type CaseView,
+  type CreateCaseRequest,
+  type EditCaseRequest,
+  type ImageStatus,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import type { DB } from '../../platform/db/schema.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
+import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
+import { caseImages, caseReaders, readersInStudy, selectCase } from './caseQueries.js';
+import { presentCase } from './casePresenter.js';
+
+type Tx = Transaction<DB>;
+
+const COLUMN: Record<CaseField, 'proc_id' | 'histo_procedure_id' | 'subject_id' | 'site_id' | 'visit_id'> = {
+  procId: 'proc_id',
+  histoProcedureId: 'histo_procedure_id',
+  subjectId: 'subject_id',
+  siteId: 'site_id',
+  visitId: 'visit_id',
+};
+
+interface LockedCase {
+  id: number;
+  study_id: number;
+  status: CaseStatus;
+  on_hold_from: CaseStatus | null;
+  prev_workflow_statuses: CaseStatus[];
+  proc_id: string | null;
+  histo_procedure_id: string | null;
+  subject_id: string | null;
+  site_id: string | null;
+  visit_id: string | null;
+}
+
+/** Every case edit needs a reason for each changed field and list (doc 2 §5), first values included. */
+const caseEditReasonRule = (before: unknown, after: unknown, reason: string | null | undefined) =>
+  valuesDiffer(before, after) && isEmptyValue(reason) ? CASE_MESSAGES.editReasonRequired : null;
+
+/** A reason the spec makes mandatory for an action: trimmed, or the action's own message. */
+function requiredReason(reason: string | null | undefined, message: string): string {
+  const trimmed = reason?.trim() ?? '';
+  if (trimmed === '') throw new BadRequestError(message);
+  return trimmed;
+}
+
+/**
+ * Cases: creation, edits with reasons, the workflow of docs/WORKFLOW.md (forward, back, hold,
+ * archive), image assignment. Every mutation locks the case row, checks its rule, changes the case
+ * and its images and writes the audit rows in one transaction; a refusal changes nothing.
+ */
+export class CaseService {
+  constructor(private readonly db: Db) {}
+
+  /** The Case as `principal` may see it (the route's scope has checked visibility). */
+  async view(principal: Principal, caseId: number): Promise<CaseView> {
+    const row = await selectCase(this.db, caseId);
+    if (!row) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
+    const [readers, images] = await Promise.all([
+      caseReaders(this.db, caseId, row.study_id),
+      caseImages(this.db, caseId, principal),
+    ]);
+    return presentCase(row, readers, images, principal);
+  }
+
+  /** POST /api/cases. */
+  async create(principal: Principal, actor: Actor, request: CreateCaseRequest): Promise<number> {
+    const values: Record<CaseField, string | null> = {
+      procId: normaliseCaseField(request.procId),
+      histoProcedureId: null,
+      subjectId: normaliseCaseField(request.subjectId),
+      siteId: normaliseCaseField(request.siteId),
+      visitId: normaliseCaseField(request.visitId),
+    };
+    for (const field of CASE_FIELDS) {
+      const message = caseRequiredError(field, values[field]) ?? caseFieldError(field, values[field]);
+      if (message) throw new BadRequestError(message);
+      if (values[field] !== null && !mayViewCaseField(principal.actions, field)) throw new ForbiddenError();
+    }
+    const readers = [...new Set(request.readers ?? [])];
+    const images = [...new Set(request.images ?? [])];
+    if (readers.length > 0 && !principal.actions.has(MANUAL_READER_PERMISSION))
+      throw new ForbiddenError(CASE_MESSAGES.manualReadersNotAllowed);
+
+    return this.db.transaction().execute(async (tx) => {
+      await this.checkVisit(tx, request.studyId, values.visitId);
+      await this.checkProcIdFree(tx, request.studyId, values.procId, null);
+      await this.checkReaders(tx, request.studyId, readers);
+      const created = await tx
+        .insertInto('cases')
+        .values({
+          study_id: request.studyId,
+          proc_id: values.procId,
+          subject_id: values.subjectId,
+          site_id: values.siteId,
+          visit_id: values.visitId,
+          status: 'PENDING_LAB_QC',
+          prev_workflow_statuses: [],
+          created_by: principal.id,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const events: AuditEvent[] = [
+        {
+          action: 'CASE_CREATED',
+          entityType: 'case',
+          entityId: created.id,
+          studyId: request.studyId,
+          newValue: {
+            procId: values.procId,
+            subjectId: values.subjectId,
+            siteId: values.siteId,
+            visitId: values.visitId,
+          },
+        },
+      ];
+      if (readers.length > 0) {
+        await tx
+          .insertInto('case_readers')
+          .values(readers.map((userId) => ({ case_id: created.id, user_id: userId })))
+          .execute();
+        events.push({
+          action: 'CASE_READERS_CHANGED',
+          entityType: 'case',
+          entityId: created.id,
+          studyId: request.studyId,
+          field: 'readers',
+          oldValue: [],
+          newValue: readers,
+        });
+      }
+      const locked = await this.lock(tx, created.id);
+      events.push(...(await this.attachImages(tx, locked, images, null)));
+      await recordAudit(tx, actor, events);
+      return created.id;
+    });
+  }
+
+  /** PATCH /api/cases/{id}: only changed fields; each change needs its reason. */
+  async edit(principal: Principal, actor: Actor, caseId: number, request: EditCaseRequest): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      const current = await this.lock(tx, caseId);
+      const changes: FieldChange[] = [];
+      const values: Partial<Record<CaseField, string | null>> = {};
+      for (const field of CASE_FIELDS) {
+        const given = request[field];
+        if (!given) continue;
+        const value = normaliseCaseField(given.value);
+        const message = (field === 'procId' ? caseRequiredError(field, value) : null) ?? caseFieldError(field, value);
+        if (message) throw new BadRequestError(message);
+        if (!valuesDiffer(current[COLUMN[field]], value)) continue;
+        // A field the user may not see is one they may not change (blinded fields).
+        if (!mayViewCaseField(principal.actions, field)) throw new ForbiddenError();
+        values[field] = value;
+        changes.push({ field, before: current[COLUMN[field]], after: value, reason: given.reasonForChange });
+      }
+      const readerIds = request.readers ? [...new Set(request.readers.ids)] : null;
+      const imageIds = request.images ? [...new Set(request.images.ids)] : null;
+      const currentReaders = (
+        await tx.selectFrom('case_readers').select('user_id').where('case_id', '=', caseId).orderBy('user_id').execute()
+      ).map((r) => r.user_id);
+      const currentImages = (
+        await tx
+          .selectFrom('images')
+          .select('id')
+          .where('case_id', '=', caseId)
+          .where('status', '!=', 'ARCHIVED')
+          .orderBy('id')
+          .execute()
+      ).map((r) => r.id);
+      const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+      if (readerIds && valuesDiffer(currentReaders, sorted(readerIds)))
+        changes.push({
+          field: 'readers',
+          before: currentReaders,
+          after: sorted(readerIds),
+          reason: request.readers?.reasonForChange,
+        });
+      if (imageIds && valuesDiffer(currentImages, sorted(imageIds)))
+        changes.push({
+          field: 'images',
+          before: currentImages,
+          after: sorted(imageIds),
+          reason: request.images?.reasonForChange,
+        });
+      const real = requireReasonsForChange(changes, caseEditReasonRule);
+      if (real.length === 0) return;
+
+      const fieldChanges = real.filter((c) => c.field !== 'readers' && c.field !== 'images');
+      if (values.visitId !== undefined) await this.checkVisit(tx, current.study_id, values.visitId);
+      if (values.procId !== undefined) await this.checkProcIdFree(tx, current.study_id, values.procId, caseId);
+      if (fieldChanges.length > 0) {
+        const set: Partial<Record<(typeof COLUMN)[CaseField], string | null>> = {};
+        for (const change of fieldChanges) set[COLUMN[change.field as CaseField]] = change.after as string | null;
+        await tx
+          .updateTable('cases')
+          .set({ ...set, updated_at: new Date() })
+          .where('id', '=', caseId)
+          .execute();
+      }
+      const base = { action: 'CASE_EDITED', entityType: 'case', entityId: caseId, studyId: current.study_id };
+      const events: AuditEvent[] = changeEvents(base, fieldChanges);
+
+      const readerChange = real.find((c) => c.field === 'readers');
+      if (readerChange && readerIds) {
+        if (!principal.actions.has(MANUAL_READER_PERMISSION))
+          throw new ForbiddenError(CASE_MESSAGES.manualReadersNotAllowed);
+        await this.checkReaders(tx, current.study_id, readerIds);
+        const removed = currentReaders.filter((id) => !readerIds.includes(id));
+        const added = readerIds.filter((id) => !currentReaders.includes(id));
+        if (removed.length > 0)
+          await tx.deleteFrom('case_readers').where('case_id', '=', caseId).where('user_id', 'in', removed).execute();
+        if (added.length > 0)
+          await tx
+            .insertInto('case_readers')
+            .values(added.map((userId) => ({ case_id: caseId, user_id: userId })))
+            .execute();
+        events.push(...changeEvents({ ...base, action: 'CASE_READERS_CHANGED' }, [readerChange]));
+      }
+      const imageChange = real.find((c) => c.field === 'images');
+      if (imageChange && imageIds) {
+        const reason = imageChange.reason?.trim() ?? null;
+        const removed = currentImages.filter((id) => !imageIds.includes(id));
+        const added = imageIds.filter((id) => !currentImages.includes(id));
+        events.push(...changeEvents({ ...base, action: 'CASE_IMAGES_CHANGED' }, [imageChange]));
+        events.push(...(await this.detachImages(tx, current, removed, reason)));
+        events.push(...(await this.attachImages(tx, current, added, reason)));
+      }
+      await recordAudit(tx, actor, events);
+    });
+  }
+
+  /** PATCH /api/cases/{id}/status/forward: the step of docs/WORKFLOW.md, with its permission. */
+  async forward(principal: Principal, actor: Actor, caseId: number): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      const current = await this.lock(tx, caseId);
+      const step = forwardStepFrom(current.status);
+      if (!step) throw new ConflictError(CASE_MESSAGES.unableToTransition);
+      if (!principal.actions.has(step.permission)) throw new ForbiddenError();
+      const live = await this.liveImageCount(tx, caseId);
+      if (live === 0) throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.noLiveImages}`);
+      const now = new Date();
+      await tx
+        .updateTable('cases')
+        .set({
+          status: step.to,
+          prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
+          [step.records]: principal.id,
+          ...(step.to === 'PROCESSED' ? { qc_completed_at: now } : {}),
+          updated_at: now,
+        })
+        .where('id', '=', caseId)
+        .execute();
+      const events: AuditEvent[] = [
+        {
+          action: 'CASE_STATUS_FORWARDED',
+          entityType: 'case',
+          entityId: caseId,
+          studyId: current.study_id,
+          field: 'status',
+          oldValue: current.status,
+          newValue: step.to,
+        },
+        ...(await this.moveImages(tx, current, [step.images.from], step.images.to, null)),
+      ];
+      await recordAudit(tx, actor, events);
+    });
+  }
+
+  /** PATCH /api/cases/{id}/status/back: to an allowed earlier status, with a reason; the images follow. */
+  async back(
+    principal: Principal,
+    actor: Actor,
+    caseId: number,
+    request: { value?: CaseStatus | null | undefined; reason?: string | null | undefined },
+  ): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      const current = await this.lock(tx, caseId);
+      const target = request.value ?? null;
+      const label = target ? CASE_STATUS_LABELS[target] : 'a new status';
+      if (!target || isEmptyValue(request.reason)) throw new BadRequestError(revertRefused(label));
+      const choices = revertChoices(
+        { status: current.status, prevWorkflowStatuses: current.prev_workflow_statuses },
+        principal.actions.has(REVERT_ANY_PERMISSION),
+      );
+      const stage = choices.find((s) => s === target);
+      if (!stage) throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${revertRefused(label)}`);
+      const reason = request.reason?.trim() ?? null;
+      await tx
+        .updateTable('cases')
+        .set({
+          status: stage,
+          prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
+          case_status_reverted: true,
+          updated_at: new Date(),
+        })
+        .where('id', '=', caseId)
+        .execute();
+      const events: AuditEvent[] = [
+        {
+          action: 'CASE_STATUS_REVERTED',
+          entityType: 'case',
+          entityId: caseId,
+          studyId: current.study_id,
+          field: 'status',
+          oldValue: current.status,
+          newValue: stage,
+          reason,
+        },
+        ...(await this.moveImages(tx, current, null, IMAGE_STATUS_AT_STAGE[stage], reason)),
+      ];
+      await recordAudit(tx, actor, events);
+    });
+  }
+
+  /** PATCH /api/cases/{id}/status/on_hold and /off_hold. */
+  async hold(actor: Actor, caseId: number, on: boolean, reasonForChange: string | null | undefined): Promise<void> {
+    const failure = on ? CASE_MESSAGES.couldNotHold : CASE_MESSAGES.couldNotRemoveHold;
+    const reason = requiredReason(reasonForChange, `${failure} ${MESSAGES_REASON}`);
+    await this.db.transaction().execute(async (tx) => {
+      const current = await this.lock(tx, caseId);
+      if (on ? !CASE_HOLDABLE.includes(current.status) : current.status !== 'ON_HOLD' || !current.on_hold_from)
+        throw new ConflictError(failure);
+      const to: CaseStatus = on ? 'ON_HOLD' : (current.on_hold_from as CaseStatus);
+      await tx
+        .updateTable('cases')
+        .set({
+          status: to,
+          on_hold_from: on ? current.status : null,
+          prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
+          updated_at: new Date(),
+        })
+        .where('id', '=', caseId)
+        .execute();
+      await recordAudit(tx, actor, [
+        {
+          action: on ? 'CASE_PUT_ON_HOLD' : 'CASE_HOLD_REMOVED',
+          entityType: 'case',
+          entityId: caseId,
+          studyId: current.study_id,
+          field: 'status',
+          oldValue: current.status,
+          newValue: to,
+          reason,
+        },
+      ]);
+    });
+  }
+
+  /** PATCH /api/cases/{id}/archive: the case and all its images, with a reason. */
+  async archive(principal: Principal, actor: Actor, caseId: number, reasonForChange: string | null | undefined) {
+    if (!principal.actions.has(ARCHIVE_CASE_PERMISSION)) throw new ForbiddenError();
+    const reason = requiredReason(reasonForChange, CASE_MESSAGES.archiveReasonRequired);
+    await this.db.transaction().execute(async (tx) => {
+      const current = await this.lock(tx, caseId);
+      if (current.status === 'ARCHIVED') throw new ConflictError(CASE_MESSAGES.unableToTransition);
+      const now = new Date();
+      await tx
+        .updateTable('cases')
+        .set({
+          status: 'ARCHIVED',
+          prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
+          archived_at: now,
+          updated_at: now,
+        })
+        .where('id', '=', caseId)
+        .execute();
+      await recordAudit(tx, actor, [
+        {
+          action: 'CASE_ARCHIVED',
+          entityType: 'case',
+          entityId: caseId,
+          studyId: current.study_id,
+          field: 'status',
+          oldValue: current.status,
+          newValue: 'ARCHIVED',
+          reason,
+        },
+        ...(await this.moveImages(tx, current, null, 'ARCHIVED', reason, 'IMAGE_ARCHIVED')),
+      ]);
+    });
+  }
+
+  /** PUT|PATCH /api/cases/{caseId}/assign: one image joins the case, with a reason. */
+  async assign(actor: Actor, caseId: number, imageId: number, reasonForChange: string | null | undefined) {
+    const reason = requiredReason(reasonForChange, `${CASE_MESSAGES.unableToAssign} ${MESSAGES_REASON}`);
+    await this.db.transaction().execute(async (tx) => {
+      const current = await this.lock(tx, caseId);
+      await recordAudit(tx, actor, await this.attachImages(tx, current, [imageId], reason));
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async lock(tx: Tx, caseId: number): Promise<LockedCase> {
+    const row = await tx
+      .selectFrom('cases')
+      .select([
+        'id',
+        'study_id',
+        'status',
+        'on_hold_from',
+        'prev_workflow_statuses',
+        'proc_id',
+        'histo_procedure_id',
+        'subject_id',
+        'site_id',
+        'visit_id',
+      ])
+      .where('id', '=', caseId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!row) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
+    return {
+      ...row,
+      status: row.status as CaseStatus,
+      on_hold_from: row.on_hold_from as CaseStatus | null,
+      prev_workflow_statuses: row.prev_workflow_statuses as CaseStatus[],
+    };
+  }
+
+  private async liveImageCount(tx: Tx, caseId: number): Promise<number> {
+    const row = await tx
+      .selectFrom('images')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('case_id', '=', caseId)
+      .where('status', '!=', 'ARCHIVED')
+      .executeTakeFirstOrThrow();
+    return row.n;
+  }
+
+  /** Visit IDs come from the study configuration when it lists any (doc 2 §5). */
+  private async checkVisit(tx: Tx, studyId: number, visitId: string | null): Promise<void> {
+    if (visitId === null) return;
+    const study = await tx.selectFrom('studies').select('visit_ids').where('id', '=', studyId).executeTakeFirst();
+    const visits = study?.visit_ids ?? [];
+    if (visits.length > 0 && !visits.includes(visitId))
+      throw new BadRequestError(`${CASE_FIELD_RULES.visitId.label} must be one of the study’s visits`);
+  }
+
+  private async checkProcIdFree(tx: Tx, studyId: number, procId: string | null, caseId: number | null) {
+    if (procId === null) return;
+    let query = tx
+      .selectFrom('cases')
+      .select('id')
+      .where('study_id', '=', studyId)
+      .where('status', '!=', 'ARCHIVED')
+      .where(sql`lower(proc_id)`, '=', procId.toLowerCase());
+    if (caseId !== null) query = query.where('id', '!=', caseId);
+    if (await query.executeTakeFirst()) throw new ConflictError(CASE_MESSAGES.duplicateProcId);
+  }
+
+  private async checkReaders(tx: Tx, studyId: number, readers: readonly number[]): Promise<void> {
+    const valid = await readersInStudy(tx, studyId, readers);
+    if (readers.some((id) => !valid.has(id))) throw new BadRequestError(CASE_MESSAGES.readerNotInStudy);
+  }
+
+  /** Images join a case: each must wait for a case in the case's study; they take the case's stage. */
+  private async attachImages(
+    tx: Tx,
+    current: LockedCase,
+    imageIds: readonly number[],
+    reason: string | null,
+  ): Promise<AuditEvent[]> {
+    if (imageIds.length === 0) return [];
+    const status = imageStatusOnAssign(current.status, current.on_hold_from);
+    if (!CASE_ASSIGNABLE.includes(current.status) || !status)
+      throw new ConflictError(`${CASE_MESSAGES.unableToAssign} ${CASE_MESSAGES.notAssignableStatus}`);
+    const rows = await tx
+      .selectFrom('images')
+      .select(['id', 'study_id', 'case_id', 'status'])
+      .where('id', 'in', [...imageIds])
+      .forUpdate()
+      .execute();
+    for (const id of imageIds) {
+      const image = rows.find((r) => r.id === id);
+      if (!image || image.study_id !== current.study_id)
+        throw new BadRequestError(`${CASE_MESSAGES.unableToAssign} ${CASE_MESSAGES.imageInOtherStudy}`);
+      if (image.case_id !== null || image.status !== IMAGE_ASSIGNABLE_STATUS)
+        throw new ConflictError(`${CASE_MESSAGES.unableToAssign} ${CASE_MESSAGES.imageNotAssignable}`);
+    }
+    await tx
+      .updateTable('images')
+      .set({ case_id: current.id, status, updated_at: new Date() })
+      .where('id', 'in', [...imageIds])
+      .execute();
+    return rows.flatMap((image) => [
+      {
+        action: 'IMAGE_CASE_ASSIGNED',
+        entityType: 'image',
+        entityId: image.id,
+        studyId: current.study_id,
+        field: 'case_id',
+        oldValue: null,
+        newValue: current.id,
+        reason,
+      },
+      {
+        action: 'IMAGE_STATUS_CHANGED',
+        entityType: 'image',
+        entityId: image.id,
+        studyId: current.study_id,
+        field: 'status',
+        oldValue: image.status,
+        newValue: status,
+        reason,
+      },
+    ]);
+  }
+
+  /** Images leave a case: back to Case Assignment Pending (only while the case takes images). */
+  private async detachImages(
+    tx: Tx,
+    current: LockedCase,
+    imageIds: readonly number[],
+    reason: string | null,
+  ): Promise<AuditEvent[]> {
+    if (imageIds.length === 0) return [];
+    if (!CASE_ASSIGNABLE.includes(current.status))
+      throw new ConflictError(`${CASE_MESSAGES.unableToAssign} ${CASE_MESSAGES.notAssignableStatus}`);
+    const rows = await tx
+      .selectFrom('images')
+      .select(['id', 'status'])
+      .where('id', 'in', [...imageIds])
+      .where('case_id', '=', current.id)
+      .forUpdate()
+      .execute();
+    await tx
+      .updateTable('images')
+      .set({ case_id: null, status: IMAGE_ASSIGNABLE_STATUS, updated_at: new Date() })
+      .where('id', 'in', [...imageIds])
+      .where('case_id', '=', current.id)
+      .execute();
+    return rows.flatMap((image) => [
+      {
+        action: 'IMAGE_CASE_REMOVED',
+        entityType: 'image',
+        entityId: image.id,
+        studyId: current.study_id,
+        field: 'case_id',
+        oldValue: current.id,
+        newValue: null,
+        reason,
+      },
+      {
+        action: 'IMAGE_STATUS_CHANGED',
+        entityType: 'image',
+        entityId: image.id,
+        studyId: current.study_id,
+        field: 'status',
+        oldValue: image.status,
+        newValue: IMAGE_ASSIGNABLE_STATUS,
+        reason,
+      },
+    ]);
+  }
+
+  /** The case's live images (those in `from`, or all) take status `to`; one audit row per image. */
+  private async moveImages(
+    tx: Tx,
+    current: LockedCase,
+    from: readonly ImageStatus[] | null,
+    to: ImageStatus,
+    reason: string | null,
+    action = 'IMAGE_STATUS_CHANGED',
+  ): Promise<AuditEvent[]> {
+    let query = tx
+      .updateTable('images')
+      .set({ status: to, updated_at: new Date() })
+      .where('case_id', '=', current.id)
+      .where('status', '!=', 'ARCHIVED')
+      .where('status', '!=', to);
+    if (from) query = query.where('status', 'in', [...from]);
+    const before = await tx
+      .selectFrom('images')
+      .select(['id', 'status'])
+      .where('case_id', '=', current.id)
+      .where('status', '!=', 'ARCHIVED')
+      .where('status', '!=', to)
+      .$if(from !== null, (q) => q.where('status', 'in', [...(from ?? [])]))
+      .forUpdate()
+      .execute();
+    await query.execute();
+    return before.map((image) => ({
+      action,
+      entityType: 'image',
+      entityId: image.id,
+      studyId: current.study_id,
+      field: 'status',
+      oldValue: image.status,
+      newValue: to,
+      reason,
+    }));
+  }
+}
+
+/** Appended to the spec's hold and assign failures when the reason is missing. */
+const MESSAGES_REASON = 'Must include reason for change.';
