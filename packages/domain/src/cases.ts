@@ -448,6 +448,7 @@ export const studyCaseListResponseSchema = z.object({
   cases: z.array(studyCaseRowSchema),
   total: z.number().int(),
 });
+export type StudyCaseListResponse = z.infer<typeof studyCaseListResponseSchema>;
 
 /** GET /api/cases?studyId&searchText (doc 2 §7): case search of the Assign to Case and Move dialogs. */
 export const caseSearchQuerySchema = z.object({

@@ -13,3 +13,4 @@ export * from './studies.js';
 export * from './users.js';
 export * from './images.js';
 export * from './cases.js';
+export * from './imageActions.js';

@@ -104,12 +104,14 @@ describe('GET /api/images/{id}', () => {
   });
 
   it("returns the viewer's Image with geometry, processing state and a tile URL template", async () => {
-    const response = await reader.request({ method: 'GET', url: `/api/images/${imageId}` });
+    // A central reader opens only images of the cases assigned to them (issue 11): not this one.
+    expect((await reader.request({ method: 'GET', url: `/api/images/${imageId}` })).statusCode).toBe(404);
+    const response = await sponsor.request({ method: 'GET', url: `/api/images/${imageId}` });
     expect(response.statusCode).toBe(200);
     const image = response.json();
     expect(image).toMatchObject({
       id: imageId,
-      // A central reader is blinded to file names (neutral label) and cannot fetch labels.
+      // Without the file-name permission: a neutral label; and no label images.
       name: `Image ${imageId}`,
       studyId,
       cogKey: `images/${imageId}/pyramid.tif`,

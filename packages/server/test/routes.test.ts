@@ -81,6 +81,8 @@ let keys: UploadKeys;
 let A: Targets;
 /** Study B: the outsiders' study. */
 let studyB: number;
+/** Study C: where images are moved to. */
+let studyC: number;
 const insiders = new Map<string, Caller>();
 const outsiders = new Map<string, Caller>();
 let counter = 0;
@@ -166,6 +168,12 @@ async function freshCase(
     .execute();
   await createStudyImage(db, { studyId: A.studyId, caseId: id, status: more.imageStatus ?? 'LAB_QC_PENDING' });
   return id;
+}
+
+/** A new image of study A waiting for a case, or the missing image id for the 404 check. */
+async function freshImage(s: Targets): Promise<number> {
+  if (s === MISSING) return s.imageId;
+  return (await createStudyImage(t.database.db, { studyId: A.studyId })).id;
 }
 
 /** One fixture per route: `METHOD url` as registered. HEAD routes are covered by their GET. */
@@ -441,6 +449,62 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
     scope: 'scoped',
     request: (s) => ({ url: `/api/studies/${s.studyId}/cases/images` }),
   },
+  'PATCH /api/images/:id': {
+    scope: 'scoped',
+    as: 'LabTech',
+    request: (s) => ({
+      url: `/api/images/${s.imageId}`,
+      payload: { accessionNumber: { value: `ACC-${unique()}`, reasonForChange: 'Read from the label' } },
+    }),
+    audit: 'IMAGE_EDITED',
+  },
+  'PATCH /api/images/:id/study': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s, c) => {
+      // The target study must be visible to an ISC caller too (only ISC callers: a second role
+      // would change which role another caller works as).
+      const db = t.database.db;
+      const isc = roleByName('ISC').id;
+      const held = await db
+        .selectFrom('study_access')
+        .select('study_id')
+        .where('user_id', '=', c.userId)
+        .where('role_id', '=', isc)
+        .execute();
+      if (held.length > 0 && !held.some((h) => h.study_id === studyC))
+        await db.insertInto('study_access').values({ user_id: c.userId, study_id: studyC, role_id: isc }).execute();
+      return {
+        url: `/api/images/${await freshImage(s)}/study`,
+        payload: { value: studyC, reasonForChange: 'Uploaded to the wrong study' },
+      };
+    },
+    audit: 'IMAGE_MOVED_STUDY',
+  },
+  'PATCH /api/images/:id/case': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/images/${await freshImage(s)}/case`,
+      payload: { value: A.caseId, reasonForChange: 'Belongs to this procedure' },
+    }),
+    audit: 'IMAGE_CASE_ASSIGNED',
+  },
+  'POST /api/images/:id/copy': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: (s) => ({ url: `/api/images/${s.imageId}/copy`, payload: {} }),
+    audit: 'IMAGE_COPIED',
+  },
+  'POST /api/images/:id': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/images/${await freshImage(s)}`,
+      payload: { reasonForChange: 'Duplicate scan' },
+    }),
+    audit: 'IMAGE_ARCHIVED',
+  },
   'GET /api/users': { as: 'StudyAdmin', scope: 'global', request: () => ({ url: '/api/users' }) },
   'POST /api/users/list': {
     scope: 'scoped',
@@ -580,6 +644,7 @@ beforeAll(async () => {
   fingerprint = await databaseFingerprint(db);
   const studyId = (await createStudy(db)).id;
   studyB = (await createStudy(db)).id;
+  studyC = (await createStudy(db)).id;
   const key = await putUpload(t.app.slides.storage, studyId, path.join(WSI_DIR, 'CMU-1-Small-Region.svs'));
   const imageId = (await createUploadedImage(db, { studyId, s3Key: key })).id;
   await processImage({ db, storage: t.app.slides.storage, tmpDir: path.join(t.dataDir, 'tmp') }, imageId);

@@ -17,6 +17,8 @@ export interface DataColumn<T> {
   /** Unique id; for a sortable column also the server's sort field. */
   id: string;
   header: string;
+  /** Shown in the header cell instead of the text (a select-all checkbox …). */
+  headerContent?: ReactNode;
   cell: (row: T) => ReactNode;
   sortable?: boolean;
   /** CSS width, e.g. '14rem'. */
@@ -47,7 +49,7 @@ interface DataTableProps<T> {
 function toColumnDefs<T>(columns: readonly DataColumn<T>[]): ColumnDef<T>[] {
   return columns.map((column) => ({
     id: column.id,
-    header: column.header,
+    header: column.headerContent === undefined ? column.header : () => column.headerContent,
     // Sorting happens on the server; TanStack Table only offers it for columns with an accessor.
     accessorFn: () => null,
     cell: ({ row }) => column.cell(row.original),

@@ -21,6 +21,7 @@ import {
   createCaseRequestSchema,
   editCaseRequestSchema,
   mayViewCaseField,
+  readsAssignedCasesOnly,
   readerSearchQuerySchema,
   readersResponseSchema,
   revertCaseRequestSchema,
@@ -30,6 +31,9 @@ import {
   CASE_ASSIGNABLE,
   CASE_MOVE_EXCLUDED,
   CASE_STATUSES,
+  IMAGE_ACTION_MESSAGES,
+  imageActionResponseSchema,
+  moveImageRequestSchema,
   type Permission,
   type StudyCaseSortKey,
 } from '@lamina/domain';
@@ -39,6 +43,7 @@ import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { caseScope } from './caseScope.js';
+import { imageScope } from '../images/imageScope.js';
 import { CaseService } from './caseService.js';
 import { assignableImages, listStudyCases, searchCases, searchStudyReaders, suggestReaders } from './caseQueries.js';
 import { presentCaseImage, presentReader, presentStudyCaseRow } from './casePresenter.js';
@@ -173,6 +178,23 @@ export function caseRoutes(db: Db) {
       },
     );
 
+    r.patch(
+      '/api/images/:id/case',
+      {
+        config: { policy: policy.anyOf(['S_ImageListTab_MoveImage'], imageScope) },
+        schema: { params: idParams, body: moveImageRequestSchema, response: { 200: imageActionResponseSchema } },
+      },
+      async (request) => {
+        const changes = await cases.moveImage(principalOf(request), actorOf(request), request.params.id, request.body);
+        return {
+          success: true as const,
+          message: request.body.preview ? '' : IMAGE_ACTION_MESSAGES.moved,
+          imageId: request.params.id,
+          changes,
+        };
+      },
+    );
+
     r.get(
       '/api/cases',
       {
@@ -245,15 +267,17 @@ export function caseRoutes(db: Db) {
     r.get(
       '/api/studies/:id/users',
       {
-        config: { policy: policy.anyOf([MANUAL_READER_PERMISSION], studyFromParam('id')) },
+        // The case dialog's reader search, and the Cases tab's assignee filter.
+        config: { policy: policy.anyOf([MANUAL_READER_PERMISSION, 'S_Main_ViewCasesTab'], studyFromParam('id')) },
         schema: { params: idParams, querystring: readerSearchQuerySchema, response: { 200: readersResponseSchema } },
       },
-      async (request) => ({
-        success: true as const,
-        readers: (await searchStudyReaders(db, request.params.id, request.query.name?.trim() || undefined)).map(
-          presentReader,
-        ),
-      }),
+      async (request) => {
+        const principal = principalOf(request);
+        const rows = await searchStudyReaders(db, request.params.id, request.query.name?.trim() || undefined);
+        // A blinded reader learns of no other reader (independent reads): only themselves.
+        const visible = readsAssignedCasesOnly(principal.workAsRole) ? rows.filter((r) => r.id === principal.id) : rows;
+        return { success: true as const, readers: visible.map(presentReader) };
+      },
     );
 
     r.get(

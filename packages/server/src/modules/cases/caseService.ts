@@ -21,6 +21,8 @@ import {
   revertRefused,
   valuesDiffer,
   CASE_STATUS_LABELS,
+  IMAGE_ACTION_MESSAGES,
+  type MoveChange,
   type CaseField,
   type CaseStatus,
   type CaseView,
@@ -35,6 +37,10 @@ import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/a
 import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { caseImages, caseReaders, readersInStudy, selectCase } from './caseQueries.js';
+import { assertMovable, caseChanges, imageStatusChange, lockImage, moveReason } from '../images/imageEditService.js';
+
+/** Image statuses an image may leave one case for another in (it is in, or waiting for, a case). */
+const CASE_WORKFLOW_IMAGE_STATUSES: readonly string[] = ['CASE_ASSIGNMENT_PENDING', 'LAB_QC_PENDING', 'ISC_QC_PENDING'];
 import { presentCase } from './casePresenter.js';
 
 type Tx = Transaction<DB>;
@@ -414,6 +420,47 @@ export class CaseService {
     await this.db.transaction().execute(async (tx) => {
       const current = await this.lock(tx, caseId);
       await recordAudit(tx, actor, await this.attachImages(tx, current, [imageId], reason));
+    });
+  }
+
+  /** PATCH /api/images/{id}/case: into another case of the image's study (doc 2 §4 Move Image). */
+  async moveImage(
+    principal: Principal,
+    actor: Actor,
+    imageId: number,
+    request: { value: number; reasonForChange?: string | null | undefined; preview?: boolean | undefined },
+  ): Promise<MoveChange[]> {
+    const failure = IMAGE_ACTION_MESSAGES.unableToMoveCase;
+    return this.db.transaction().execute(async (tx) => {
+      const image = await lockImage(tx, imageId);
+      assertMovable(image, failure);
+      if (image.study_id === null) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.noStudy}`);
+      if (image.case_id === request.value) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.sameCase}`);
+      const target = await this.lock(tx, request.value);
+      if (target.study_id !== image.study_id) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
+      if (!CASE_WORKFLOW_IMAGE_STATUSES.includes(image.status))
+        throw new ConflictError(`${failure} ${CASE_MESSAGES.imageNotAssignable}`);
+      const status = imageStatusOnAssign(target.status, target.on_hold_from);
+      if (!status) throw new ConflictError(`${failure} ${CASE_MESSAGES.notAssignableStatus}`);
+      const changes = [
+        ...(await caseChanges(tx, principal, image.case_id, target.id)),
+        ...imageStatusChange(image.status, status),
+      ];
+      if (request.preview) return changes;
+      const reason = moveReason(request.reasonForChange, failure);
+      await tx
+        .updateTable('images')
+        .set({ case_id: target.id, status, updated_at: new Date() })
+        .where('id', '=', imageId)
+        .execute();
+      const base = { entityType: 'image', entityId: imageId, studyId: image.study_id, reason };
+      await recordAudit(tx, actor, [
+        { ...base, action: 'IMAGE_CASE_ASSIGNED', field: 'case_id', oldValue: image.case_id, newValue: target.id },
+        ...(status !== image.status
+          ? [{ ...base, action: 'IMAGE_STATUS_CHANGED', field: 'status', oldValue: image.status, newValue: status }]
+          : []),
+      ]);
+      return changes;
     });
   }
 

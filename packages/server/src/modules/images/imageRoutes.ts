@@ -15,6 +15,13 @@ import {
   notifyUploadResponseSchema,
   imageViewSchema,
   signedUrlResponseSchema,
+  EDIT_IMAGE_PERMISSIONS,
+  IMAGE_ACTION_MESSAGES,
+  archiveImageRequestSchema,
+  copyImageRequestSchema,
+  editImageRequestSchema,
+  imageActionResponseSchema,
+  moveImageRequestSchema,
 } from '@lamina/domain';
 import { policy, studyFromBody, studyFromParam } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
@@ -30,6 +37,7 @@ import { listStudyImages } from './imageQueries.js';
 import { presentImage, presentStudyImageRow, TILE_TOKEN_TTL_SECONDS } from './imagePresenter.js';
 import type { ImageService } from './imageService.js';
 import { imageScope } from './imageScope.js';
+import { ImageEditService } from './imageEditService.js';
 
 /** Who may open an image: the viewer, the study page's images tab, or the image management list. */
 const VIEW_IMAGE: readonly Permission[] = [
@@ -52,6 +60,7 @@ export interface ImageRouteDeps {
  * download of the original, and the upload notification.
  */
 export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRouteDeps) {
+  const edits = new ImageEditService(db);
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     /** Tile URLs for the request's user and session (the token stops when either loses access). */
@@ -109,6 +118,66 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
         const principal = principalOf(request);
         const row = await images.image(request.params.id);
         return presentImage(row, tiles(request), principal);
+      },
+    );
+
+    // The row actions of the study page's Images tab (issue 11; doc 2 §2.5, §7).
+    r.patch(
+      '/api/images/:id',
+      {
+        config: { policy: policy.anyOf(EDIT_IMAGE_PERMISSIONS, imageScope) },
+        schema: { params: idParams, body: editImageRequestSchema, response: { 200: imageActionResponseSchema } },
+      },
+      async (request) => {
+        await edits.edit(principalOf(request), actorOf(request), request.params.id, request.body);
+        return { success: true as const, message: IMAGE_ACTION_MESSAGES.updated, imageId: request.params.id };
+      },
+    );
+
+    r.patch(
+      '/api/images/:id/study',
+      {
+        config: { policy: policy.anyOf(['S_ImageListTab_MoveImage'], imageScope) },
+        schema: { params: idParams, body: moveImageRequestSchema, response: { 200: imageActionResponseSchema } },
+      },
+      async (request) => {
+        const changes = await edits.moveToStudy(
+          principalOf(request),
+          actorOf(request),
+          request.params.id,
+          request.body,
+        );
+        return {
+          success: true as const,
+          message: request.body.preview ? '' : IMAGE_ACTION_MESSAGES.moved,
+          imageId: request.params.id,
+          changes,
+        };
+      },
+    );
+
+    r.post(
+      '/api/images/:id/copy',
+      {
+        config: { policy: policy.anyOf(['IM_ImagesListTab_CopyImage'], imageScope) },
+        schema: { params: idParams, body: copyImageRequestSchema, response: { 200: imageActionResponseSchema } },
+      },
+      async (request) => {
+        const name = request.body.name ?? request.body.duplicateImageName;
+        const id = await edits.copy(actorOf(request), request.params.id, name);
+        return { success: true as const, message: IMAGE_ACTION_MESSAGES.copied, imageId: id };
+      },
+    );
+
+    r.post(
+      '/api/images/:id',
+      {
+        config: { policy: policy.anyOf(['IM_ImagesListTab_Archive'], imageScope) },
+        schema: { params: idParams, body: archiveImageRequestSchema, response: { 200: imageActionResponseSchema } },
+      },
+      async (request) => {
+        await edits.archive(actorOf(request), request.params.id, request.body.reasonForChange);
+        return { success: true as const, message: IMAGE_ACTION_MESSAGES.archived, imageId: request.params.id };
       },
     );
 

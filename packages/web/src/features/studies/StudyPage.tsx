@@ -1,4 +1,4 @@
-import { Button, Callout, H2, NonIdealState } from '@blueprintjs/core';
+import { Button, Callout, H2 } from '@blueprintjs/core';
 import { hasAny } from '@lamina/domain';
 import { useEffect } from 'react';
 import { Navigate, useNavigate, useParams } from 'react-router';
@@ -11,6 +11,7 @@ import { usePageTitle } from '../../components/usePageTitle';
 import { useStudy } from './api';
 import { studyLoadFallback } from './StudyLoadFallback';
 import { StudyImagesTab } from './images/StudyImagesTab';
+import { StudyCasesTab } from '../cases/StudyCasesTab';
 import { allowedStudyTabs, parseStudyId, resolveStudyTab, STUDY_TABS } from './studyTabs';
 
 /** /studies/:id and /studies/:id/:tab (doc 1 §2.5): name, hold banner, Edit Study, Cases and Images tabs. */
@@ -61,16 +62,7 @@ export function StudyPage() {
         pathFor={(t) => `/studies/${data.id}/${t}`}
       />
       <div role="tabpanel" aria-label={STUDY_TABS.find((t) => t.id === tab)?.label}>
-        {tab === 'images' ? (
-          <StudyImagesTab studyId={data.id} />
-        ) : (
-          <NonIdealState
-            className="lamina-placeholder"
-            icon="folder-open"
-            title="Coming soon"
-            description="The cases of this study, with their status, subject, visit and images."
-          />
-        )}
+        {tab === 'images' ? <StudyImagesTab study={data} /> : <StudyCasesTab study={data} />}
       </div>
     </section>
   );

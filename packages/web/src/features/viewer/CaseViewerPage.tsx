@@ -1,14 +1,9 @@
-import { useParams } from 'react-router';
-import { PlaceholderPage } from '../../components/PlaceholderPage';
+import { CaseDetailsPage } from '../cases/CaseDetailsPage';
 
-/** /studies/:studyId/cases/:id */
+/**
+ * /studies/:studyId/cases/:id — the case's details, images and actions (issue 11); the viewer issue
+ * turns it into the case viewer (images side by side, QC and scoring).
+ */
 export function CaseViewerPage() {
-  const { studyId = '', id = '' } = useParams();
-  return (
-    <PlaceholderPage
-      title={`Case ${id}`}
-      icon="grid-view"
-      description={`The case viewer for case ${id} of study ${studyId}: its images side by side, and case scoring.`}
-    />
-  );
+  return <CaseDetailsPage />;
 }

@@ -2,7 +2,7 @@ import type { StudyImageRow, UserInfo } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setCsrfToken } from '../../../api/client';
-import { makeStudyImage, makeUserAs } from '../../../test/fixtures';
+import { makeStudy, makeStudyImage, makeUserAs } from '../../../test/fixtures';
 import { mockFetch } from '../../../test/mockFetch';
 import { LocationProbe, renderRoutes } from '../../../test/render';
 import { StudyImagesTab } from './StudyImagesTab';
@@ -37,7 +37,7 @@ function renderTab(replies: ListReply[], user: UserInfo = UPLOADER) {
   });
   renderRoutes(
     [
-      { path: '/studies/3/images', element: <StudyImagesTab studyId={3} /> },
+      { path: '/studies/3/images', element: <StudyImagesTab study={makeStudy({ id: 3 })} /> },
       { path: '*', element: <LocationProbe /> },
     ],
     { path: '/studies/3/images', user },

@@ -1,5 +1,5 @@
 import { Button, Checkbox, InputGroup } from '@blueprintjs/core';
-import { hasAny, type StudyImageRow } from '@lamina/domain';
+import { EDIT_IMAGE_PERMISSIONS, hasAny, type StudyImageRow, type StudyView } from '@lamina/domain';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -11,17 +11,22 @@ import { useDebouncedValue } from '../../../components/useDebouncedValue';
 import { sortParam, useTableState } from '../../../components/useTableState';
 import { UploadImagesDialog } from '../../upload';
 import { fetchDownloadUrl, studyImageKeys, useStudyImages } from './api';
-import { studyImageColumns } from './imageColumns';
+import { studyImageColumns, type ImageSelection } from './imageColumns';
+import { ImageActionDialog, type ImageDialogKind } from '../../cases/ImageActionDialogs';
+import { BulkImageDialog, type BulkKind } from '../../cases/BulkImageDialog';
 import './images.css';
+import '../../cases/cases.css';
 
 type UploadTarget = { kind: 'new' } | { kind: 'replace'; image: StudyImageRow } | null;
+type RowDialog = { kind: ImageDialogKind; image: StudyImageRow } | null;
 
 /**
  * The study page's Images tab (doc 2 §2.5): search by file name, 'Only unassigned' (for users who
  * can view cases) and 'Only images with queries', 'Upload image', the paged list newest first with
  * each image's processing progress, and a row click into the image viewer.
  */
-export function StudyImagesTab({ studyId }: { studyId: number }) {
+export function StudyImagesTab({ study }: { study: StudyView }) {
+  const studyId = study.id;
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const actions = useUserInfo().data?.actions ?? [];
@@ -29,6 +34,10 @@ export function StudyImagesTab({ studyId }: { studyId: number }) {
   const [isUnassigned, setIsUnassigned] = useState(false);
   const [hasQueries, setHasQueries] = useState(false);
   const [upload, setUpload] = useState<UploadTarget>(null);
+  const [rowDialog, setRowDialog] = useState<RowDialog>(null);
+  const [bulk, setBulk] = useState<BulkKind | null>(null);
+  /** Selected images (id → name), kept across pages until cleared or acted on. */
+  const [selected, setSelected] = useState<ReadonlyMap<number, string>>(new Map());
   const name = useDebouncedValue(search.trim());
   // A new search or filter starts on the first page.
   const table = useTableState(
@@ -60,10 +69,49 @@ export function StudyImagesTab({ studyId }: { studyId: number }) {
     }
   }
 
-  const columns = studyImageColumns({
-    onReplace: canUpload ? (image) => setUpload({ kind: 'replace', image }) : undefined,
-    onDownload: canDownload ? (image) => void handleDownload(image) : undefined,
-  });
+  const open = (kind: ImageDialogKind) => (image: StudyImageRow) => setRowDialog({ kind, image });
+  const canAssign = hasAny(actions, ['IM_ImagesListTab_AssignImagetoCase']);
+  const canMove = hasAny(actions, ['S_ImageListTab_MoveImage']);
+  const canArchive = hasAny(actions, ['IM_ImagesListTab_Archive']);
+  const rows = images.data?.images ?? [];
+  const selectedOnPage = rows.filter((image) => selected.has(image.id)).length;
+  const selection: ImageSelection | undefined =
+    canAssign || canMove || canArchive
+      ? {
+          isSelected: (image) => selected.has(image.id),
+          toggle: (image) =>
+            setSelected((current) => {
+              const next = new Map(current);
+              if (next.has(image.id)) next.delete(image.id);
+              else next.set(image.id, image.name);
+              return next;
+            }),
+          pageState: selectedOnPage === 0 ? 'none' : selectedOnPage === rows.length ? 'all' : 'some',
+          togglePage: () =>
+            setSelected((current) => {
+              const next = new Map(current);
+              const all = rows.every((image) => next.has(image.id));
+              for (const image of rows) {
+                if (all) next.delete(image.id);
+                else next.set(image.id, image.name);
+              }
+              return next;
+            }),
+        }
+      : undefined;
+
+  const columns = studyImageColumns(
+    {
+      onEdit: hasAny(actions, EDIT_IMAGE_PERMISSIONS) ? open('edit') : undefined,
+      onCopy: hasAny(actions, ['IM_ImagesListTab_CopyImage']) ? open('copy') : undefined,
+      onMove: canMove ? open('move') : undefined,
+      onAssign: canAssign ? open('assign') : undefined,
+      onReplace: canUpload ? (image) => setUpload({ kind: 'replace', image }) : undefined,
+      onArchive: canArchive ? open('archive') : undefined,
+      onDownload: canDownload ? (image) => void handleDownload(image) : undefined,
+    },
+    selection,
+  );
 
   return (
     <div className="lamina-study-images">
@@ -96,6 +144,15 @@ export function StudyImagesTab({ studyId }: { studyId: number }) {
           <Button intent="primary" icon="upload" text="Upload image" onClick={() => setUpload({ kind: 'new' })} />
         )}
       </div>
+      {selected.size > 0 && (
+        <div className="lamina-bulk-bar" role="region" aria-label="Selected images">
+          <strong>{selected.size} selected</strong>
+          {canAssign && <Button icon="add-to-folder" text="Assign to case" onClick={() => setBulk('assign')} />}
+          {canMove && <Button icon="move" text="Move to study" onClick={() => setBulk('moveStudy')} />}
+          {canArchive && <Button icon="archive" intent="danger" text="Archive" onClick={() => setBulk('archive')} />}
+          <Button variant="minimal" text="Clear selection" onClick={() => setSelected(new Map())} />
+        </div>
+      )}
       <DataTable
         label="Images"
         columns={columns}
@@ -109,6 +166,25 @@ export function StudyImagesTab({ studyId }: { studyId: number }) {
         emptyMessage={search.trim() || isUnassigned || hasQueries ? 'No images match' : 'No images yet'}
         onRowClick={canOpen ? (image) => void navigate(`/studies/${studyId}/images/${image.id}`) : undefined}
       />
+      {rowDialog && (
+        <ImageActionDialog
+          kind={rowDialog.kind}
+          study={study}
+          image={rowDialog.image}
+          onClose={() => setRowDialog(null)}
+        />
+      )}
+      {bulk && (
+        <BulkImageDialog
+          kind={bulk}
+          study={study}
+          images={[...selected].map(([id, name]) => ({ id, name }))}
+          onClose={(changed) => {
+            setBulk(null);
+            if (changed) setSelected(new Map());
+          }}
+        />
+      )}
       {upload && (
         <UploadImagesDialog
           isOpen

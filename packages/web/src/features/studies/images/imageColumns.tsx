@@ -1,4 +1,14 @@
-import { Button, Icon, Menu, MenuItem, PopoverNext, ProgressBar, Tooltip } from '@blueprintjs/core';
+import {
+  Button,
+  Checkbox,
+  Icon,
+  Menu,
+  MenuItem,
+  PopoverNext,
+  ProgressBar,
+  Tooltip,
+  type IconName,
+} from '@blueprintjs/core';
 import {
   imageQueryState,
   isProcessing,
@@ -11,11 +21,30 @@ import { Link } from 'react-router';
 import type { DataColumn } from '../../../components/DataTable';
 import { formatLongDate } from '../../../util/formatDate';
 
-/** What the row menu offers; each action is present only with its permission. */
+type RowAction = ((image: StudyImageRow) => void) | undefined;
+
+/** What the row menu offers; each action is present only with its permission (doc 2 §2.5). */
 export interface ImageRowActions {
-  onReplace?: ((image: StudyImageRow) => void) | undefined;
-  onDownload?: ((image: StudyImageRow) => void) | undefined;
+  onEdit?: RowAction;
+  onCopy?: RowAction;
+  onMove?: RowAction;
+  onAssign?: RowAction;
+  onReplace?: RowAction;
+  onArchive?: RowAction;
+  onDownload?: RowAction;
 }
+
+/** Row selection for the bulk actions. */
+export interface ImageSelection {
+  isSelected: (image: StudyImageRow) => boolean;
+  toggle: (image: StudyImageRow) => void;
+  /** The header checkbox: all rows of the page. */
+  pageState: 'none' | 'some' | 'all';
+  togglePage: () => void;
+}
+
+/** Moving is refused for images in reading (doc 2 §4); archived images are not listed. */
+const movable = (image: StudyImageRow) => image.status !== 'READY_FOR_READING' && image.status !== 'COMPLETE';
 
 /**
  * Replace is offered for an image in a query chain (doc 2 §2.5) and, beyond the spec, for an image
@@ -77,13 +106,23 @@ function UploadedCell({ value }: { value: string }) {
 }
 
 function RowMenu({ image, actions }: { image: StudyImageRow; actions: ImageRowActions }) {
+  const item = (key: keyof ImageRowActions, icon: IconName, text: string, shown = true, intent?: 'danger') =>
+    actions[key] && shown ? (
+      <MenuItem key={key} icon={icon} text={text} intent={intent} onClick={() => actions[key]?.(image)} />
+    ) : null;
   const items = [
-    actions.onReplace && canReplace(image) && (
-      <MenuItem key="replace" icon="swap-horizontal" text="Replace" onClick={() => actions.onReplace?.(image)} />
+    item('onEdit', 'edit', 'Edit'),
+    item('onCopy', 'duplicate', 'Copy', image.cogKey !== null),
+    item('onMove', 'move', 'Move', movable(image)),
+    item(
+      'onAssign',
+      'add-to-folder',
+      'Assign to Case',
+      image.caseId === null && image.status === 'CASE_ASSIGNMENT_PENDING',
     ),
-    actions.onDownload && (
-      <MenuItem key="download" icon="download" text="Download" onClick={() => actions.onDownload?.(image)} />
-    ),
+    item('onReplace', 'swap-horizontal', 'Replace', canReplace(image)),
+    item('onArchive', 'archive', 'Archive', true, 'danger'),
+    item('onDownload', 'download', 'Download'),
   ].filter(Boolean);
   if (items.length === 0) return null;
   // The menu lives inside a clickable row: its clicks must not open the viewer.
@@ -98,8 +137,40 @@ function RowMenu({ image, actions }: { image: StudyImageRow; actions: ImageRowAc
 }
 
 /** Columns of the study page's Images tab (doc 2 §2.5). */
-export function studyImageColumns(actions: ImageRowActions): DataColumn<StudyImageRow>[] {
+export function studyImageColumns(actions: ImageRowActions, selection?: ImageSelection): DataColumn<StudyImageRow>[] {
   const columns: DataColumn<StudyImageRow>[] = [
+    ...(selection
+      ? [
+          {
+            id: 'select',
+            header: 'Select',
+            width: '3.6rem',
+            headerContent: (
+              <Checkbox
+                aria-label="Select all images of this page"
+                checked={selection.pageState === 'all'}
+                indeterminate={selection.pageState === 'some'}
+                onChange={selection.togglePage}
+                className="lamina-select-box"
+              />
+            ),
+            cell: (image: StudyImageRow) => (
+              <span
+                onClick={(event) => event.stopPropagation()}
+                onKeyDown={(event) => event.stopPropagation()}
+                role="presentation"
+              >
+                <Checkbox
+                  aria-label={`Select ${image.name}`}
+                  checked={selection.isSelected(image)}
+                  onChange={() => selection.toggle(image)}
+                  className="lamina-select-box"
+                />
+              </span>
+            ),
+          },
+        ]
+      : []),
     { id: 'name', header: 'File Name', sortable: true, cell: (image) => image.name },
     {
       id: 'uploadedAt',
@@ -158,7 +229,7 @@ export function studyImageColumns(actions: ImageRowActions): DataColumn<StudyIma
         ),
     },
   ];
-  if (actions.onReplace || actions.onDownload) {
+  if (Object.values(actions).some(Boolean)) {
     columns.push({
       id: 'actions',
       header: 'Actions',

@@ -1,0 +1,179 @@
+import { FormGroup, HTMLSelect } from '@blueprintjs/core';
+import {
+  CASE_STATUS_LABELS,
+  REVERT_ANY_PERMISSION,
+  forwardStepFrom,
+  hasAny,
+  revertChoices,
+  revertConfirmation,
+  type CaseStage,
+  type CaseStatus,
+} from '@lamina/domain';
+import { useId, useState } from 'react';
+import { errorMessage } from '../../api/ApiError';
+import { useUserInfo } from '../../api/users';
+import { showToast } from '../../components/appToaster';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { useCaseStatusAction } from './api';
+import { ReasonDialog } from './ReasonDialog';
+
+/** The case a status dialog acts on. */
+export interface CaseRef {
+  id: number;
+  studyId: number;
+  procId: string | null;
+  status: CaseStatus;
+  prevWorkflowStatuses: readonly CaseStatus[];
+}
+
+export type CaseActionKind = 'forward' | 'revert' | 'hold' | 'unhold' | 'archive';
+
+const caseName = (c: CaseRef) => c.procId ?? `Case ${c.id}`;
+
+/** Whether `kind` is offered for the case to this user (the server checks it again). */
+export function caseActionOffered(kind: CaseActionKind, c: CaseRef, actions: readonly string[]): boolean {
+  switch (kind) {
+    case 'forward': {
+      const step = forwardStepFrom(c.status);
+      return step !== null && actions.includes(step.permission);
+    }
+    case 'revert':
+      return (
+        hasAny(actions, ['S_CaseListTab_EditCase', REVERT_ANY_PERMISSION]) &&
+        revertChoices(c, actions.includes(REVERT_ANY_PERMISSION)).length > 0
+      );
+    case 'hold':
+      return (
+        actions.includes('IM_CaseListTab_PutoHold') && ['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'].includes(c.status)
+      );
+    case 'unhold':
+      return actions.includes('IM_CaseListTab_PutoHold') && c.status === 'ON_HOLD';
+    case 'archive':
+      return actions.includes('IM_CaseListTab_ArchiveCase') && c.status !== 'ARCHIVED';
+  }
+}
+
+/** The label of the forward button: Pass Lab QC, or Pass ISC QC (doc 3 §4). */
+export function forwardLabel(status: CaseStatus): string {
+  return status === 'PENDING_LAB_QC' ? 'Pass Lab QC' : 'Pass ISC QC';
+}
+
+/**
+ * The status dialogs of a case (doc 2 §2.7, §4): Pass QC (a confirmation), Revert Status (a status
+ * and a reason, then 'Are you sure you want to set the status of case … back to …?'), Put On Hold,
+ * Remove Hold and Archive Case (each with its reason). Success: a green toast and the dialog closes;
+ * failure: the server's message in red, the dialog stays.
+ */
+export function CaseActionDialog({
+  kind,
+  target,
+  onClose,
+}: {
+  kind: CaseActionKind;
+  target: CaseRef;
+  onClose: () => void;
+}) {
+  const mutation = useCaseStatusAction();
+  const actions = useUserInfo().data?.actions ?? [];
+  const selectId = useId();
+  const choices = revertChoices(target, actions.includes(REVERT_ANY_PERMISSION));
+  const [status, setStatus] = useState<CaseStage | ''>(choices.at(-1) ?? '');
+  const [confirming, setConfirming] = useState<{ reason: string } | null>(null);
+  const error = mutation.isError ? errorMessage(mutation.error) : null;
+  const done = (response: { message: string }) => {
+    void showToast(response.message);
+    onClose();
+  };
+
+  if (kind === 'forward') {
+    return (
+      <ConfirmDialog
+        isOpen
+        title={forwardLabel(target.status)}
+        confirmText={forwardLabel(target.status)}
+        isPending={mutation.isPending}
+        error={error}
+        onConfirm={() => mutation.mutate({ kind: 'forward', id: target.id }, { onSuccess: done })}
+        onClose={onClose}
+      >
+        <p>
+          Pass case <strong>{caseName(target)}</strong> from {CASE_STATUS_LABELS[target.status]} to{' '}
+          {CASE_STATUS_LABELS[forwardStepFrom(target.status)?.to ?? target.status]}? Its images move on with it.
+        </p>
+      </ConfirmDialog>
+    );
+  }
+
+  if (kind === 'revert') {
+    if (confirming && status) {
+      return (
+        <ConfirmDialog
+          isOpen
+          title="Revert Status"
+          confirmText="Revert"
+          intent="warning"
+          isPending={mutation.isPending}
+          error={error}
+          onConfirm={() =>
+            mutation.mutate(
+              { kind: 'back', id: target.id, value: status, reason: confirming.reason },
+              { onSuccess: done },
+            )
+          }
+          onClose={onClose}
+        >
+          <p>{revertConfirmation(caseName(target), CASE_STATUS_LABELS[status])}</p>
+        </ConfirmDialog>
+      );
+    }
+    return (
+      <ReasonDialog
+        title="Revert Status"
+        confirmText="Continue"
+        ready={status !== ''}
+        isPending={false}
+        error={null}
+        onConfirm={(reason) => setConfirming({ reason })}
+        onClose={onClose}
+      >
+        <FormGroup label="Set the status back to" labelFor={selectId}>
+          <HTMLSelect
+            id={selectId}
+            fill
+            value={status}
+            onChange={(event) => setStatus(event.currentTarget.value as CaseStage)}
+            options={[
+              { value: '', label: 'Choose a status', disabled: true },
+              ...choices.map((s) => ({ value: s, label: CASE_STATUS_LABELS[s] })),
+            ]}
+          />
+        </FormGroup>
+      </ReasonDialog>
+    );
+  }
+
+  const spec = {
+    hold: { title: 'Put On Hold', confirm: 'Put on hold', action: 'on_hold' as const, intent: 'warning' as const },
+    unhold: { title: 'Remove Hold', confirm: 'Remove hold', action: 'off_hold' as const, intent: 'primary' as const },
+    archive: { title: 'Archive Case', confirm: 'Archive', action: 'archive' as const, intent: 'danger' as const },
+  }[kind];
+  return (
+    <ReasonDialog
+      title={spec.title}
+      confirmText={spec.confirm}
+      intent={spec.intent}
+      isPending={mutation.isPending}
+      error={error}
+      onConfirm={(reason) => mutation.mutate({ kind: spec.action, id: target.id, reason }, { onSuccess: done })}
+      onClose={onClose}
+    >
+      <p>
+        {kind === 'archive'
+          ? `Archive case ${caseName(target)} and all its images?`
+          : kind === 'hold'
+            ? `Put case ${caseName(target)} on hold? It keeps its images; removing the hold returns it to ${CASE_STATUS_LABELS[target.status]}.`
+            : `Remove the hold from case ${caseName(target)}?`}
+      </p>
+    </ReasonDialog>
+  );
+}

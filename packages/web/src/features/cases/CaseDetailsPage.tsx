@@ -1,0 +1,165 @@
+import { Button, Callout, H2, HTMLTable, Icon, NonIdealState, Tag } from '@blueprintjs/core';
+import {
+  CASE_FIELD_RULES,
+  CASE_STATUS_LABELS,
+  EDIT_CASE_PERMISSION,
+  IMAGE_STATUS_LABELS,
+  mayViewCaseField,
+  readsAssignedCasesOnly,
+  type CaseView,
+} from '@lamina/domain';
+import { useMemo, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { errorMessage } from '../../api/ApiError';
+import { useUserInfo } from '../../api/users';
+import { PageSpinner } from '../../components/PageSpinner';
+import { usePageTitle } from '../../components/usePageTitle';
+import { parsePositiveId } from '../../lib/ids';
+import { formatLongDate } from '../../util/formatDate';
+import { useStudy } from '../studies/api';
+import { useCase } from './api';
+import { CaseActionDialog, caseActionOffered, forwardLabel, type CaseActionKind } from './CaseActionDialog';
+import { CaseDialog } from './CaseDialog';
+import './cases.css';
+
+/** Readers shown on the case panel before the ellipsis (doc 3 §9). */
+const PANEL_READERS = 5;
+
+function Detail({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd>{children ?? '-'}</dd>
+    </>
+  );
+}
+
+/**
+ * /studies/{studyId}/cases/{id} until the case viewer (viewer issue) takes it over: the case's
+ * details — without the blinded fields for readers — its images (each opening the image viewer)
+ * and the case actions its user may take: Pass Lab QC / Pass ISC QC, Edit, Revert status, Put On
+ * Hold / Remove Hold, Archive.
+ */
+export function CaseDetailsPage() {
+  const params = useParams();
+  const studyId = parsePositiveId(params.studyId);
+  const caseId = parsePositiveId(params.id);
+  const user = useUserInfo().data;
+  const actions = useMemo(() => user?.actions ?? [], [user]);
+  const actionSet = useMemo(() => new Set(actions), [actions]);
+  const reader = readsAssignedCasesOnly(user?.workAsRole ?? null);
+  const loaded = useCase(caseId);
+  const study = useStudy(studyId);
+  const [dialog, setDialog] = useState<CaseActionKind | 'edit' | null>(null);
+  usePageTitle(loaded.data ? `Case ${loaded.data.procId ?? loaded.data.id}` : 'Case');
+
+  if (caseId === null || studyId === null)
+    return (
+      <section className="lamina-page">
+        <NonIdealState icon="search" title="Case not found" />
+      </section>
+    );
+  if (loaded.isPending) return <PageSpinner />;
+  if (loaded.isError || loaded.data.studyId !== studyId)
+    return (
+      <section className="lamina-page">
+        <Callout intent="danger" title="Unable to fetch case" role="alert">
+          {loaded.isError ? errorMessage(loaded.error) : 'Case not found'}
+        </Callout>
+      </section>
+    );
+
+  const c: CaseView = loaded.data;
+  const offered = (kind: CaseActionKind) => caseActionOffered(kind, c, actions);
+  const created = formatLongDate(c.createdAt);
+  const readers = c.readers.map((r) => r.displayName);
+
+  return (
+    <section className="lamina-page" aria-labelledby="case-title">
+      <header className="lamina-page-header">
+        <H2 id="case-title">
+          Case {c.procId ?? c.id} <Tag minimal>{CASE_STATUS_LABELS[c.status]}</Tag>
+        </H2>
+        <div className="lamina-case-actions">
+          {offered('forward') && (
+            <Button intent="success" icon="tick" text={forwardLabel(c.status)} onClick={() => setDialog('forward')} />
+          )}
+          {actions.includes(EDIT_CASE_PERMISSION) && c.status !== 'ARCHIVED' && study.data && (
+            <Button icon="edit" text="Edit" onClick={() => setDialog('edit')} />
+          )}
+          {offered('revert') && <Button icon="undo" text="Revert status" onClick={() => setDialog('revert')} />}
+          {offered('hold') && <Button icon="pause" text="Put on Hold" onClick={() => setDialog('hold')} />}
+          {offered('unhold') && <Button icon="play" text="Remove Hold" onClick={() => setDialog('unhold')} />}
+          {offered('archive') && (
+            <Button icon="archive" intent="danger" text="Archive Case" onClick={() => setDialog('archive')} />
+          )}
+        </div>
+      </header>
+      <p>
+        <Link to={`/studies/${c.studyId}/cases`}>
+          <Icon icon="arrow-left" size={12} /> {c.studyName}
+        </Link>
+      </p>
+
+      <dl className="lamina-case-details" aria-label="Case details">
+        <Detail label={CASE_FIELD_RULES.procId.label}>{c.procId}</Detail>
+        <Detail label={CASE_FIELD_RULES.histoProcedureId.label}>{c.histoProcedureId}</Detail>
+        {(['subjectId', 'siteId', 'visitId'] as const)
+          .filter((field) => mayViewCaseField(actionSet, field))
+          .map((field) => (
+            <Detail key={field} label={CASE_FIELD_RULES[field].label}>
+              {c[field]}
+            </Detail>
+          ))}
+        <Detail label="Status">
+          {CASE_STATUS_LABELS[c.status]}
+          {c.onHoldFrom && ` (from ${CASE_STATUS_LABELS[c.onHoldFrom]})`}
+        </Detail>
+        <Detail label="Created">{created.date}</Detail>
+        {!reader && (
+          <>
+            <Detail label="Lab QC">{c.qc1By?.displayName}</Detail>
+            <Detail label="ISC QC">{c.qc2By?.displayName}</Detail>
+            <Detail label="Readers">
+              {readers.length === 0
+                ? null
+                : readers.slice(0, PANEL_READERS).join(', ') + (readers.length > PANEL_READERS ? ', …' : '')}
+            </Detail>
+            <Detail label="Open queries">{c.openQueries}</Detail>
+          </>
+        )}
+      </dl>
+
+      <HTMLTable className="lamina-table" aria-label="Images of the case" compact>
+        <thead>
+          <tr>
+            <th scope="col">Image</th>
+            <th scope="col">Status</th>
+            <th scope="col">Accession #</th>
+            <th scope="col">Anatomical Segment</th>
+            <th scope="col">Processed</th>
+          </tr>
+        </thead>
+        <tbody>
+          {c.images.map((image) => (
+            <tr key={image.id}>
+              <td>
+                <Link to={`/studies/${c.studyId}/images/${image.id}`}>{image.name}</Link>
+              </td>
+              <td>{IMAGE_STATUS_LABELS[image.status]}</td>
+              <td>{image.accessionNumber ?? '-'}</td>
+              <td>{image.biopsyLocation ?? '-'}</td>
+              <td>{image.processed ? <Icon icon="tick-circle" intent="success" title="Succeeded" /> : 'Processing'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </HTMLTable>
+      {c.images.length === 0 && <NonIdealState icon="media" title="No image(s) found" />}
+
+      {dialog === 'edit' && study.data && (
+        <CaseDialog study={study.data} existing={c} onClose={() => setDialog(null)} />
+      )}
+      {dialog && dialog !== 'edit' && <CaseActionDialog kind={dialog} target={c} onClose={() => setDialog(null)} />}
+    </section>
+  );
+}

@@ -1,0 +1,314 @@
+import {
+  CASE_MESSAGES,
+  IMAGE_ACTION_MESSAGES,
+  caseImagesResponseSchema,
+  caseResponseSchema,
+  caseSearchResponseSchema,
+  imageActionResponseSchema,
+  readersResponseSchema,
+  studyCaseListResponseSchema,
+  type CaseImage,
+  type CaseReader,
+  type CaseStatus,
+  type CaseView,
+  type CreateCaseRequest,
+  type EditCaseRequest,
+  type EditImageRequest,
+  type ImageActionResponse,
+  type StudyCaseListResponse,
+} from '@lamina/domain';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { withFallbackMessage } from '../../api/ApiError';
+import { apiFetch } from '../../api/client';
+import { listQuery } from '../../lib/listQuery';
+
+/**
+ * The calls of cases and of the image row actions (issue 11; doc 2 §7, doc 3 §7), with their query
+ * keys. Every mutation refreshes the study's case and image lists and the case it touched.
+ */
+export const caseKeys = {
+  studyCases: (studyId: number) => ['studies', studyId, 'cases'] as const,
+  list: (params: StudyCaseListParams) => ['studies', params.studyId, 'cases', 'list', params] as const,
+  detail: (id: number) => ['cases', 'detail', id] as const,
+  readers: (studyId: number, name: string) => ['studies', studyId, 'readers', name] as const,
+  suggested: (studyId: number, subjectId: string) => ['studies', studyId, 'suggested-readers', subjectId] as const,
+  assignable: (studyId: number, name: string, exclude: string) =>
+    ['studies', studyId, 'cases', 'assignable-images', name, exclude] as const,
+  search: (studyId: number, text: string, purpose: string) =>
+    ['studies', studyId, 'cases', 'search', text, purpose] as const,
+};
+
+export interface StudyCaseListParams {
+  studyId: number;
+  procId?: string;
+  status?: CaseStatus | '';
+  /** 'any', 'unassigned' or a reader's id. */
+  assignee?: string;
+  pageIndex: number;
+  pageSize: number;
+  sort: string;
+}
+
+export function fetchStudyCases(params: StudyCaseListParams, signal?: AbortSignal): Promise<StudyCaseListResponse> {
+  const query = listQuery({
+    procId: params.procId?.trim(),
+    status: params.status || undefined,
+    assignee: params.assignee && params.assignee !== 'any' ? params.assignee : undefined,
+    page: params.pageIndex + 1,
+    pageSize: params.pageSize,
+    sort: params.sort,
+  });
+  return withFallbackMessage(
+    apiFetch(`/api/studies/${params.studyId}/cases${query}`, { schema: studyCaseListResponseSchema, signal }),
+    CASE_MESSAGES.unableToFetchCases,
+  );
+}
+
+/** GET /api/studies/{id}/cases: one page of the study's cases. */
+export function useStudyCases(params: StudyCaseListParams) {
+  return useQuery({
+    queryKey: caseKeys.list(params),
+    queryFn: ({ signal }) => fetchStudyCases(params, signal),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** GET /api/cases/{id}. */
+export function useCase(id: number | null) {
+  return useQuery({
+    queryKey: caseKeys.detail(id ?? 0),
+    queryFn: async ({ signal }): Promise<CaseView> =>
+      (
+        await withFallbackMessage(
+          apiFetch(`/api/cases/${id}`, { schema: caseResponseSchema, signal }),
+          CASE_MESSAGES.unableToFetchCase,
+        )
+      ).case,
+    enabled: id !== null,
+  });
+}
+
+/** GET /api/studies/{studyId}/users?name: the study's readers (the case dialog, the assignee filter). */
+export function useStudyReaders(studyId: number, name: string, enabled = true) {
+  return useQuery({
+    queryKey: caseKeys.readers(studyId, name),
+    queryFn: async ({ signal }): Promise<CaseReader[]> =>
+      (
+        await withFallbackMessage(
+          apiFetch(`/api/studies/${studyId}/users${listQuery({ name })}`, { schema: readersResponseSchema, signal }),
+          CASE_MESSAGES.unableToSearchReaders,
+        )
+      ).readers,
+    enabled,
+    staleTime: 30_000,
+  });
+}
+
+/** GET /api/users/suggest-readers?studyId&subjectId. */
+export function useSuggestedReaders(studyId: number, subjectId: string, enabled: boolean) {
+  return useQuery({
+    queryKey: caseKeys.suggested(studyId, subjectId),
+    queryFn: async ({ signal }): Promise<CaseReader[]> =>
+      (
+        await withFallbackMessage(
+          apiFetch(`/api/users/suggest-readers${listQuery({ studyId, subjectId: subjectId || undefined })}`, {
+            schema: readersResponseSchema,
+            signal,
+          }),
+          CASE_MESSAGES.unableToFetchSuggestedReaders,
+        )
+      ).readers,
+    enabled,
+  });
+}
+
+/** GET /api/studies/{studyId}/cases/images?name&exclude: images waiting for a case. */
+export function useAssignableImages(studyId: number, name: string, exclude: readonly number[], enabled: boolean) {
+  const excluded = exclude.join(',');
+  return useQuery({
+    queryKey: caseKeys.assignable(studyId, name, excluded),
+    queryFn: async ({ signal }): Promise<CaseImage[]> =>
+      (
+        await withFallbackMessage(
+          apiFetch(`/api/studies/${studyId}/cases/images${listQuery({ name, exclude: excluded || undefined })}`, {
+            schema: caseImagesResponseSchema,
+            signal,
+          }),
+          CASE_MESSAGES.unableToFetchCaseImages,
+        )
+      ).images,
+    enabled,
+  });
+}
+
+/** GET /api/cases?studyId&searchText&purpose: the case search of Assign to Case and Move Image. */
+export function useCaseSearch(studyId: number | null, text: string, purpose: 'assign' | 'move', enabled = true) {
+  return useQuery({
+    queryKey: caseKeys.search(studyId ?? 0, text, purpose),
+    queryFn: async ({ signal }) =>
+      (
+        await withFallbackMessage(
+          apiFetch(`/api/cases${listQuery({ studyId: studyId ?? 0, searchText: text || undefined, purpose })}`, {
+            schema: caseSearchResponseSchema,
+            signal,
+          }),
+          CASE_MESSAGES.unableToFetchCases,
+        )
+      ).cases,
+    enabled: enabled && studyId !== null,
+  });
+}
+
+/** Refreshes what a case or image change can touch: the study's case and image lists, the case. */
+function useRefresh() {
+  const queryClient = useQueryClient();
+  return (studyId: number, caseIds: readonly (number | null | undefined)[] = []) =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: caseKeys.studyCases(studyId) }),
+      queryClient.invalidateQueries({ queryKey: ['studies', studyId, 'images'] }),
+      ...caseIds
+        .filter((id): id is number => typeof id === 'number')
+        .map((id) => queryClient.invalidateQueries({ queryKey: caseKeys.detail(id) })),
+    ]);
+}
+
+/** A case mutation: the call, its fallback message, and the refresh of the study's lists and the case. */
+function useCaseMutation<V>(call: (variables: V) => Promise<{ message: string; case: CaseView }>) {
+  const refresh = useRefresh();
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: call,
+    onSuccess: async (response) => {
+      queryClient.setQueryData(caseKeys.detail(response.case.id), response.case);
+      await refresh(response.case.studyId, [response.case.id]);
+    },
+  });
+}
+
+export function useCreateCase() {
+  return useCaseMutation((body: CreateCaseRequest) =>
+    withFallbackMessage(
+      apiFetch('/api/cases', { method: 'POST', body, schema: caseResponseSchema }),
+      CASE_MESSAGES.unableToCreateCase,
+    ),
+  );
+}
+
+export function useEditCase() {
+  return useCaseMutation(({ id, changes }: { id: number; changes: EditCaseRequest }) =>
+    withFallbackMessage(
+      apiFetch(`/api/cases/${id}`, { method: 'PATCH', body: changes, schema: caseResponseSchema }),
+      CASE_MESSAGES.editReasonRequired,
+    ),
+  );
+}
+
+/** The status calls of a case (doc 2 §7, doc 3 §7). */
+export type CaseStatusAction =
+  | { kind: 'forward'; id: number }
+  | { kind: 'back'; id: number; value: CaseStatus; reason: string }
+  | { kind: 'on_hold' | 'off_hold' | 'archive'; id: number; reason: string };
+
+const STATUS_FALLBACK: Record<CaseStatusAction['kind'], string> = {
+  forward: CASE_MESSAGES.unableToTransition,
+  back: CASE_MESSAGES.unableToTransition,
+  on_hold: CASE_MESSAGES.couldNotHold,
+  off_hold: CASE_MESSAGES.couldNotRemoveHold,
+  archive: CASE_MESSAGES.archiveReasonRequired,
+};
+
+export function useCaseStatusAction() {
+  return useCaseMutation((action: CaseStatusAction) => {
+    const path =
+      action.kind === 'archive' ? `/api/cases/${action.id}/archive` : `/api/cases/${action.id}/status/${action.kind}`;
+    const body =
+      action.kind === 'forward'
+        ? undefined
+        : action.kind === 'back'
+          ? { value: action.value, reason: action.reason }
+          : { caseId: action.id, reasonForChange: action.reason };
+    return withFallbackMessage(
+      apiFetch(path, { method: 'PATCH', body, schema: caseResponseSchema }),
+      STATUS_FALLBACK[action.kind],
+    );
+  });
+}
+
+/** PUT /api/cases/{caseId}/assign { imageId, reasonForChange }. */
+export function assignImage(caseId: number, imageId: number, reasonForChange: string) {
+  return withFallbackMessage(
+    apiFetch(`/api/cases/${caseId}/assign`, {
+      method: 'PUT',
+      body: { imageId, reasonForChange },
+      schema: caseResponseSchema,
+    }),
+    CASE_MESSAGES.unableToAssign,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Image row actions
+// ---------------------------------------------------------------------------------------------
+
+export type ImageAction =
+  | { kind: 'edit'; imageId: number; changes: EditImageRequest }
+  | { kind: 'copy'; imageId: number; name: string }
+  | { kind: 'archive'; imageId: number; reason: string }
+  | { kind: 'assign'; imageId: number; caseId: number; reason: string }
+  | { kind: 'moveStudy' | 'moveCase'; imageId: number; target: number; reason: string; preview?: boolean };
+
+/** One image action call; the bulk actions call it once per image. */
+export function imageAction(action: ImageAction): Promise<ImageActionResponse> {
+  const call = (path: string, method: 'PATCH' | 'POST', body: unknown, fallback: string) =>
+    withFallbackMessage(apiFetch(path, { method, body, schema: imageActionResponseSchema }), fallback);
+  switch (action.kind) {
+    case 'edit':
+      return call(`/api/images/${action.imageId}`, 'PATCH', action.changes, IMAGE_ACTION_MESSAGES.updateReasonRequired);
+    case 'copy':
+      return call(
+        `/api/images/${action.imageId}/copy`,
+        'POST',
+        { name: action.name },
+        IMAGE_ACTION_MESSAGES.unableToCopy,
+      );
+    case 'assign':
+      return assignImage(action.caseId, action.imageId, action.reason).then((response) => ({
+        success: true as const,
+        message: response.message,
+        imageId: action.imageId,
+      }));
+    case 'archive':
+      return call(
+        `/api/images/${action.imageId}`,
+        'POST',
+        { reasonForChange: action.reason },
+        IMAGE_ACTION_MESSAGES.archiveReasonRequired,
+      );
+    case 'moveStudy':
+    case 'moveCase':
+      return call(
+        `/api/images/${action.imageId}/${action.kind === 'moveStudy' ? 'study' : 'case'}`,
+        'PATCH',
+        { value: action.target, reasonForChange: action.reason, preview: action.preview ?? false },
+        action.kind === 'moveStudy' ? IMAGE_ACTION_MESSAGES.unableToMoveStudy : IMAGE_ACTION_MESSAGES.unableToMoveCase,
+      );
+  }
+}
+
+/** An image action with the refresh of the study's lists (and, for moves into a case, that case). */
+export function useImageAction(studyId: number) {
+  const refresh = useRefresh();
+  return useMutation({
+    mutationFn: imageAction,
+    onSuccess: async (_response, action) => {
+      if (action.kind === 'assign') await refresh(studyId, [action.caseId]);
+      else if (action.kind !== 'moveStudy' && action.kind !== 'moveCase') await refresh(studyId);
+      else if (!action.preview) await refresh(studyId, action.kind === 'moveCase' ? [action.target] : []);
+    },
+  });
+}
+
+/** Refresh after a bulk action (once, at the end). */
+export function useRefreshStudy() {
+  return useRefresh();
+}
