@@ -84,7 +84,10 @@ export function copyImageName(name: string): string {
 const id = z.number().int().positive();
 const reason = z.string().max(TEXT_LIMITS.reason);
 const changeValue = z.object({
-  value: z.string().max(TEXT_LIMITS.fileName + 1).nullable(),
+  value: z
+    .string()
+    .max(TEXT_LIMITS.fileName + 1)
+    .nullable(),
   reasonForChange: reason.nullable().optional(),
 });
 
@@ -104,8 +107,14 @@ export type MoveImageRequest = z.infer<typeof moveImageRequestSchema>;
 
 /** POST /api/images/{id}/copy (also imageId, duplicateImageName in the spec's other form). */
 export const copyImageRequestSchema = z.object({
-  name: z.string().max(TEXT_LIMITS.fileName + 1).optional(),
-  duplicateImageName: z.string().max(TEXT_LIMITS.fileName + 1).optional(),
+  name: z
+    .string()
+    .max(TEXT_LIMITS.fileName + 1)
+    .optional(),
+  duplicateImageName: z
+    .string()
+    .max(TEXT_LIMITS.fileName + 1)
+    .optional(),
   imageId: id.optional(),
 });
 /** POST /api/images/{id}: archive. */
