@@ -9,6 +9,7 @@ import { openDatabase } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { syncReferenceData } from './platform/rbac/referenceData.js';
 import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
+import { ensureDemoCases } from './modules/demo/demoCases.js';
 import { ensureDemoSlide } from './modules/demo/demoSlide.js';
 import { startImageWorker } from './modules/processing/imageWorker.js';
 import { DEFAULT_SLIDE_LIMITS } from './modules/processing/slideLimits.js';
@@ -81,7 +82,10 @@ async function main(): Promise<void> {
   if (config.demo) {
     ensureDemoSlide({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs })
       .then((id) => id !== null && app.log.info(`demo slide generated (image ${id}); processing`))
-      .catch((error: unknown) => app.log.error({ err: error }, 'demo slide not created'));
+      // Then the demo cases, once the slide is processed (their slides share its pyramid).
+      .then(() => ensureDemoCases(database.db))
+      .then((n) => n > 0 && app.log.info(`demo cases created (${n})`))
+      .catch((error: unknown) => app.log.error({ err: error }, 'demo slide or cases not created'));
   }
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   const lines = [

@@ -112,6 +112,40 @@ export function assertMovable(image: LockedImage, failure: string): void {
 }
 
 /**
+ * Inserts a copy of an image row: the same stored original, pyramid, label and metadata, its own
+ * name, no case, waiting for a case (or for a study); `copied_from_image_id` names the source.
+ * Used by Copy Image and by the demo data. Returns the new id.
+ */
+export async function insertImageCopy(
+  tx: Tx,
+  source: LockedImage,
+  over: {
+    name: string;
+    caseId?: number | null;
+    status?: ImageStatus;
+    accessionNumber?: string | null;
+    biopsyLocation?: string | null;
+  },
+): Promise<number> {
+  const { id: _id, case_id: _case, created_at: _c, updated_at: _u, uploaded_at: _at, ...kept } = source;
+  const row = await tx
+    .insertInto('images')
+    .values({
+      ...kept,
+      name: over.name,
+      case_id: over.caseId ?? null,
+      status: over.status ?? (source.study_id === null ? 'STUDY_ASSIGNMENT_PENDING' : 'CASE_ASSIGNMENT_PENDING'),
+      ...(over.accessionNumber !== undefined ? { accession_number: over.accessionNumber } : {}),
+      ...(over.biopsyLocation !== undefined ? { biopsy_location: over.biopsyLocation } : {}),
+      replaces_image_id: null,
+      copied_from_image_id: source.id,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/**
  * The image row actions (issue 11; doc 2 §2.5): edit with reasons, move to another study, copy
  * (a new row sharing the stored original and pyramid), archive. Moving to another case lives with
  * the case rules (CaseService.moveImage). Each locks the image row and audits in its transaction.
@@ -253,19 +287,7 @@ export class ImageEditService {
       const name = requestedName?.trim() || copyImageName(source.name);
       const message = imageFieldError('imageName', name);
       if (message) throw new BadRequestError(message);
-      const { id: _id, case_id: _case, created_at: _c, updated_at: _u, uploaded_at: _at, ...kept } = source;
-      const copy = await tx
-        .insertInto('images')
-        .values({
-          ...kept,
-          name,
-          case_id: null,
-          status: source.study_id === null ? 'STUDY_ASSIGNMENT_PENDING' : 'CASE_ASSIGNMENT_PENDING',
-          replaces_image_id: null,
-          copied_from_image_id: source.id,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const copy = { id: await insertImageCopy(tx, source, { name }) };
       await recordAudit(tx, actor, [
         {
           action: 'IMAGE_COPIED',

@@ -93,6 +93,8 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
   const [readers, setReaders] = useState<CaseReader[]>(existing?.readers ?? []);
   const [images, setImages] = useState<CaseImage[]>(existing?.images ?? []);
   const [readerSearch, setReaderSearch] = useState('');
+  /** Fields the user has typed in: their messages show from then on (not on an empty new form). */
+  const [touched, setTouched] = useState<ReadonlySet<CaseField>>(new Set());
   const [imageSearch, setImageSearch] = useState('');
 
   const canAssignReaders = actions.includes(MANUAL_READER_PERMISSION);
@@ -168,7 +170,10 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
     value: visit,
     label: study.labVisitIds[i] ? `${visit} → ${study.labVisitIds[i]}` : visit,
   }));
-  const readerChoices = (readerName ? studyReaders.data : suggested.data) ?? [];
+  const readerChoices = ((readerName ? studyReaders.data : suggested.data) ?? []).filter(
+    (r) => !readers.some((x) => x.id === r.id),
+  );
+  const readersLoading = readerName ? studyReaders.isFetching : suggested.isFetching;
 
   return (
     <Dialog
@@ -188,7 +193,7 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
           {shown.map((field) => {
             const id = `${idPrefix}-${field}`;
             const { label } = CASE_FIELD_RULES[field];
-            const error = values[field] !== initial[field] || !existing ? errors[field] : undefined;
+            const error = touched.has(field) ? errors[field] : undefined;
             return (
               <FormGroup key={field} label={label} labelFor={id} intent={error ? 'danger' : 'none'} helperText={error}>
                 {field === 'visitId' && visitOptions.length > 0 ? (
@@ -196,7 +201,10 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
                     id={id}
                     fill
                     value={values.visitId}
-                    onChange={(event) => setValues((v) => ({ ...v, visitId: event.currentTarget.value }))}
+                    onChange={(event) => {
+                      const value = event.currentTarget.value;
+                      setValues((v) => ({ ...v, visitId: value }));
+                    }}
                     options={[{ value: '', label: 'Choose a visit' }, ...visitOptions]}
                   />
                 ) : (
@@ -205,6 +213,7 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
                     value={values[field]}
                     intent={error ? 'danger' : 'none'}
                     onValueChange={(value) => setValues((v) => ({ ...v, [field]: value }))}
+                    onBlur={() => setTouched((t) => new Set(t).add(field))}
                   />
                 )}
                 {existing && changed(field) && (
@@ -238,24 +247,17 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
               />
               <Menu className="lamina-pick-list" aria-label={readerName ? 'Matching readers' : 'Suggested readers'}>
                 {!readerName && <li className="bp6-menu-header">Suggested readers</li>}
-                {(readerName ? studyReaders.isFetching : suggested.isFetching) && (
-                  <MenuItem disabled text="Loading ..." />
-                )}
-                {readerChoices
-                  .filter((r) => !readers.some((x) => x.id === r.id))
-                  .slice(0, 6)
-                  .map((r) => (
-                    <MenuItem
-                      key={r.id}
-                      icon="add"
-                      text={r.displayName}
-                      label={`${r.numReadCases}/${r.numTotalCases} read`}
-                      onClick={() => setReaders((list) => [...list, r])}
-                    />
-                  ))}
-                {readerChoices.length === 0 && !studyReaders.isFetching && !suggested.isFetching && (
-                  <MenuItem disabled text="No results" />
-                )}
+                {readersLoading && <MenuItem disabled text="Loading ..." />}
+                {readerChoices.slice(0, 6).map((r) => (
+                  <MenuItem
+                    key={r.id}
+                    icon="add"
+                    text={r.displayName}
+                    label={`${r.numReadCases}/${r.numTotalCases} read`}
+                    onClick={() => setReaders((list) => [...list, r])}
+                  />
+                ))}
+                {readerChoices.length === 0 && !readersLoading && <MenuItem disabled text="No results" />}
               </Menu>
               {existing && readersChanged && (
                 <ReasonInput label="Readers" value={reasons.readers ?? ''} onChange={setReason('readers')} />

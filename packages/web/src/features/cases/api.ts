@@ -138,6 +138,8 @@ export function useAssignableImages(studyId: number, name: string, exclude: read
         )
       ).images,
     enabled,
+    // Slides join the list as their processing ends: read it again while the dialog is open.
+    refetchInterval: 5_000,
   });
 }
 
