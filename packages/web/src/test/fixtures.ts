@@ -2,6 +2,8 @@ import {
   ROLES,
   type AnnotationClassView,
   type AppConfig,
+  type CaseView,
+  type StudyCaseRow,
   type RoleView,
   type StudyListRow,
   type StudyImageRow,
@@ -144,6 +146,53 @@ export function makeStudyImage(overrides: Partial<StudyImageRow> = {}): StudyIma
     statusMessage: null,
     lastLabQuery: null,
     simpleCase: null,
+    ...overrides,
+  };
+}
+
+export function makeCaseRow(overrides: Partial<StudyCaseRow> = {}): StudyCaseRow {
+  return {
+    id: 40,
+    studyId: 3,
+    procId: 'ENDO-40',
+    histoProcedureId: null,
+    createdAt: '2025-03-04T17:06:00.000Z',
+    subjectId: 'SUBJ-40',
+    visitId: 'SCREENING',
+    siteId: 'SITE-1',
+    status: 'PENDING_LAB_QC',
+    prevWorkflowStatuses: [],
+    openQueries: 0,
+    qc1User: null,
+    assignedReaders: ['Rita Reader', 'Ravi Reader', 'Rosa Reader'],
+    numberOfImages: 2,
+    ...overrides,
+  };
+}
+
+export function makeCase(overrides: Partial<CaseView> = {}): CaseView {
+  return {
+    id: 40,
+    studyId: 3,
+    studyName: 'Study 3',
+    procId: 'ENDO-40',
+    histoProcedureId: null,
+    subjectId: 'SUBJ-40',
+    siteId: 'SITE-1',
+    visitId: 'SCREENING',
+    status: 'PENDING_LAB_QC',
+    onHoldFrom: null,
+    prevWorkflowStatuses: [],
+    caseStatusReverted: false,
+    createdAt: '2025-03-04T17:06:00.000Z',
+    qc1By: null,
+    qc2By: null,
+    readBy: null,
+    qcCompletedAt: null,
+    readCompletedAt: null,
+    openQueries: 0,
+    readers: [],
+    images: [],
     ...overrides,
   };
 }
