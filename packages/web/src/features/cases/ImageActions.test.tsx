@@ -54,7 +54,7 @@ describe('image row actions (doc 2 §2.5)', () => {
     });
     await openRowMenu('CMU-1-Small-Region.svs', 'Edit');
     const dialog = await screen.findByRole('dialog', { name: 'Edit Image' });
-    const save = within(dialog).getByRole('button', { name: 'Save' }) as HTMLButtonElement;
+    const save = within(dialog).getByRole<HTMLButtonElement>('button', { name: 'Save' });
     fireEvent.change(within(dialog).getByLabelText('Anatomical Segment'), { target: { value: 'Rectum' } });
     await waitFor(() => expect(save.disabled).toBe(false));
     fireEvent.change(within(dialog).getByLabelText('Accession #'), { target: { value: 'ACC-10' } });
@@ -85,11 +85,9 @@ describe('image row actions (doc 2 §2.5)', () => {
     const dialog = await screen.findByRole('dialog', { name: 'Move Image' });
     const study = within(dialog).getByLabelText('Study');
     await within(dialog).findByRole('option', { name: 'Study 4' });
-    expect((within(dialog).getByRole('option', { name: 'Study 3 (current)' }) as HTMLOptionElement).disabled).toBe(
-      true,
-    );
+    expect(within(dialog).getByRole<HTMLOptionElement>('option', { name: 'Study 3 (current)' }).disabled).toBe(true);
     fireEvent.change(study, { target: { value: '4' } });
-    const next = within(dialog).getByRole('button', { name: 'Next' }) as HTMLButtonElement;
+    const next = within(dialog).getByRole<HTMLButtonElement>('button', { name: 'Next' });
     expect(next.disabled).toBe(true);
     fireEvent.change(within(dialog).getByLabelText(/Reason for change/), { target: { value: 'Wrong study' } });
     fireEvent.click(next);

@@ -172,7 +172,7 @@ describe('study page, Cases tab (doc 2 §2.4)', () => {
     });
     fireEvent.click(await screen.findByRole('button', { name: 'Create case' }));
     const dialog = await screen.findByRole('dialog', { name: 'Create Case' });
-    const create = within(dialog).getByRole('button', { name: 'Create case' }) as HTMLButtonElement;
+    const create = within(dialog).getByRole<HTMLButtonElement>('button', { name: 'Create case' });
     expect(create.disabled).toBe(true);
     const procId = within(dialog).getByLabelText('Endo Procedure ID');
     fireEvent.change(procId, { target: { value: 'ENDO<1>' } });
@@ -211,7 +211,7 @@ describe('study page, Cases tab (doc 2 §2.4)', () => {
     fireEvent.click(await screen.findByRole('button', { name: 'Actions for case ENDO-43' }));
     fireEvent.click(await screen.findByRole('menuitem', { name: 'Edit' }));
     const dialog = await screen.findByRole('dialog', { name: 'Edit Case' });
-    const save = within(dialog).getByRole('button', { name: 'Save' }) as HTMLButtonElement;
+    const save = within(dialog).getByRole<HTMLButtonElement>('button', { name: 'Save' });
     expect(save.disabled).toBe(true);
     fireEvent.change(within(dialog).getByLabelText('Subject ID'), { target: { value: 'S-NEW' } });
     const reason = await within(dialog).findByLabelText('Reason for change: Subject ID');
