@@ -461,7 +461,13 @@ describe('lists and searches', () => {
     expect(readers.map((r) => r.id)).toContain(readerId);
     const search = await dm.request({ method: 'GET', url: `/api/studies/${studyId}/users?name=user-` });
     expect(search.json<{ readers: unknown[] }>().readers.length).toBeGreaterThanOrEqual(2);
-    expect((await labtech.request({ method: 'GET', url: `/api/studies/${studyId}/users` })).statusCode).toBe(403);
+    // A blinded reader learns of no other reader: the list holds only themselves.
+    const own = await reader.request({ method: 'GET', url: `/api/studies/${studyId}/users` });
+    expect(own.json<{ readers: { id: number }[] }>().readers.map((r) => r.id)).toEqual([readerId]);
+    // Suggestions are for those who assign readers.
+    expect(
+      (await labtech.request({ method: 'GET', url: `/api/users/suggest-readers?studyId=${studyId}` })).statusCode,
+    ).toBe(403);
   });
 
   it('case dialog image search lists only images waiting for a case, without the excluded', async () => {

@@ -196,19 +196,24 @@ export async function suggestReaders(db: Q, studyId: number, subjectId: string |
     .execute();
 }
 
+/** The columns of a CaseImage (casePresenter.presentCaseImage). */
+const CASE_IMAGE_COLUMNS = [
+  'images.id',
+  'images.name',
+  'images.status',
+  'images.accession_number',
+  'images.biopsy_location',
+  'images.uploaded_at',
+  'images.cog_key',
+  'images.ignored',
+] as const;
+
 /** The live images of a case a principal may see (blinded readers: not those hidden from readers). */
 export async function caseImages(db: Q, caseId: number, principal: Principal) {
   return db
     .selectFrom('images')
     .select([
-      'images.id',
-      'images.name',
-      'images.status',
-      'images.accession_number',
-      'images.biopsy_location',
-      'images.uploaded_at',
-      'images.cog_key',
-      'images.ignored',
+      ...CASE_IMAGE_COLUMNS,
       // The image's place among the case's live images (the neutral label), as the viewer counts it.
       sql<number>`(select count(*)::int from images sibling
         where sibling.case_id = images.case_id and sibling.id <= images.id and sibling.status <> 'ARCHIVED')`.as(
@@ -234,16 +239,7 @@ export async function assignableImages(
 ) {
   let query = db
     .selectFrom('images')
-    .select([
-      'images.id',
-      'images.name',
-      'images.status',
-      'images.accession_number',
-      'images.biopsy_location',
-      'images.uploaded_at',
-      'images.cog_key',
-      'images.ignored',
-    ])
+    .select([...CASE_IMAGE_COLUMNS])
     .where('images.study_id', '=', studyId)
     .where('images.case_id', 'is', null)
     .where('images.status', '=', 'CASE_ASSIGNMENT_PENDING');

@@ -453,13 +453,17 @@ export class CaseService {
         .set({ case_id: target.id, status, updated_at: new Date() })
         .where('id', '=', imageId)
         .execute();
-      const base = { entityType: 'image', entityId: imageId, studyId: image.study_id, reason };
-      await recordAudit(tx, actor, [
-        { ...base, action: 'IMAGE_CASE_ASSIGNED', field: 'case_id', oldValue: image.case_id, newValue: target.id },
-        ...(status !== image.status
-          ? [{ ...base, action: 'IMAGE_STATUS_CHANGED', field: 'status', oldValue: image.status, newValue: status }]
-          : []),
-      ]);
+      await recordAudit(
+        tx,
+        actor,
+        imageCaseEvents(imageId, image.study_id, {
+          fromCase: image.case_id,
+          toCase: target.id,
+          fromStatus: image.status,
+          toStatus: status,
+          reason,
+        }),
+      );
       return changes;
     });
   }
@@ -558,28 +562,15 @@ export class CaseService {
       .set({ case_id: current.id, status, updated_at: new Date() })
       .where('id', 'in', [...imageIds])
       .execute();
-    return rows.flatMap((image) => [
-      {
-        action: 'IMAGE_CASE_ASSIGNED',
-        entityType: 'image',
-        entityId: image.id,
-        studyId: current.study_id,
-        field: 'case_id',
-        oldValue: null,
-        newValue: current.id,
+    return rows.flatMap((image) =>
+      imageCaseEvents(image.id, current.study_id, {
+        fromCase: null,
+        toCase: current.id,
+        fromStatus: image.status,
+        toStatus: status,
         reason,
-      },
-      {
-        action: 'IMAGE_STATUS_CHANGED',
-        entityType: 'image',
-        entityId: image.id,
-        studyId: current.study_id,
-        field: 'status',
-        oldValue: image.status,
-        newValue: status,
-        reason,
-      },
-    ]);
+      }),
+    );
   }
 
   /** Images leave a case: back to Case Assignment Pending (only while the case takes images). */
@@ -605,28 +596,15 @@ export class CaseService {
       .where('id', 'in', [...imageIds])
       .where('case_id', '=', current.id)
       .execute();
-    return rows.flatMap((image) => [
-      {
-        action: 'IMAGE_CASE_REMOVED',
-        entityType: 'image',
-        entityId: image.id,
-        studyId: current.study_id,
-        field: 'case_id',
-        oldValue: current.id,
-        newValue: null,
+    return rows.flatMap((image) =>
+      imageCaseEvents(image.id, current.study_id, {
+        fromCase: current.id,
+        toCase: null,
+        fromStatus: image.status,
+        toStatus: IMAGE_ASSIGNABLE_STATUS,
         reason,
-      },
-      {
-        action: 'IMAGE_STATUS_CHANGED',
-        entityType: 'image',
-        entityId: image.id,
-        studyId: current.study_id,
-        field: 'status',
-        oldValue: image.status,
-        newValue: IMAGE_ASSIGNABLE_STATUS,
-        reason,
-      },
-    ]);
+      }),
+    );
   }
 
   /** The case's live images (those in `from`, or all) take status `to`; one audit row per image. */
@@ -666,6 +644,42 @@ export class CaseService {
       reason,
     }));
   }
+}
+
+/**
+ * The audit rows of an image changing case: IMAGE_CASE_ASSIGNED (into a case, or from one to
+ * another) or IMAGE_CASE_REMOVED, and IMAGE_STATUS_CHANGED when its status changes with it.
+ */
+function imageCaseEvents(
+  imageId: number,
+  studyId: number | null,
+  change: {
+    fromCase: number | null;
+    toCase: number | null;
+    fromStatus: string;
+    toStatus: string;
+    reason: string | null;
+  },
+): AuditEvent[] {
+  const base = { entityType: 'image', entityId: imageId, studyId, reason: change.reason };
+  const events: AuditEvent[] = [
+    {
+      ...base,
+      action: change.toCase === null ? 'IMAGE_CASE_REMOVED' : 'IMAGE_CASE_ASSIGNED',
+      field: 'case_id',
+      oldValue: change.fromCase,
+      newValue: change.toCase,
+    },
+  ];
+  if (change.fromStatus !== change.toStatus)
+    events.push({
+      ...base,
+      action: 'IMAGE_STATUS_CHANGED',
+      field: 'status',
+      oldValue: change.fromStatus,
+      newValue: change.toStatus,
+    });
+  return events;
 }
 
 /** Appended to the spec's hold and assign failures when the reason is missing. */

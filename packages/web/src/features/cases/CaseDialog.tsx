@@ -1,16 +1,4 @@
-import {
-  Button,
-  Callout,
-  Dialog,
-  DialogBody,
-  DialogFooter,
-  FormGroup,
-  HTMLSelect,
-  InputGroup,
-  Menu,
-  MenuItem,
-  Tag,
-} from '@blueprintjs/core';
+import { Dialog, DialogBody, FormGroup, HTMLSelect, InputGroup, Menu, MenuItem, Tag } from '@blueprintjs/core';
 import {
   CASE_FIELD_RULES,
   MANUAL_READER_PERMISSION,
@@ -26,11 +14,12 @@ import {
   type EditCaseRequest,
   type StudyView,
 } from '@lamina/domain';
-import { useId, useMemo, useState } from 'react';
+import { useId, useMemo, useState, type ReactNode } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { showToast } from '../../components/appToaster';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
+import { DialogError, FormDialogFooter } from '../../components/FormDialogParts';
 import { useAssignableImages, useCreateCase, useEditCase, useStudyReaders, useSuggestedReaders } from './api';
 
 /** The dialog's fields in order; Histo Procedure ID only on edit (doc 2 §2.6). */
@@ -48,6 +37,54 @@ interface CaseDialogProps {
 
 const sameIds = (a: readonly number[], b: readonly number[]) =>
   a.length === b.length && [...a].sort().every((id, i) => id === [...b].sort()[i]);
+
+/** Items to pick: the chosen ones as removable chips, a search, and the matches to add (six at most). */
+function PickField(props: {
+  id: string;
+  label: string;
+  chipsLabel: string;
+  chips: { key: number; text: string }[];
+  emptyText: string;
+  onRemove: (key: number) => void;
+  search: string;
+  onSearch: (text: string) => void;
+  placeholder: string;
+  listLabel: string;
+  listHeader?: string | undefined;
+  loading: boolean;
+  options: { key: number; text: string; label?: string; onPick: () => void }[];
+  children?: ReactNode;
+}) {
+  return (
+    <FormGroup label={props.label} labelFor={props.id}>
+      <div className="lamina-chips" aria-label={props.chipsLabel}>
+        {props.chips.length === 0 && <span className="bp6-text-muted">{props.emptyText}</span>}
+        {props.chips.map((chip) => (
+          <Tag key={chip.key} onRemove={() => props.onRemove(chip.key)} aria-label={chip.text}>
+            {chip.text}
+          </Tag>
+        ))}
+      </div>
+      <InputGroup
+        id={props.id}
+        type="search"
+        leftIcon="search"
+        placeholder={props.placeholder}
+        value={props.search}
+        onValueChange={props.onSearch}
+      />
+      <Menu className="lamina-pick-list" aria-label={props.listLabel}>
+        {props.listHeader && <li className="bp6-menu-header">{props.listHeader}</li>}
+        {props.loading && <MenuItem disabled text="Loading ..." />}
+        {props.options.slice(0, 6).map((option) => (
+          <MenuItem key={option.key} icon="add" text={option.text} label={option.label} onClick={option.onPick} />
+        ))}
+        {!props.loading && props.options.length === 0 && <MenuItem disabled text="No results" />}
+      </Menu>
+      {props.children}
+    </FormGroup>
+  );
+}
 
 /** A reason input beside a changed field (edit mode). */
 function ReasonInput({ label, value, onChange }: { label: string; value: string; onChange: (v: string) => void }) {
@@ -224,97 +261,62 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
           })}
 
           {canAssignReaders && (
-            <FormGroup label="Readers" labelFor={`${idPrefix}-readers`}>
-              <div className="lamina-chips" aria-label="Assigned readers">
-                {readers.length === 0 && <span className="bp6-text-muted">No readers assigned</span>}
-                {readers.map((r) => (
-                  <Tag
-                    key={r.id}
-                    onRemove={() => setReaders((list) => list.filter((x) => x.id !== r.id))}
-                    aria-label={r.displayName}
-                  >
-                    {r.displayName}
-                  </Tag>
-                ))}
-              </div>
-              <InputGroup
-                id={`${idPrefix}-readers`}
-                type="search"
-                leftIcon="search"
-                placeholder="Search readers"
-                value={readerSearch}
-                onValueChange={setReaderSearch}
-              />
-              <Menu className="lamina-pick-list" aria-label={readerName ? 'Matching readers' : 'Suggested readers'}>
-                {!readerName && <li className="bp6-menu-header">Suggested readers</li>}
-                {readersLoading && <MenuItem disabled text="Loading ..." />}
-                {readerChoices.slice(0, 6).map((r) => (
-                  <MenuItem
-                    key={r.id}
-                    icon="add"
-                    text={r.displayName}
-                    label={`${r.numReadCases}/${r.numTotalCases} read`}
-                    onClick={() => setReaders((list) => [...list, r])}
-                  />
-                ))}
-                {readerChoices.length === 0 && !readersLoading && <MenuItem disabled text="No results" />}
-              </Menu>
+            <PickField
+              id={`${idPrefix}-readers`}
+              label="Readers"
+              chipsLabel="Assigned readers"
+              chips={readers.map((r) => ({ key: r.id, text: r.displayName }))}
+              emptyText="No readers assigned"
+              onRemove={(id) => setReaders((list) => list.filter((x) => x.id !== id))}
+              search={readerSearch}
+              onSearch={setReaderSearch}
+              placeholder="Search readers"
+              listLabel={readerName ? 'Matching readers' : 'Suggested readers'}
+              listHeader={readerName ? undefined : 'Suggested readers'}
+              loading={readersLoading}
+              options={readerChoices.map((r) => ({
+                key: r.id,
+                text: r.displayName,
+                label: `${r.numReadCases}/${r.numTotalCases} read`,
+                onPick: () => setReaders((list) => [...list, r]),
+              }))}
+            >
               {existing && readersChanged && (
                 <ReasonInput label="Readers" value={reasons.readers ?? ''} onChange={setReason('readers')} />
               )}
-            </FormGroup>
+            </PickField>
           )}
 
-          <FormGroup label="Images" labelFor={`${idPrefix}-images`}>
-            <div className="lamina-chips" aria-label="Images of the case">
-              {images.length === 0 && <span className="bp6-text-muted">No images</span>}
-              {images.map((i) => (
-                <Tag key={i.id} onRemove={() => setImages((list) => list.filter((x) => x.id !== i.id))}>
-                  {i.name}
-                </Tag>
-              ))}
-            </div>
-            <InputGroup
-              id={`${idPrefix}-images`}
-              type="search"
-              leftIcon="search"
-              placeholder="Search images waiting for a case"
-              value={imageSearch}
-              onValueChange={setImageSearch}
-            />
-            <Menu className="lamina-pick-list" aria-label="Images waiting for a case">
-              {assignable.isFetching && <MenuItem disabled text="Loading ..." />}
-              {(assignable.data ?? []).slice(0, 6).map((i) => (
-                <MenuItem key={i.id} icon="add" text={i.name} onClick={() => setImages((list) => [...list, i])} />
-              ))}
-              {!assignable.isFetching && (assignable.data ?? []).length === 0 && (
-                <MenuItem disabled text="No results" />
-              )}
-            </Menu>
+          <PickField
+            id={`${idPrefix}-images`}
+            label="Images"
+            chipsLabel="Images of the case"
+            chips={images.map((i) => ({ key: i.id, text: i.name }))}
+            emptyText="No images"
+            onRemove={(id) => setImages((list) => list.filter((x) => x.id !== id))}
+            search={imageSearch}
+            onSearch={setImageSearch}
+            placeholder="Search images waiting for a case"
+            listLabel="Images waiting for a case"
+            loading={assignable.isFetching}
+            options={(assignable.data ?? []).map((i) => ({
+              key: i.id,
+              text: i.name,
+              onPick: () => setImages((list) => [...list, i]),
+            }))}
+          >
             {existing && imagesChanged && (
               <ReasonInput label="Images" value={reasons.images ?? ''} onChange={setReason('images')} />
             )}
-          </FormGroup>
+          </PickField>
 
-          {mutation.isError && (
-            <Callout intent="danger" role="alert" className="lamina-dialog-error">
-              {errorMessage(mutation.error)}
-            </Callout>
-          )}
+          <DialogError error={mutation.isError ? errorMessage(mutation.error) : null} />
         </DialogBody>
-        <DialogFooter
-          actions={
-            <>
-              <Button text="Cancel" variant="minimal" onClick={onClose} disabled={mutation.isPending} />
-              <Button
-                type="submit"
-                intent="primary"
-                text={existing ? 'Save' : 'Create case'}
-                loading={mutation.isPending}
-                disabled={!canSave}
-              />
-            </>
-          }
+        <FormDialogFooter
+          submitText={existing ? 'Save' : 'Create case'}
+          pending={mutation.isPending}
+          disabled={!canSave}
+          onCancel={onClose}
         />
       </form>
     </Dialog>

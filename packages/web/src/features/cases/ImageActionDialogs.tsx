@@ -38,6 +38,7 @@ import { useStudyList } from '../../api/studies';
 import { useUserInfo } from '../../api/users';
 import { showToast } from '../../components/appToaster';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
+import { DialogError, FormDialogFooter } from '../../components/FormDialogParts';
 import { useCaseSearch, useImageAction } from './api';
 import { ReasonDialog } from './ReasonDialog';
 
@@ -47,15 +48,6 @@ interface ImageDialogProps {
   study: StudyView;
   image: StudyImageRow;
   onClose: () => void;
-}
-
-function DialogError({ error }: { error: string | null }) {
-  if (!error) return null;
-  return (
-    <Callout intent="danger" role="alert" className="lamina-dialog-error">
-      {error}
-    </Callout>
-  );
 }
 
 const closeWith = (onClose: () => void) => (response: { message: string }) => {
@@ -158,14 +150,7 @@ export function EditImageDialog({ study, image, onClose }: ImageDialogProps) {
           })}
           <DialogError error={mutation.isError ? errorMessage(mutation.error) : null} />
         </DialogBody>
-        <DialogFooter
-          actions={
-            <>
-              <Button text="Cancel" variant="minimal" onClick={onClose} disabled={mutation.isPending} />
-              <Button type="submit" intent="primary" text="Save" loading={mutation.isPending} disabled={!ready} />
-            </>
-          }
-        />
+        <FormDialogFooter submitText="Save" pending={mutation.isPending} disabled={!ready} onCancel={onClose} />
       </form>
     </Dialog>
   );
@@ -193,19 +178,11 @@ export function CopyImageDialog({ study, image, onClose }: ImageDialogProps) {
           </FormGroup>
           <DialogError error={mutation.isError ? errorMessage(mutation.error) : null} />
         </DialogBody>
-        <DialogFooter
-          actions={
-            <>
-              <Button text="Cancel" variant="minimal" onClick={onClose} disabled={mutation.isPending} />
-              <Button
-                type="submit"
-                intent="primary"
-                text="Copy image"
-                loading={mutation.isPending}
-                disabled={error !== null}
-              />
-            </>
-          }
+        <FormDialogFooter
+          submitText="Copy image"
+          pending={mutation.isPending}
+          disabled={error !== null}
+          onCancel={onClose}
         />
       </form>
     </Dialog>
@@ -463,14 +440,7 @@ export function MoveImageDialog({ study, image, onClose }: ImageDialogProps) {
           </FormGroup>
           <DialogError error={preview.isError ? errorMessage(preview.error) : null} />
         </DialogBody>
-        <DialogFooter
-          actions={
-            <>
-              <Button text="Cancel" variant="minimal" onClick={onClose} disabled={preview.isPending} />
-              <Button type="submit" intent="primary" text="Next" loading={preview.isPending} disabled={!ready} />
-            </>
-          }
-        />
+        <FormDialogFooter submitText="Next" pending={preview.isPending} disabled={!ready} onCancel={onClose} />
       </form>
     </Dialog>
   );

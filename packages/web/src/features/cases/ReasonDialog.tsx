@@ -1,6 +1,7 @@
-import { Button, Callout, Dialog, DialogBody, DialogFooter, FormGroup, TextArea, type Intent } from '@blueprintjs/core';
+import { Dialog, DialogBody, FormGroup, TextArea, type Intent } from '@blueprintjs/core';
 import { TEXT_LIMITS } from '@lamina/domain';
 import { useId, useState, type ReactNode } from 'react';
+import { DialogError, FormDialogFooter } from '../../components/FormDialogParts';
 
 interface ReasonDialogProps {
   title: string;
@@ -54,19 +55,14 @@ export function ReasonDialog(props: ReasonDialogProps) {
               onChange={(event) => setReason(event.currentTarget.value)}
             />
           </FormGroup>
-          {error && (
-            <Callout intent="danger" role="alert" className="lamina-dialog-error">
-              {error}
-            </Callout>
-          )}
+          <DialogError error={error} />
         </DialogBody>
-        <DialogFooter
-          actions={
-            <>
-              <Button text="Cancel" variant="minimal" onClick={onClose} disabled={isPending} />
-              <Button type="submit" text={confirmText} intent={intent} loading={isPending} disabled={!ready} />
-            </>
-          }
+        <FormDialogFooter
+          submitText={confirmText}
+          intent={intent}
+          pending={isPending}
+          disabled={!ready}
+          onCancel={onClose}
         />
       </form>
     </Dialog>
