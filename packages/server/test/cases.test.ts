@@ -531,6 +531,27 @@ describe('blinding of central readers (server side)', () => {
     expect(row?.numberOfImages).toBe(1);
   });
 
+  it('case search, image lists, dialogs and labels: nothing of unassigned cases, no blinded fields', async () => {
+    const search = await reader.request({ method: 'GET', url: `/api/cases?studyId=${studyId}&searchText=SUBJ` });
+    // Subject IDs are not searched for a reader: the match would reveal them.
+    expect(search.json<{ cases: unknown[] }>().cases).toEqual([]);
+    const all = await reader.request({ method: 'GET', url: `/api/cases?studyId=${studyId}` });
+    const found = all.json<{ cases: Record<string, unknown>[] }>().cases;
+    expect(found.map((c) => c.caseId)).toContain(assigned.id);
+    expect(found.map((c) => c.caseId)).not.toContain(unassigned.id);
+    for (const c of found) expect(c).toMatchObject({ subjectId: null, siteId: null, visitId: null });
+    for (const url of [
+      `/api/studies/${studyId}/images`,
+      `/api/studies/${studyId}/cases/images`,
+      `/api/images/${assigned.images[0]!.id}/label`,
+      `/api/users/suggest-readers?studyId=${studyId}`,
+    ])
+      expect((await reader.request({ method: 'GET', url })).statusCode, url).toBe(403);
+    // A refusal names nothing either.
+    const missing = await reader.request({ method: 'GET', url: `/api/cases/${unassigned.id}` });
+    expect(missing.json()).toEqual({ success: false, message: CASE_MESSAGES.caseNotFound });
+  });
+
   it('others see the fields', async () => {
     const body = (await dm.request({ method: 'GET', url: `/api/cases/${assigned.id}` })).json<{ case: CaseBody }>()
       .case;
