@@ -552,6 +552,24 @@ describe('blinding of central readers (server side)', () => {
     expect(missing.json()).toEqual({ success: false, message: CASE_MESSAGES.caseNotFound });
   });
 
+  it('a reader losing a case or one of its images loses their tile tokens (access generation bumped)', async () => {
+    const generation = async (id: number) =>
+      (await db().selectFrom('users').select('access_generation').where('id', '=', id).executeTakeFirstOrThrow())
+        .access_generation;
+    const [a, b] = [await image(), await image()];
+    const c = await newCase({ images: [a, b] });
+    await patch(dm, `/api/cases/${c.id}`, { readers: { ids: [readerId, reader2Id], reasonForChange: 'Two reads' } });
+    const before = { r1: await generation(readerId), r2: await generation(reader2Id) };
+    // An image leaves the case: both readers' tokens stop.
+    await patch(labtech, `/api/cases/${c.id}`, { images: { ids: [a], reasonForChange: 'Wrong slide' } });
+    expect(await generation(readerId)).toBe(before.r1 + 1);
+    expect(await generation(reader2Id)).toBe(before.r2 + 1);
+    // reader2 is removed: only theirs.
+    await patch(dm, `/api/cases/${c.id}`, { readers: { ids: [readerId], reasonForChange: 'One read is enough' } });
+    expect(await generation(readerId)).toBe(before.r1 + 1);
+    expect(await generation(reader2Id)).toBe(before.r2 + 2);
+  });
+
   it('others see the fields', async () => {
     const body = (await dm.request({ method: 'GET', url: `/api/cases/${assigned.id}` })).json<{ case: CaseBody }>()
       .case;

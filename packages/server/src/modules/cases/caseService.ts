@@ -37,6 +37,7 @@ import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/a
 import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { caseImages, caseReaders, readersInStudy, selectCase } from './caseQueries.js';
+import { revokeCaseReaders } from './readerVisibility.js';
 import { assertMovable, caseChanges, imageStatusChange, lockImage, moveReason } from '../images/imageEditService.js';
 
 /** Image statuses an image may leave one case for another in (it is in, or waiting for, a case). */
@@ -241,8 +242,10 @@ export class CaseService {
         await this.checkReaders(tx, current.study_id, readerIds);
         const removed = currentReaders.filter((id) => !readerIds.includes(id));
         const added = readerIds.filter((id) => !currentReaders.includes(id));
-        if (removed.length > 0)
+        if (removed.length > 0) {
+          await revokeCaseReaders(tx, caseId, removed);
           await tx.deleteFrom('case_readers').where('case_id', '=', caseId).where('user_id', 'in', removed).execute();
+        }
         if (added.length > 0)
           await tx
             .insertInto('case_readers')
@@ -387,6 +390,7 @@ export class CaseService {
     await this.db.transaction().execute(async (tx) => {
       const current = await this.lock(tx, caseId);
       if (current.status === 'ARCHIVED') throw new ConflictError(CASE_MESSAGES.unableToTransition);
+      await revokeCaseReaders(tx, caseId);
       const now = new Date();
       await tx
         .updateTable('cases')
@@ -448,6 +452,7 @@ export class CaseService {
       ];
       if (request.preview) return changes;
       const reason = moveReason(request.reasonForChange, failure);
+      await revokeCaseReaders(tx, image.case_id);
       await tx
         .updateTable('images')
         .set({ case_id: target.id, status, updated_at: new Date() })
@@ -590,6 +595,7 @@ export class CaseService {
       .where('case_id', '=', current.id)
       .forUpdate()
       .execute();
+    await revokeCaseReaders(tx, current.id);
     await tx
       .updateTable('images')
       .set({ case_id: null, status: IMAGE_ASSIGNABLE_STATUS, updated_at: new Date() })

@@ -1,7 +1,8 @@
-import type { ExpressionBuilder } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import { readsAssignedCasesOnly } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
+import { revokeTileAccess } from '../../platform/tiles/tileAccess.js';
 
 /**
  * Blinded reading (issue 11): a user working as a central reader (readsAssignedCasesOnly) sees only
@@ -37,4 +38,21 @@ export function readerSeesImage(principal: Principal) {
           ),
         ])
       : eb.lit(true);
+}
+
+/**
+ * When a case's readers lose sight of something (a reader removed, an image leaving the case or
+ * archived, the case archived), their tile tokens stop (the access generation is bumped, in the
+ * caller's transaction): a token issued while the image was theirs to read does not outlive that.
+ */
+export async function revokeCaseReaders(
+  tx: Kysely<DB>,
+  caseId: number | null,
+  only?: readonly number[],
+): Promise<void> {
+  if (caseId === null) return;
+  const readers = (await tx.selectFrom('case_readers').select('user_id').where('case_id', '=', caseId).execute()).map(
+    (r) => r.user_id,
+  );
+  for (const userId of only ?? readers) await revokeTileAccess(tx, userId);
 }

@@ -27,6 +27,7 @@ import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/a
 import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { canSeeStudy } from '../../platform/rbac/studyScope.js';
+import { revokeCaseReaders } from '../cases/readerVisibility.js';
 
 type Tx = Transaction<DB>;
 
@@ -263,6 +264,7 @@ export class ImageEditService {
       if (request.preview) return changes;
 
       const reason = moveReason(request.reasonForChange, failure);
+      await revokeCaseReaders(tx, image.case_id);
       await tx
         .updateTable('images')
         .set({ study_id: request.value, case_id: null, status, updated_at: new Date() })
@@ -343,6 +345,7 @@ export class ImageEditService {
     await this.db.transaction().execute(async (tx) => {
       const image = await lockImage(tx, imageId);
       if (image.status === 'ARCHIVED') throw new ConflictError(IMAGE_ACTION_MESSAGES.alreadyArchived);
+      await revokeCaseReaders(tx, image.case_id);
       await tx
         .updateTable('images')
         .set({ status: 'ARCHIVED', updated_at: new Date() })
