@@ -83,6 +83,9 @@ export const STUDY_MESSAGES = {
   nameRequired: 'Name is required',
   indicationRequired: 'Indication is required',
   segmentsRequired: 'Number of Anatomical Segments is required',
+  segmentsRange: `Number of Anatomical Segments must be a whole number from 1 to ${MAX_ANATOMICAL_SEGMENTS}`,
+  celiacDefaultsWithoutCeliac:
+    'The celiac default classes (Enterocyte, IEL, Unit 1–5) belong to celiac studies: remove them or choose Celiac Disease',
   modalityRequired: 'Modality is required',
   classNameInvalid: 'name is blank or not unique',
   onHoldReasonRequired: 'On Hold Reason is required',
@@ -132,7 +135,8 @@ export const studyConfigSchema = z.object({
   visitIds: z.array(z.string().max(TEXT_LIMITS.identifier)).default([]),
   labVisitIds: z.array(z.string().max(TEXT_LIMITS.identifier)).default([]),
   indications: z.array(z.enum(INDICATIONS)).default([]),
-  segments: z.number().int().nullable(),
+  // Whole numbers from 1 to MAX_ANATOMICAL_SEGMENTS: validateStudyConfig says so in the product's words.
+  segments: z.number().nullable(),
   anatomicalSegments: z.array(z.string().max(TEXT_LIMITS.identifier)).default([]),
   modality: z.array(z.enum(MODALITIES)).default([]),
   onHold: z.boolean().default(false),
@@ -162,13 +166,14 @@ export function validateStudyConfig(config: StudyConfig): StudyConfigIssue[] {
   if (exclusive.length > 0 && config.indications.length > 1) {
     issues.push({ field: 'indications', message: STUDY_MESSAGES.oneIndicationOnly });
   }
-  if (config.segments === null || !Number.isInteger(config.segments) || config.segments < 1) {
+  if (config.segments === null) {
     issues.push({ field: 'segments', message: STUDY_MESSAGES.segmentsRequired });
-  } else if (config.segments > MAX_ANATOMICAL_SEGMENTS) {
-    issues.push({
-      field: 'segments',
-      message: `Number of Anatomical Segments must be at most ${MAX_ANATOMICAL_SEGMENTS}`,
-    });
+  } else if (
+    !Number.isInteger(config.segments) ||
+    config.segments < 1 ||
+    config.segments > MAX_ANATOMICAL_SEGMENTS
+  ) {
+    issues.push({ field: 'segments', message: STUDY_MESSAGES.segmentsRange });
   } else if (
     config.anatomicalSegments.length !== config.segments ||
     config.anatomicalSegments.some((name) => name.trim() === '')
@@ -187,6 +192,9 @@ export function validateStudyConfig(config: StudyConfig): StudyConfigIssue[] {
     issues.push({ field: 'protocolIds', message: 'Protocol IDs must be unique' });
   }
   issues.push(...visitPairIssues(config.visitIds, config.labVisitIds));
+  if (!config.indications.includes('CELIAC_DISEASE') && hasNewCeliacDefaults(config)) {
+    issues.push({ field: 'indications', message: STUDY_MESSAGES.celiacDefaultsWithoutCeliac });
+  }
   for (const list of ANNOTATION_CLASS_LIST_NAMES) {
     const seen = new Set<string>();
     config[list].forEach((c, index) => {
@@ -266,6 +274,48 @@ export function withCeliacDefaults(
     pointClasses: add(config.pointClasses, CELIAC_DEFAULT_POINT_CLASSES),
     multilineClasses: add(config.multilineClasses, CELIAC_DEFAULT_LINE_CLASSES),
   };
+}
+
+/**
+ * A class as choosing Celiac Disease added it and nobody changed since: not saved yet (no id), not
+ * deleted, enabled, and with a default's name and colour.
+ */
+function isUntouchedDefault(c: AnnotationClassInput, defaults: readonly { name: string; color: string }[]): boolean {
+  return (
+    c.id === undefined &&
+    !c.deleted &&
+    c.enabled &&
+    defaults.some((d) => d.name === c.name && d.color.toLowerCase() === c.color.toLowerCase())
+  );
+}
+
+/**
+ * The rule of docs/STUDIES.md "Celiac defaults": the defaults that choosing Celiac Disease added are
+ * removed when it is unchosen, unless the user changed them (renamed, recoloured, disabled) or they
+ * were saved. The form applies it when the indication changes.
+ */
+export function withoutCeliacDefaults(
+  config: Pick<StudyConfig, 'pointClasses' | 'multilineClasses'>,
+): Pick<StudyConfig, 'pointClasses' | 'multilineClasses'> {
+  const keep = (list: AnnotationClassInput[], defaults: readonly { name: string; color: string }[]) =>
+    list.filter((c) => !isUntouchedDefault(c, defaults)).map((c, i) => ({ ...c, sortOrder: i }));
+  return {
+    pointClasses: keep(config.pointClasses, CELIAC_DEFAULT_POINT_CLASSES),
+    multilineClasses: keep(config.multilineClasses, CELIAC_DEFAULT_LINE_CLASSES),
+  };
+}
+
+/**
+ * Whether a configuration holds every celiac default, new and untouched — what a form that kept them
+ * after Celiac Disease was unchosen would send. The server refuses that for a study that is not
+ * celiac (validateStudyConfig); a user who kept some on purpose (edited, or not all) is not refused.
+ */
+export function hasNewCeliacDefaults(config: Pick<StudyConfig, 'pointClasses' | 'multilineClasses'>): boolean {
+  const all = (list: AnnotationClassInput[], defaults: readonly { name: string; color: string }[]) =>
+    defaults.every((d) => list.some((c) => isUntouchedDefault(c, [d])));
+  return (
+    all(config.pointClasses, CELIAC_DEFAULT_POINT_CLASSES) && all(config.multilineClasses, CELIAC_DEFAULT_LINE_CLASSES)
+  );
 }
 
 /** A changed field of an existing study: the new value and the reason (spec doc 1 §7). */

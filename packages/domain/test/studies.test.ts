@@ -20,6 +20,9 @@ import {
   validateStudyConfig,
   visitPairIssues,
   withCeliacDefaults,
+  withoutCeliacDefaults,
+  hasNewCeliacDefaults,
+  MAX_ANATOMICAL_SEGMENTS,
   type AnnotationClassInput,
   type Indication,
   type StudyConfig,
@@ -67,8 +70,8 @@ describe('validateStudyConfig (spec doc 1 §5)', () => {
     ['name', { name: '  ' }, 'Name is required'],
     ['indication', { indications: [] }, 'Indication is required'],
     ['segments missing', { segments: null }, 'Number of Anatomical Segments is required'],
-    ['segments zero', { segments: 0 }, 'Number of Anatomical Segments is required'],
-    ['segments fraction', { segments: 1.5 }, 'Number of Anatomical Segments is required'],
+    ['segments zero', { segments: 0 }, STUDY_MESSAGES.segmentsRange],
+    ['segments fraction', { segments: 1.5 }, STUDY_MESSAGES.segmentsRange],
     ['segment names', { segments: 3 }, 'Enter one name per segment (3)'],
     ['blank segment name', { segments: 2, anatomicalSegments: ['Ileum', '  '] }, 'Enter one name per segment (2)'],
     ['modality', { modality: [] }, 'Modality is required'],
@@ -238,6 +241,61 @@ describe('withCeliacDefaults', () => {
           expect(lower(once.multilineClasses)).toContain(d.name.toLowerCase());
       }),
     );
+  });
+});
+
+describe('withoutCeliacDefaults (issue 20: unchoosing celiac takes its defaults back)', () => {
+  const added = () => withCeliacDefaults({ pointClasses: [cls('Goblet')], multilineClasses: [] });
+
+  it('removes the defaults as added, and keeps the user’s own classes', () => {
+    const result = withoutCeliacDefaults(added());
+    expect(result.pointClasses.map((c) => [c.name, c.sortOrder])).toEqual([['Goblet', 0]]);
+    expect(result.multilineClasses).toEqual([]);
+  });
+
+  it('keeps a default the user renamed, recoloured or disabled, and one already saved', () => {
+    const lists = added();
+    lists.pointClasses[1] = { ...lists.pointClasses[1]!, name: 'Enterocytes' };
+    lists.pointClasses[2] = { ...lists.pointClasses[2]!, color: '#000000' };
+    lists.multilineClasses[0] = { ...lists.multilineClasses[0]!, enabled: false };
+    lists.multilineClasses[1] = { ...lists.multilineClasses[1]!, id: 17 };
+    const result = withoutCeliacDefaults(lists);
+    expect(result.pointClasses.map((c) => c.name)).toEqual(['Goblet', 'Enterocytes', 'IEL']);
+    expect(result.multilineClasses.map((c) => c.name)).toEqual(['Unit 1', 'Unit 2']);
+  });
+
+  it('the server refuses a study that is not celiac with every default new and untouched', () => {
+    const lists = added();
+    expect(hasNewCeliacDefaults(lists)).toBe(true);
+    expect(messages({ ...base(), ...lists })).toContain(STUDY_MESSAGES.celiacDefaultsWithoutCeliac);
+    expect(messages({ ...base(), indications: ['CELIAC_DISEASE'], ...lists })).toEqual([]);
+    // Kept on purpose (one edited), or saved before: allowed.
+    const edited = {
+      ...lists,
+      pointClasses: lists.pointClasses.map((c) => (c.name === 'IEL' ? { ...c, name: 'IEL+' } : c)),
+    };
+    expect(hasNewCeliacDefaults(edited)).toBe(false);
+    const saved = { ...lists, multilineClasses: lists.multilineClasses.map((c, i) => ({ ...c, id: i + 1 })) };
+    expect(messages({ ...base(), ...saved })).toEqual([]);
+  });
+});
+
+describe('Number of Anatomical Segments (issue 20: the product’s words, never hidden)', () => {
+  it.each([
+    [null, STUDY_MESSAGES.segmentsRequired],
+    [0, STUDY_MESSAGES.segmentsRange],
+    [-1, STUDY_MESSAGES.segmentsRange],
+    [1.5, STUDY_MESSAGES.segmentsRange],
+    [MAX_ANATOMICAL_SEGMENTS + 1, STUDY_MESSAGES.segmentsRange],
+  ])('%s → %s', (segments, message) => {
+    expect(messages({ ...base(), segments, anatomicalSegments: [] })).toContain(message);
+    expect(STUDY_MESSAGES.segmentsRange).toBe(
+      `Number of Anatomical Segments must be a whole number from 1 to ${MAX_ANATOMICAL_SEGMENTS}`,
+    );
+  });
+
+  it('a fractional count passes the schema, so the rule’s message is the one shown', () => {
+    expect(studyConfigSchema.safeParse({ ...base(), segments: 1.5 }).success).toBe(true);
   });
 });
 

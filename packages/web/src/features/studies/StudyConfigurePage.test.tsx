@@ -47,15 +47,17 @@ describe('create a study', () => {
     });
     expect(screen.getByRole('heading', { level: 2, name: 'Create Study' })).toBeTruthy();
     expect(screen.queryByRole('tab', { name: 'Users' })).toBeNull();
-    for (const message of [
-      STUDY_MESSAGES.nameRequired,
-      STUDY_MESSAGES.indicationRequired,
-      STUDY_MESSAGES.segmentsRequired,
-      STUDY_MESSAGES.modalityRequired,
-    ]) {
-      expect(screen.getByText(message)).toBeTruthy();
+    // No red messages on an empty form (issue 20): Save says why it is disabled, and its links lead
+    // to the fields, whose messages then show.
+    for (const message of [STUDY_MESSAGES.nameRequired, STUDY_MESSAGES.indicationRequired]) {
+      expect(screen.queryByText(message)).toBeNull();
     }
     expect(isDisabled(saveButton())).toBe(true);
+    const why = screen.getByRole('status', { name: 'Why Save is disabled' });
+    expect(why.textContent).toBe('4 fields need attention: Name, Indications, Number of Anatomical Segments, Modality');
+    fireEvent.click(within(why).getByRole('button', { name: 'Name' }));
+    expect(screen.getByText(STUDY_MESSAGES.nameRequired)).toBeTruthy();
+    expect(screen.queryByText(STUDY_MESSAGES.modalityRequired)).toBeNull();
     expect(screen.queryByRole('textbox', { name: /^Reason for change/ })).toBeNull();
 
     type(textbox('Name'), 'NEW-1');
@@ -116,6 +118,30 @@ describe('indications', () => {
     ).toEqual(['Unit 1', 'Unit 2', 'Unit 3', 'Unit 4', 'Unit 5']);
     expect(checkbox("Crohn's Disease").disabled).toBe(true);
     expect(checkbox('Nonalcoholic Steatohepatitis (NASH)').disabled).toBe(true);
+  });
+
+  it('unticking Celiac Disease takes its untouched default classes back; an edited one stays (issue 20)', () => {
+    renderConfigure('/studies/new/configure/settings');
+    fireEvent.click(checkbox('Celiac Disease'));
+    const point = screen.getByRole('list', { name: 'Point classes' });
+    type(within(point).getAllByRole('textbox')[1]!, 'IEL (edited)');
+    fireEvent.click(checkbox('Celiac Disease'));
+    fireEvent.click(checkbox('Ulcerative Colitis'));
+    expect(
+      within(screen.getByRole('list', { name: 'Point classes' }))
+        .getAllByRole('textbox')
+        .map((i) => (i as HTMLInputElement).value),
+    ).toEqual(['IEL (edited)']);
+    expect(screen.queryByRole('list', { name: 'Line measurement classes' })).toBeNull();
+  });
+
+  it('a fractional segment count is named in the product’s words, beside the other messages (issue 20)', () => {
+    renderConfigure('/studies/new/configure/settings');
+    type(textbox('Name'), ' ');
+    type(screen.getByLabelText('Number of Anatomical Segments'), '1.5');
+    expect(screen.getByText(STUDY_MESSAGES.segmentsRange)).toBeTruthy();
+    expect(screen.getByText(STUDY_MESSAGES.nameRequired)).toBeTruthy();
+    expect(screen.queryByText(/must be int/)).toBeNull();
   });
 
   it('leaves only NASH when NASH is chosen', () => {
@@ -235,10 +261,17 @@ describe('edit a study', () => {
     type(screen.getByLabelText('On Hold Reason'), 'Sponsor audit');
     expect(screen.getAllByText(MESSAGES.reasonForChangeRequired)).toHaveLength(2);
     expect(isDisabled(saveButton())).toBe(true);
+    expect(screen.getByRole('status', { name: 'Why Save is disabled' }).textContent).toBe(
+      '2 changes need a reason: Name, On hold',
+    );
 
     type(textbox('Reason for change: Name'), 'Typo in protocol');
     expect(isDisabled(saveButton())).toBe(true);
-    type(textbox('Reason for change: Status'), 'Audit');
+    expect(screen.getByRole('status', { name: 'Why Save is disabled' }).textContent).toBe(
+      '1 change needs a reason: On hold',
+    );
+    type(textbox('Reason for change: On hold'), 'Audit');
+    expect(screen.queryByRole('status', { name: 'Why Save is disabled' })).toBeNull();
     expect(isDisabled(saveButton())).toBe(false);
 
     fireEvent.click(saveButton());

@@ -94,17 +94,25 @@ export function classCounts(study: StudyView | undefined): ReadonlyMap<number, n
  */
 export function studyConfigIssues(values: StudyConfig): StudyConfigIssue[] {
   const parsed = studyConfigSchema.safeParse(values);
-  if (!parsed.success) {
-    return parsed.error.issues.map((issue) => {
-      const [field, index] = issue.path;
-      return {
-        field: (typeof field === 'string' ? field : 'name') as StudyField,
-        index: typeof index === 'number' ? index : undefined,
-        message: issue.message,
-      };
-    });
-  }
-  return validateStudyConfig(parsed.data);
+  const schemaIssues: StudyConfigIssue[] = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => {
+        const [field, index] = issue.path;
+        return {
+          field: (typeof field === 'string' ? field : 'name') as StudyField,
+          index: typeof index === 'number' ? index : undefined,
+          message: issue.message,
+        };
+      });
+  // Both kinds together: one field's problem never hides another's.
+  const issues = [...schemaIssues, ...validateStudyConfig(parsed.success ? parsed.data : values)];
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = `${issue.field}|${issue.index ?? ''}|${issue.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function toFieldErrors(issues: readonly StudyConfigIssue[]): FieldErrors<StudyConfig> {

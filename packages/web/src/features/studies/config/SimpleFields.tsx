@@ -132,7 +132,7 @@ export function OnHoldField({ value, onChange, issues, reason }: FieldProps<OnHo
   const reasonId = useId();
   const text = value.onHoldReason ?? '';
   return (
-    <ConfigField label="Status" issues={issues} reason={reason}>
+    <ConfigField label="On hold" issues={issues} reason={reason}>
       <Checkbox
         label="On Hold"
         checked={value.onHold}

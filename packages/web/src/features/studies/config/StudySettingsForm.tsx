@@ -1,6 +1,7 @@
 import { Button, Callout, Section, SectionCard } from '@blueprintjs/core';
 import {
   withCeliacDefaults,
+  withoutCeliacDefaults,
   type AnnotationClassList,
   type Indication,
   type StudyConfig,
@@ -19,6 +20,7 @@ import {
   configFromStudy,
   emptyStudyConfig,
   groupsMissingReason,
+  reasonGroupOf,
   studyConfigIssues,
   studyConfigResolver,
   type ReasonGroup,
@@ -30,6 +32,23 @@ import type { ReasonProps } from './ConfigField';
 import { ProtocolIdsField } from './ProtocolIdsField';
 import { IndicationsField, ModalityField, OnHoldField, SegmentsField, TextField } from './SimpleFields';
 import { VisitPairsField } from './VisitPairsField';
+import { SaveBlockers } from '../../../components/SaveBlockers';
+
+/** The label each reason group's field shows (the Save blockers name them). */
+const GROUP_LABELS: Readonly<Record<ReasonGroup, string>> = {
+  name: 'Name',
+  sponsor: 'Sponsor',
+  protocolIds: 'Protocol IDs',
+  visitIds: 'Visit IDs / Lab Visit IDs',
+  indications: 'Indications',
+  segments: 'Number of Anatomical Segments',
+  modality: 'Modality',
+  onHold: 'On hold',
+  hpfClasses: 'HPF classes',
+  pointClasses: 'Point classes',
+  freehandClasses: 'Freehand classes',
+  multilineClasses: 'Line measurement classes',
+};
 
 const CLASS_LISTS: readonly { list: AnnotationClassList; label: string }[] = [
   { list: 'hpfClasses', label: 'HPF' },
@@ -53,6 +72,11 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
   const [initial] = useState<StudyConfig>(() => (study ? configFromStudy(study) : emptyStudyConfig()));
   const [counts] = useState(() => classCounts(study));
   const [reasons, setReasons] = useState<Reasons>({});
+  /**
+   * Groups whose messages show: on a new study only those the user has changed or was sent to (no
+   * red 'Name is required' on an empty form); on an existing study all.
+   */
+  const [touched, setTouched] = useState<ReadonlySet<ReasonGroup>>(() => new Set());
   const { control, setValue, handleSubmit } = useForm<StudyConfig>({
     defaultValues: initial,
     resolver: studyConfigResolver,
@@ -68,7 +92,10 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
 
   function set<K extends StudyField>(field: K, value: StudyConfig[K]) {
     setValue(field, value as never, { shouldDirty: true });
+    const group = reasonGroupOf(field);
+    if (!touched.has(group)) setTouched((current) => new Set(current).add(group));
   }
+  const visible = (field: StudyField) => !isNew || touched.has(reasonGroupOf(field));
 
   function reasonFor(group: ReasonGroup): ReasonProps | null {
     if (!changed.includes(group)) return null;
@@ -84,16 +111,22 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
     };
   }
 
-  const messages = (...fields: StudyField[]) => issues.filter((i) => fields.includes(i.field)).map((i) => i.message);
-  const issuesOf = (...fields: StudyField[]) => issues.filter((i) => fields.includes(i.field));
+  const messages = (...fields: StudyField[]) =>
+    issues.filter((i) => fields.includes(i.field) && visible(i.field)).map((i) => i.message);
+  const issuesOf = (...fields: StudyField[]) => issues.filter((i) => fields.includes(i.field) && visible(i.field));
+  // Why Save is disabled: the fields with problems and the changes without their reason.
+  const invalidGroups = [...new Set(issues.map((i) => reasonGroupOf(i.field)))];
+  const blocker = (group: ReasonGroup) => ({ key: group, label: GROUP_LABELS[group], anchor: group });
 
   function handleIndications(next: Indication[]) {
-    const celiacChosen = next.includes('CELIAC_DISEASE') && !values.indications.includes('CELIAC_DISEASE');
+    const had = values.indications.includes('CELIAC_DISEASE');
+    const has = next.includes('CELIAC_DISEASE');
     set('indications', next);
-    if (celiacChosen) {
-      const defaults = withCeliacDefaults(values);
-      set('pointClasses', defaults.pointClasses);
-      set('multilineClasses', defaults.multilineClasses);
+    // Choosing Celiac Disease adds its default classes; unchoosing it takes back those still as added.
+    const lists = has && !had ? withCeliacDefaults(values) : had && !has ? withoutCeliacDefaults(values) : null;
+    if (lists) {
+      set('pointClasses', lists.pointClasses);
+      set('multilineClasses', lists.multilineClasses);
     }
   }
 
@@ -121,90 +154,107 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
     >
       <Section title="Study" compact>
         <SectionCard>
-          <TextField
-            label="Name"
-            value={values.name}
-            onChange={(v) => set('name', v)}
-            issues={messages('name')}
-            reason={reasonFor('name')}
-            maxLength={TEXT_LIMITS.studyName}
-          />
-          <TextField
-            label="Sponsor"
-            value={values.sponsor ?? ''}
-            onChange={(v) => set('sponsor', v === '' ? null : v)}
-            issues={messages('sponsor')}
-            reason={reasonFor('sponsor')}
-            maxLength={TEXT_LIMITS.sponsor}
-          />
-          <ProtocolIdsField
-            value={values.protocolIds}
-            onChange={(v) => set('protocolIds', v)}
-            issues={messages('protocolIds')}
-            reason={reasonFor('protocolIds')}
-          />
-          <VisitPairsField
-            visitIds={values.visitIds}
-            labVisitIds={values.labVisitIds}
-            onChange={(visitIds, labVisitIds) => {
-              set('visitIds', visitIds);
-              set('labVisitIds', labVisitIds);
-            }}
-            issues={issuesOf('visitIds', 'labVisitIds')}
-            reason={reasonFor('visitIds')}
-          />
+          <div data-anchor="name">
+            <TextField
+              label="Name"
+              value={values.name}
+              onChange={(v) => set('name', v)}
+              issues={messages('name')}
+              reason={reasonFor('name')}
+              maxLength={TEXT_LIMITS.studyName}
+            />
+          </div>
+          <div data-anchor="sponsor">
+            <TextField
+              label="Sponsor"
+              value={values.sponsor ?? ''}
+              onChange={(v) => set('sponsor', v === '' ? null : v)}
+              issues={messages('sponsor')}
+              reason={reasonFor('sponsor')}
+              maxLength={TEXT_LIMITS.sponsor}
+            />
+          </div>
+          <div data-anchor="protocolIds">
+            <ProtocolIdsField
+              value={values.protocolIds}
+              onChange={(v) => set('protocolIds', v)}
+              issues={messages('protocolIds')}
+              reason={reasonFor('protocolIds')}
+            />
+          </div>
+          <div data-anchor="visitIds">
+            <VisitPairsField
+              visitIds={values.visitIds}
+              labVisitIds={values.labVisitIds}
+              onChange={(visitIds, labVisitIds) => {
+                set('visitIds', visitIds);
+                set('labVisitIds', labVisitIds);
+              }}
+              issues={issuesOf('visitIds', 'labVisitIds')}
+              reason={reasonFor('visitIds')}
+            />
+          </div>
         </SectionCard>
       </Section>
       <Section title="Indications, segments and modality" compact>
         <SectionCard>
-          <IndicationsField
-            value={values.indications}
-            onChange={handleIndications}
-            issues={messages('indications')}
-            reason={reasonFor('indications')}
-          />
-          <SegmentsField
-            value={{ segments: values.segments, anatomicalSegments: values.anatomicalSegments }}
-            onChange={(v) => {
-              set('segments', v.segments);
-              set('anatomicalSegments', v.anatomicalSegments);
-            }}
-            issues={messages('segments', 'anatomicalSegments')}
-            reason={reasonFor('segments')}
-          />
-          <ModalityField
-            value={values.modality}
-            onChange={(v) => set('modality', v)}
-            issues={messages('modality')}
-            reason={reasonFor('modality')}
-          />
+          <div data-anchor="indications">
+            <IndicationsField
+              value={values.indications}
+              onChange={handleIndications}
+              issues={messages('indications')}
+              reason={reasonFor('indications')}
+            />
+          </div>
+          <div data-anchor="segments">
+            <SegmentsField
+              value={{ segments: values.segments, anatomicalSegments: values.anatomicalSegments }}
+              onChange={(v) => {
+                set('segments', v.segments);
+                set('anatomicalSegments', v.anatomicalSegments);
+              }}
+              issues={messages('segments', 'anatomicalSegments')}
+              reason={reasonFor('segments')}
+            />
+          </div>
+          <div data-anchor="modality">
+            <ModalityField
+              value={values.modality}
+              onChange={(v) => set('modality', v)}
+              issues={messages('modality')}
+              reason={reasonFor('modality')}
+            />
+          </div>
         </SectionCard>
       </Section>
-      <Section title="Status" compact>
+      <Section title="Study status" compact>
         <SectionCard>
-          <OnHoldField
-            value={{ onHold: values.onHold, onHoldReason: values.onHoldReason }}
-            onChange={(v) => {
-              set('onHold', v.onHold);
-              set('onHoldReason', v.onHoldReason);
-            }}
-            issues={messages('onHold', 'onHoldReason')}
-            reason={reasonFor('onHold')}
-          />
+          <div data-anchor="onHold">
+            <OnHoldField
+              value={{ onHold: values.onHold, onHoldReason: values.onHoldReason }}
+              onChange={(v) => {
+                set('onHold', v.onHold);
+                set('onHoldReason', v.onHoldReason);
+              }}
+              issues={messages('onHold', 'onHoldReason')}
+              reason={reasonFor('onHold')}
+            />
+          </div>
         </SectionCard>
       </Section>
       <Section title="Annotation classes" compact>
         <SectionCard>
           {CLASS_LISTS.map(({ list, label }) => (
-            <AnnotationClassListField
-              key={list}
-              label={label}
-              value={values[list]}
-              onChange={(v) => set(list, v)}
-              counts={counts}
-              issues={issuesOf(list)}
-              reason={reasonFor(list)}
-            />
+            <div key={list} data-anchor={list}>
+              <AnnotationClassListField
+                label={label}
+                value={values[list]}
+                onChange={(v) => set(list, v)}
+                counts={counts}
+                issues={issuesOf(list)}
+                reason={reasonFor(list)}
+              />
+            </div>
           ))}
         </SectionCard>
       </Section>
@@ -215,6 +265,21 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
           </Callout>
         )}
         <div className="lamina-form-actions">
+          {!save.isPending && (
+            <SaveBlockers
+              groups={[
+                {
+                  text: (n) => `${n} ${n === 1 ? 'field needs' : 'fields need'} attention`,
+                  items: invalidGroups.map(blocker),
+                },
+                {
+                  text: (n) => `${n} ${n === 1 ? 'change needs' : 'changes need'} a reason`,
+                  items: missing.filter((g) => !invalidGroups.includes(g)).map(blocker),
+                },
+              ]}
+              onGo={(item) => setTouched((current) => new Set(current).add(item.key as ReasonGroup))}
+            />
+          )}
           <Button
             text="Discard Changes"
             variant="outlined"
