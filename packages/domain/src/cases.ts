@@ -491,6 +491,21 @@ export const caseImagesQuerySchema = z.object({
 });
 export const caseImagesResponseSchema = z.object({ success: z.literal(true), images: z.array(caseImageSchema) });
 
+/** GET /api/cases/assigned: the caller's assigned cases across the studies they can see. */
+export const assignedCaseSchema = z.object({
+  id: z.number().int(),
+  studyId: z.number().int(),
+  studyName: z.string(),
+  procId: z.string().nullable(),
+  histoProcedureId: z.string().nullable(),
+  status: z.enum(CASE_STATUSES),
+  numberOfImages: z.number().int(),
+  assignedAt: z.string(),
+  readAt: z.string().nullable(),
+});
+export type AssignedCase = z.infer<typeof assignedCaseSchema>;
+export const assignedCasesResponseSchema = z.object({ success: z.literal(true), cases: z.array(assignedCaseSchema) });
+
 /** The name a reader shows under: first and last name, else the username. */
 export function userDisplayName(user: { username: string; firstName: string | null; lastName: string | null }): string {
   const name = [user.firstName, user.lastName].filter((s) => s && s.trim() !== '').join(' ');

@@ -40,6 +40,8 @@ export const ROUTE_PERMISSIONS = {
   studyCreate: ['S_Main_CreateStudy'],
   imageViewer: ['AP_ImageViewer_ViewimageViewer'],
   caseViewer: ['AP_CaseViewer_ViewCaseViewer'],
+  /** /assigned: the cases assigned to a reader without the studies page (NOTO, issue 20). */
+  assignedCases: ['AP_CaseViewer_ViewCaseViewer'],
   users: ['UM_ViewUsersPage'],
   imageManagement: ['IM_ImageListTab_ViewImageslistTab', 'IM_CaseListTab_ViewPage'],
   reports: ['R_ViewReportsTab'],
@@ -51,3 +53,13 @@ export const ROUTE_PERMISSIONS = {
     'Q_ViewQueriesImages',
   ],
 } as const satisfies Record<string, readonly Permission[]>;
+
+/**
+ * Where a logged-in user starts: the studies page, or — for a reader without it (NOTO, who works
+ * inside the embedding platform) — the list of their assigned cases; null when neither is theirs.
+ */
+export function landingPath(actions: readonly string[]): '/studies' | '/assigned' | null {
+  if (hasAny(actions, ROUTE_PERMISSIONS.studies)) return '/studies';
+  if (hasAny(actions, ROUTE_PERMISSIONS.assignedCases)) return '/assigned';
+  return null;
+}

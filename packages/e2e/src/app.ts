@@ -15,8 +15,11 @@ import { appUrl, demoPassword } from './env.js';
 export interface RoleAccount {
   username: string;
   role: RoleName;
-  /** Where login (to the default /studies) ends: /accessDenied without S_Main_ViewStudyPage. */
-  landsOn: '/studies' | '/accessDenied';
+  /**
+   * Where login (to the default /studies) ends: /accessDenied without S_Main_ViewStudyPage, or the
+   * assigned cases for a reader without it (NOTO, issue 20).
+   */
+  landsOn: '/studies' | '/accessDenied' | '/assigned';
 }
 
 export const ROLE_ACCOUNTS: readonly RoleAccount[] = [
@@ -31,7 +34,7 @@ export const ROLE_ACCOUNTS: readonly RoleAccount[] = [
   { username: 'reader1', role: 'CR', landsOn: '/studies' },
   { username: 'site', role: 'Site', landsOn: '/studies' },
   { username: 'lis', role: 'LIS', landsOn: '/accessDenied' },
-  { username: 'noto', role: 'NOTO', landsOn: '/accessDenied' },
+  { username: 'noto', role: 'NOTO', landsOn: '/assigned' },
 ];
 
 /** Tab labels the domain's permission map gives a role. */

@@ -21,12 +21,17 @@ describe('top navigation per role', () => {
       // Login goes to /studies; the guard may send the browser on to /accessDenied. Wait for either page.
       const studies = pageHeading(page, 'Studies');
       const accessDenied = page.getByRole('main').getByRole('heading', { name: MESSAGES.accessDeniedTitle });
-      await studies.or(accessDenied).first().waitFor();
+      const assigned = pageHeading(page, 'Your assigned cases');
+      await studies.or(accessDenied).or(assigned).first().waitFor();
       await eventually(() => pathnameOf(page)).toBe(account.landsOn);
       if (account.landsOn === '/accessDenied') {
         // No S_Main_ViewStudyPage: the guard of /studies refused.
         expect(ROLE_PERMISSIONS[account.role]).not.toContain('S_Main_ViewStudyPage');
         expect(await accessDenied.isVisible()).toBe(true);
+      } else if (account.landsOn === '/assigned') {
+        // A reader without the studies page starts on the cases assigned to them.
+        expect(ROLE_PERMISSIONS[account.role]).not.toContain('S_Main_ViewStudyPage');
+        expect(await assigned.isVisible()).toBe(true);
       } else {
         expect(await studies.isVisible()).toBe(true);
       }

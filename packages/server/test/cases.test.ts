@@ -570,6 +570,26 @@ describe('blinding of central readers (server side)', () => {
     expect(await generation(reader2Id)).toBe(before.r2 + 2);
   });
 
+  it('GET /api/cases/assigned: the reader’s own live cases, with study and image count (the NOTO landing)', async () => {
+    const response = await reader.request({ method: 'GET', url: '/api/cases/assigned' });
+    expect(response.statusCode).toBe(200);
+    const cases = response.json<{ cases: { id: number; studyName: string; numberOfImages: number }[] }>().cases;
+    const mine = await db().selectFrom('case_readers').select('case_id').where('user_id', '=', readerId).execute();
+    const live = await db()
+      .selectFrom('cases')
+      .select('id')
+      .where(
+        'id',
+        'in',
+        mine.map((m) => m.case_id),
+      )
+      .where('status', '!=', 'ARCHIVED')
+      .execute();
+    expect(cases.map((c) => c.id).sort()).toEqual(live.map((c) => c.id).sort());
+    expect(cases.find((c) => c.id === assigned.id)).toMatchObject({ studyName: 'Cases study', numberOfImages: 1 });
+    expect(JSON.stringify(cases)).not.toMatch(/SUBJ|SITE-SECRET/);
+  });
+
   it('others see the fields', async () => {
     const body = (await dm.request({ method: 'GET', url: `/api/cases/${assigned.id}` })).json<{ case: CaseBody }>()
       .case;

@@ -364,6 +364,7 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
     }),
     audit: 'CASE_CREATED',
   },
+  'GET /api/cases/assigned': { as: 'CR', scope: 'global', request: () => ({ url: '/api/cases/assigned' }) },
   'GET /api/cases/:id': { as: 'LabTech', scope: 'scoped', request: (s) => ({ url: `/api/cases/${s.caseId}` }) },
   'PATCH /api/cases/:id': {
     scope: 'scoped',

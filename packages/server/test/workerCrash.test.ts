@@ -116,8 +116,19 @@ describe('a worker killed mid-pyramid', () => {
     expect(pyramid.ifds[0]).toMatchObject({ width: SIZE, height: SIZE });
     const partial = existsSync(path.join(storage, '.tmp')) ? await readdir(path.join(storage, '.tmp')) : [];
     expect(partial).toEqual([]);
+    // The attempt that succeeded removes its scratch folder right after it records SUCCESS (in its
+    // `finally`), so give it a moment; the dead attempt's folder was removed before the retry began.
     const scratch = path.join(env.DATA_DIR as string, 'tmp');
-    const left = existsSync(scratch) ? await readdir(scratch) : [];
-    expect(left.filter((name) => name.startsWith(`image-${imageId}-`))).toEqual([]);
+    const scratchOf = async () =>
+      (existsSync(scratch) ? await readdir(scratch) : []).filter((name) => name.startsWith(`image-${imageId}-`));
+    await waitFor(
+      'the scratch folders to be removed',
+      async () => ((await scratchOf()).length === 0 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+        everyMs: 100,
+        context: () => `scratch folder ${scratch}`,
+      },
+    );
   }, 300_000);
 });

@@ -129,6 +129,48 @@ describe('guarded routes', () => {
     expect(fullPageReplace).not.toHaveBeenCalled();
   });
 
+  it('sends a registered user from /welcome to their start page, not to finish registering (issue 20)', async () => {
+    serve(everything);
+    renderRoutes(appRoutes, { path: '/welcome' });
+    await screen.findByRole('heading', { name: 'Studies' });
+    expect(screen.queryByText(MESSAGES.welcome)).toBeNull();
+  });
+
+  it('starts a NOTO reader on the assigned cases, each opening the case viewer embedded (issue 20)', async () => {
+    mockFetch({
+      'GET /api/config': { body: makeConfig() },
+      'GET /api/users/info': {
+        body: makeUser({
+          workAsRole: { id: 11, name: 'NOTO', displayName: 'NOTO' },
+          actions: ['S_Main_ViewAssignedStudies', 'AP_CaseViewer_ViewCaseViewer', 'AP_ImageViewer_ViewimageViewer'],
+        }),
+      },
+      'GET /api/cases/assigned': {
+        body: {
+          success: true,
+          cases: [
+            {
+              id: 5,
+              studyId: 2,
+              studyName: 'UC-2',
+              procId: 'ENDO-5',
+              histoProcedureId: null,
+              status: 'PROCESSED',
+              numberOfImages: 2,
+              assignedAt: '2026-11-20T10:00:00.000Z',
+              readAt: null,
+            },
+          ],
+        },
+      },
+    });
+    renderRoutes(appRoutes, { path: '/studies' });
+    const link = await screen.findByRole('link', { name: 'ENDO-5' });
+    expect(link.getAttribute('href')).toBe('/studies/2/cases/5?embeddedBy=NOTO');
+    expect(screen.getByText(/reading platform \(NOTO\)/)).toBeTruthy();
+    expect(fullPageReplace).not.toHaveBeenCalledWith('/accessDenied');
+  });
+
   it('sends a user without the permission to /accessDenied', async () => {
     serve(makeUser({ actions: ['S_Main_ViewStudyPage'] }));
     renderRoutes(appRoutes, { path: '/users' });

@@ -1,4 +1,4 @@
-import { ROUTE_PERMISSIONS, type Permission } from '@lamina/domain';
+import { ROUTE_PERMISSIONS, landingPath, type Permission } from '@lamina/domain';
 import type { ReactNode } from 'react';
 import { Navigate, createBrowserRouter, useLocation, useParams, type RouteObject } from 'react-router';
 import { NEW_STUDY_ID } from '../features/studies/studyTabs';
@@ -9,8 +9,10 @@ import { NotFoundPage } from './NotFoundPage';
 import { RequireAuth } from './RequireAuth';
 import { RouteErrorScreen } from './RouteErrorScreen';
 import { CHANGE_PASSWORD_PATH } from '../lib/safeRedirect';
+import { useUserInfo } from '../api/users';
 
 const WelcomePage = lazyPage(() => import('../features/auth/WelcomePage'), 'WelcomePage');
+const AssignedCasesPage = lazyPage(() => import('../features/cases/AssignedCasesPage'), 'AssignedCasesPage');
 const AccessDeniedPage = lazyPage(() => import('../features/auth/AccessDeniedPage'), 'AccessDeniedPage');
 const SuccessMessagePage = lazyPage(() => import('../features/auth/SuccessMessagePage'), 'SuccessMessagePage');
 const ChangePasswordPage = lazyPage(() => import('../features/auth/ChangePasswordPage'), 'ChangePasswordPage');
@@ -33,6 +35,16 @@ const QueriesPage = lazyPage(() => import('../features/queries/QueriesPage'), 'Q
 function RootRedirect() {
   const { search } = useLocation();
   return <Navigate to={{ pathname: '/studies', search }} replace />;
+}
+
+/**
+ * /studies, everyone's start after login: a reader without the studies page (NOTO) starts on their
+ * assigned cases instead of 'Access denied' (issue 20).
+ */
+function StudiesRoute() {
+  const actions = useUserInfo().data?.actions;
+  if (actions && landingPath(actions) === '/assigned') return <Navigate to="/assigned" replace />;
+  return guarded(ROUTE_PERMISSIONS.studies, <StudiesPage />);
 }
 
 /** /studies/new/configure needs the create-study permission; /studies/{id}/configure the edit one. */
@@ -86,7 +98,8 @@ export const appRoutes: RouteObject[] = [
       },
       { path: '/studies/:id/configure/:tab?', element: <StudyConfigureRoute /> },
       { path: '/studies/:id/:tab?', element: guarded(ROUTE_PERMISSIONS.study, <StudyPage />) },
-      { path: '/studies', element: guarded(ROUTE_PERMISSIONS.studies, <StudiesPage />) },
+      { path: '/studies', element: <StudiesRoute /> },
+      { path: '/assigned', element: guarded(ROUTE_PERMISSIONS.assignedCases, <AssignedCasesPage />) },
 
       { path: '/users', element: guarded(ROUTE_PERMISSIONS.users, <UsersPage />) },
       { path: '/users/:id/:tab?', element: guarded(ROUTE_PERMISSIONS.users, <UserProfilePage />) },

@@ -4,6 +4,7 @@ import type { DB } from '../../platform/db/schema.js';
 import { likeContains } from '../../platform/db/paging.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { readerSeesCase, readerSeesImage } from './readerVisibility.js';
+import { visibleStudies } from '../../platform/rbac/studyScope.js';
 
 /** Queries of the cases module: SQL only (the rules live in caseService.ts and the domain package). */
 type Q = Kysely<DB>;
@@ -288,6 +289,38 @@ export async function searchCases(
     );
   }
   return query.orderBy('cases.created_at', 'desc').orderBy('cases.id', 'desc').limit(50).execute();
+}
+
+/** The cases assigned to a user, live, in the studies they can see (the NOTO landing), newest first. */
+export async function assignedCases(db: Q, principal: Principal) {
+  return db
+    .selectFrom('case_readers')
+    .innerJoin('cases', 'cases.id', 'case_readers.case_id')
+    .innerJoin('studies', 'studies.id', 'cases.study_id')
+    .where('case_readers.user_id', '=', principal.id)
+    .where('cases.status', 'not in', ['ARCHIVED', 'INVALID'])
+    .where((eb) => visibleStudies(principal)(eb as unknown as ExpressionBuilder<DB, 'studies'>))
+    .select((eb) => [
+      'cases.id',
+      'cases.study_id',
+      'studies.name as study_name',
+      'cases.proc_id',
+      'cases.histo_procedure_id',
+      'cases.status',
+      'case_readers.assigned_at',
+      'case_readers.read_at',
+      eb
+        .selectFrom('images')
+        .select(count('n'))
+        .whereRef('images.case_id', '=', 'cases.id')
+        .where('images.status', '!=', 'ARCHIVED')
+        .where('images.ignored', '=', false)
+        .as('number_of_images'),
+    ])
+    .orderBy('case_readers.assigned_at', 'desc')
+    .orderBy('cases.id', 'desc')
+    .limit(500)
+    .execute();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import {
   REVERT_ANY_PERMISSION,
   VIEW_FILE_NAME_PERMISSION,
   assignImageRequestSchema,
+  assignedCasesResponseSchema,
   caseImagesQuerySchema,
   caseImagesResponseSchema,
   caseReasonRequestSchema,
@@ -38,14 +39,21 @@ import {
   type StudyCaseSortKey,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
-import { policy, studyFromBody, studyFromParam, studyFromQuery } from '../../platform/rbac/policy.js';
+import { policy, scope, studyFromBody, studyFromParam, studyFromQuery } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { caseScope } from './caseScope.js';
 import { imageScope } from '../images/imageScope.js';
 import { CaseService } from './caseService.js';
-import { assignableImages, listStudyCases, searchCases, searchStudyReaders, suggestReaders } from './caseQueries.js';
+import {
+  assignableImages,
+  assignedCases,
+  listStudyCases,
+  searchCases,
+  searchStudyReaders,
+  suggestReaders,
+} from './caseQueries.js';
 import { presentCaseImage, presentReader, presentStudyCaseRow } from './casePresenter.js';
 
 /** Who may open a case: the case viewer, the study page's Cases tab, the Image Management cases list. */
@@ -90,6 +98,33 @@ export function caseRoutes(db: Db) {
         const id = await cases.create(principalOf(request), actorOf(request), request.body);
         return reply.code(201).send(await answer(request, id, CASE_MESSAGES.created));
       },
+    );
+
+    r.get(
+      '/api/cases/assigned',
+      {
+        config: {
+          policy: policy.anyOf(
+            ['AP_CaseViewer_ViewCaseViewer'],
+            scope.global('the caller’s own case assignments, in the studies the caller can see'),
+          ),
+        },
+        schema: { response: { 200: assignedCasesResponseSchema } },
+      },
+      async (request) => ({
+        success: true as const,
+        cases: (await assignedCases(db, principalOf(request))).map((row) => ({
+          id: row.id,
+          studyId: row.study_id,
+          studyName: row.study_name,
+          procId: row.proc_id,
+          histoProcedureId: row.histo_procedure_id,
+          status: row.status as (typeof CASE_STATUSES)[number],
+          numberOfImages: row.number_of_images ?? 0,
+          assignedAt: row.assigned_at.toISOString(),
+          readAt: row.read_at ? row.read_at.toISOString() : null,
+        })),
+      }),
     );
 
     r.get(

@@ -73,7 +73,10 @@ describe('study page', () => {
       makeUserAs('DM', BOTH),
       makeStudy({ onHold: true, onHoldReason: 'Scanner recalibration' }),
     );
-    const banner = await screen.findByText('On hold Scanner recalibration');
+    const banner = (await screen.findByText('On hold')).closest('[role="status"]')!;
+    expect(banner.textContent).toBe('On hold Scanner recalibration');
+    // The status stands apart from the reason (issue 20).
+    expect(banner.querySelector('strong')?.textContent).toBe('On hold');
     expect(banner.closest('.bp6-callout')?.classList.contains('bp6-intent-warning')).toBe(true);
   });
 

@@ -52,7 +52,9 @@ export function StudyPage() {
       </header>
       {data.onHold && (
         <Callout intent="warning" icon="pause" className="lamina-hold-banner" role="status">
-          On hold {data.onHoldReason ?? ''}
+          {/* The spec's text 'On hold {reason}', the status set apart from the reason. */}
+          <strong>On hold</strong>
+          {data.onHoldReason ? ` ${data.onHoldReason}` : ''}
         </Callout>
       )}
       <RouteTabs
