@@ -44,6 +44,12 @@ export type LoginResponse = z.infer<typeof loginResponseSchema>;
 
 export const csrfResponseSchema = z.object({ csrfToken: z.string() });
 
+/**
+ * GET /api/auth/session (public): whether the request carries a live session. The login page asks
+ * this instead of GET /api/users/info, whose expected 401 the browser would log as an error.
+ */
+export const sessionStateSchema = z.object({ authenticated: z.boolean() });
+
 export const configSchema = z.object({
   ssoLoginUrl: z.string().nullable(),
   ssoLogoutUrl: z.string().nullable(),

@@ -191,6 +191,29 @@ describe('session, CSRF and logout', () => {
   });
 });
 
+describe('GET /api/auth/session (issue 20: the login page’s check, without a 401)', () => {
+  it('answers 200 authenticated false without a session, true with one, false again after logout', async () => {
+    const anonymous = await t.app.inject({ method: 'GET', url: '/api/auth/session' });
+    expect(anonymous.statusCode).toBe(200);
+    expect(anonymous.json()).toEqual({ authenticated: false });
+    const forged = await t.app.inject({
+      method: 'GET',
+      url: '/api/auth/session',
+      cookies: { [SESSION_COOKIE]: 'x'.repeat(43) },
+    });
+    expect(forged.json()).toEqual({ authenticated: false });
+    const user = await createUser(t.database.db);
+    const session = await login(t.app, user.username, PASSWORD);
+    expect((await session.request({ method: 'GET', url: '/api/auth/session' })).json()).toEqual({
+      authenticated: true,
+    });
+    await session.request({ method: 'POST', url: '/api/auth/logout' });
+    expect((await session.request({ method: 'GET', url: '/api/auth/session' })).json()).toEqual({
+      authenticated: false,
+    });
+  });
+});
+
 describe('GET /api/users/info', () => {
   it('returns the spec User fields for the work-as role', async () => {
     const user = await createUser(t.database.db, { globalRoles: ['StudyAdmin'] });

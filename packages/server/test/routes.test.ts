@@ -181,6 +181,7 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
   'GET /api/config': 'public',
   'GET /api/health': 'public',
   'POST /api/auth/login': 'public',
+  'GET /api/auth/session': 'public',
   'POST /api/auth/logout': {
     scope: 'global',
     as: 'LabTech',

@@ -1,12 +1,13 @@
 import {
   actionResponseSchema,
   loginResponseSchema,
+  sessionStateSchema,
   type ActionResponse,
   type ChangePasswordRequest,
   type LoginRequest,
   type LoginResponse,
 } from '@lamina/domain';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { fullPageNavigate } from '../lib/browser';
 import { apiFetch, setCsrfToken } from './client';
 import { useConfig } from './config';
@@ -54,5 +55,19 @@ export function useChangePassword() {
     mutationFn: (change: ChangePasswordRequest): Promise<ActionResponse> =>
       apiFetch('/api/auth/password', { method: 'POST', body: change, schema: actionResponseSchema }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.userInfo }),
+  });
+}
+
+/**
+ * GET /api/auth/session: whether there is a live session, asked on /login instead of the user's
+ * info, so a logged-out visit logs no 401 in the browser console (issue 20).
+ */
+export function useSessionState(enabled = true) {
+  return useQuery({
+    queryKey: ['auth', 'session'],
+    queryFn: ({ signal }) =>
+      apiFetch('/api/auth/session', { schema: sessionStateSchema, redirectOn401: false, signal }),
+    enabled,
+    staleTime: 0,
   });
 }

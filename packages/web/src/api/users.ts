@@ -27,11 +27,13 @@ export async function fetchUserInfo(signal?: AbortSignal): Promise<UserInfo | nu
   }
 }
 
-export function useUserInfo() {
+/** The current user (`enabled: false` while it is known there is no session, e.g. on /login). */
+export function useUserInfo(enabled = true) {
   return useQuery({
     queryKey: queryKeys.userInfo,
     queryFn: ({ signal }) => fetchUserInfo(signal),
     staleTime: 60_000,
+    enabled,
   });
 }
 

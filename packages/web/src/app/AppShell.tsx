@@ -1,5 +1,6 @@
 import { Suspense } from 'react';
-import { Outlet } from 'react-router';
+import { Outlet, useLocation } from 'react-router';
+import { useSessionState } from '../api/auth';
 import { errorMessage } from '../api/ApiError';
 import { useConfig } from '../api/config';
 import { useUserInfo } from '../api/users';
@@ -11,7 +12,10 @@ import { useEmbeddedMode } from './embedded';
 /** Layout of every page: header, then the route's page. Waits for the public config first. */
 export function AppShell() {
   const config = useConfig();
-  const user = useUserInfo();
+  // On /login the user's info is read only when a session exists (its 401 would be logged otherwise).
+  const onLogin = useLocation().pathname === '/login';
+  const session = useSessionState(onLogin);
+  const user = useUserInfo(!onLogin || session.data?.authenticated === true);
   const embedded = useEmbeddedMode();
 
   if (config.isPending) return <PageSpinner />;

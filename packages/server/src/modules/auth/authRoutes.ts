@@ -7,6 +7,7 @@ import {
   MESSAGES,
   loginResponseSchema,
   csrfResponseSchema,
+  sessionStateSchema,
 } from '@lamina/domain';
 import { policy } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
@@ -52,6 +53,13 @@ export function authRoutes(auth: AuthService, embeddedCookies: boolean) {
         clearSessionCookie(reply, request, embeddedCookies);
         return { success: true, message: 'Logged out' };
       },
+    );
+
+    r.get(
+      '/api/auth/session',
+      { config: { policy: policy.public() }, schema: { response: { 200: sessionStateSchema } } },
+      // The guard has loaded the session of a public request's cookie, when there is a live one.
+      async (request) => ({ authenticated: request.session !== null && request.principal !== null }),
     );
 
     r.get(

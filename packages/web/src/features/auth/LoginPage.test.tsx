@@ -147,8 +147,24 @@ describe('LoginPage', () => {
   });
 
   it('sends a logged-in user to /studies', async () => {
-    mockFetch({ 'GET /api/config': { body: makeConfig() }, 'GET /api/users/info': { body: makeUser() } });
+    mockFetch({
+      'GET /api/config': { body: makeConfig() },
+      'GET /api/auth/session': { body: { authenticated: true } },
+      'GET /api/users/info': { body: makeUser() },
+    });
     renderWithProviders(<LoginPage />, { path: '/login' });
     await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/studies'));
+  });
+
+  it('asks whether a session exists without a call that answers 401 (no console error, issue 20)', async () => {
+    const { calls } = mockFetch({
+      'GET /api/config': { body: makeConfig() },
+      'GET /api/auth/session': { body: { authenticated: false } },
+    });
+    renderWithProviders(<LoginPage />, { path: '/login' });
+    await waitFor(() => expect(calls.some((c) => c.path === '/api/auth/session')).toBe(true));
+    await screen.findByRole('button', { name: 'Log in' });
+    expect(calls.map((c) => c.path)).not.toContain('/api/users/info');
+    expect(fullPageReplace).not.toHaveBeenCalled();
   });
 });

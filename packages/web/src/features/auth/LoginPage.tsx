@@ -2,9 +2,8 @@ import { Button, Callout, Card, Classes, FormGroup, H2, InputGroup } from '@blue
 import { useEffect, useState, type SubmitEvent } from 'react';
 import { useSearchParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
-import { useLogin } from '../../api/auth';
+import { useLogin, useSessionState } from '../../api/auth';
 import { useConfig } from '../../api/config';
-import { useUserInfo } from '../../api/users';
 import { fullPageNavigate, fullPageReplace } from '../../lib/browser';
 import { changePasswordUrlFor, DEFAULT_AFTER_LOGIN, safeRedirect } from '../../lib/safeRedirect';
 import { usePageTitle } from '../../components/usePageTitle';
@@ -17,12 +16,13 @@ export function LoginPage() {
   usePageTitle('Log in');
   const [params] = useSearchParams();
   const redirect = safeRedirect(params.get('redirect'));
-  const user = useUserInfo();
+  // Already logged in? Asked without the user's info, whose 401 the browser would log (issue 20).
+  const session = useSessionState();
   const config = useConfig();
   const login = useLogin();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const alreadyLoggedIn = user.data != null;
+  const alreadyLoggedIn = session.data?.authenticated === true;
 
   useEffect(() => {
     if (alreadyLoggedIn) fullPageReplace(DEFAULT_AFTER_LOGIN);
