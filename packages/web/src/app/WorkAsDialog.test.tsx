@@ -44,6 +44,8 @@ describe('WorkAsDialog', () => {
     expect(await screen.findByRole('radio', { name: 'Data Manager' })).toBeTruthy();
     expect(screen.getByRole('radio', { name: 'Central Reader' })).toBeTruthy();
     expect(screen.queryByRole('radio', { name: 'ISC Reviewer' })).toBeNull();
+    // The first choice has the focus, not the dialog's focus trap (issue 20).
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('radio', { name: 'Data Manager' })));
   });
 
   it('says there is no other role when the current one is all there is', async () => {

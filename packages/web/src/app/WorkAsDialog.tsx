@@ -58,8 +58,9 @@ export function WorkAsDialog({ isOpen, onClose, currentRole }: WorkAsDialogProps
             onChange={handleChange}
             selectedValue={chosen ?? undefined}
           >
-            {otherRoles.map((role) => (
-              <Radio key={role.id} value={role.id} label={role.displayName} />
+            {otherRoles.map((role, index) => (
+              // The first choice has the focus when the dialog opens (issue 20).
+              <Radio key={role.id} value={role.id} label={role.displayName} autoFocus={index === 0} />
             ))}
           </RadioGroup>
         )}

@@ -41,7 +41,8 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
         actions={
           <>
             <Button text="Cancel" variant="minimal" onClick={onClose} disabled={isPending} />
-            <Button text={confirmText} intent={intent} loading={isPending} onClick={onConfirm} />
+            {/* A confirmation opens with its action focused (issue 20): Enter confirms, Escape cancels. */}
+            <Button text={confirmText} intent={intent} loading={isPending} onClick={onConfirm} autoFocus />
           </>
         }
       />

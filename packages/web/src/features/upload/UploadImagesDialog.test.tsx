@@ -59,6 +59,8 @@ describe('UploadImagesDialog', () => {
     expect(input.accept).toBe('.svs,.tif,.tiff');
     expect(input.multiple).toBe(true);
     expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Upload' }).disabled).toBe(true);
+    // The file chooser has the focus when the dialog opens (issue 20).
+    expect(document.activeElement).toBe(input);
   });
 
   it("is 'Replace image' taking exactly one file", () => {

@@ -123,6 +123,8 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
             accept: IMAGE_ACCEPT,
             multiple: !replacing,
             'aria-label': replacing ? 'Choose a file' : 'Choose files',
+            // The file chooser has the focus when the dialog opens (issue 20): Enter opens it.
+            autoFocus: true,
           }}
         />
         <p className={Classes.TEXT_MUTED}>Accepted files: .svs, .tif, .tiff{replacing ? ' (one file)' : ''}</p>

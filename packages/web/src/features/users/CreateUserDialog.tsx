@@ -67,7 +67,14 @@ export function CreateUserDialog({ isOpen, onClose }: CreateUserDialogProps) {
               intent={errors.username ? 'danger' : 'none'}
               helperText={errors.username?.message}
             >
-              <InputGroup id={ids.email} type="email" autoComplete="off" {...inputProps(form.register('username'))} />
+              <InputGroup
+                id={ids.email}
+                type="email"
+                autoComplete="off"
+                // The first field has the focus when the dialog opens (issue 20).
+                autoFocus
+                {...inputProps(form.register('username'))}
+              />
             </FormGroup>
             <FormGroup
               label="First Name"

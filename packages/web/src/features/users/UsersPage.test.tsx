@@ -128,6 +128,8 @@ describe('create user', () => {
     });
     fireEvent.click(await screen.findByRole('button', { name: 'Create user' }));
     const dialog = await screen.findByRole('dialog');
+    // The first field has the focus when the dialog opens (issue 20).
+    await waitFor(() => expect(document.activeElement).toBe(within(dialog).getByLabelText('Email')));
     fireEvent.click(within(dialog).getByRole('button', { name: 'Create' }));
     expect(await within(dialog).findByText(USER_MESSAGES.emailRequired)).toBeTruthy();
     expect(within(dialog).getByText(USER_MESSAGES.firstNameRequired)).toBeTruthy();
