@@ -4,6 +4,8 @@ import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
 
 /** User and study-access messages (spec doc 1 §5, §8). */
 export const USER_MESSAGES = {
+  /** Beside a disabled '+ Add' (issue 20): the access chosen is already there. */
+  accessAlreadyHeld: 'Already has this role in this study',
   firstNameRequired: 'First Name Required',
   lastNameRequired: 'Last Name Required',
   emailRequired: 'Email Required',

@@ -95,6 +95,7 @@ export function StudyAccessPage() {
           roleId={roleId}
           onRoleChange={setRoleId}
           onAdd={handleAddClick}
+          isHeld={(user, role) => (members.data ?? []).some((m) => m.id === user && m.roleId === role)}
         />
       )}
 

@@ -31,15 +31,19 @@ interface StudyAccessAddFormProps {
   onRoleChange: (roleId: number | null) => void;
   /** '+ Add' (doc 1 §2.8: needs both choices; the caller asks for confirmation). */
   onAdd: () => void;
+  /** Whether the access chosen (this study or user, in this role) is already held: Add waits (issue 20). */
+  isHeld: (chosen: number, roleId: number) => boolean;
 }
 
 const toId = (value: string): number | null => (value === '' ? null : Number(value));
 
 /** The '+ Add' row of study access: search, the study or user, the role (doc 1 §2.8, §5). */
 export function StudyAccessAddForm(props: StudyAccessAddFormProps) {
-  const ids = { search: useId(), choice: useId(), role: useId() };
+  const ids = { search: useId(), choice: useId(), role: useId(), held: useId() };
   const { subject, choices, chosen, roles, roleId } = props;
-  const canAdd = chosen !== null && choices.some((c) => c.value === chosen) && roles.some((r) => r.id === roleId);
+  const held = chosen !== null && roleId !== null && props.isHeld(chosen, roleId);
+  const canAdd =
+    chosen !== null && choices.some((c) => c.value === chosen) && roles.some((r) => r.id === roleId) && !held;
   const choicesError = props.choicesError ? errorMessage(props.choicesError) : null;
   const rolesError = props.rolesError ? errorMessage(props.rolesError) : null;
   const choicesHint =
@@ -91,7 +95,13 @@ export function StudyAccessAddForm(props: StudyAccessAddFormProps) {
         disabled={!canAdd}
         onClick={props.onAdd}
         className="lamina-access-add-button"
+        aria-describedby={held ? ids.held : undefined}
       />
+      {held && (
+        <p id={ids.held} className="lamina-access-held" role="status">
+          {USER_MESSAGES.accessAlreadyHeld}
+        </p>
+      )}
     </div>
   );
 }

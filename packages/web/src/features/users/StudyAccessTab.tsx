@@ -68,6 +68,7 @@ export function StudyAccessTab({ userId }: { userId: number }) {
           roleId={roleId}
           onRoleChange={setRoleId}
           onAdd={handleAddClick}
+          isHeld={(study, role) => (access.data ?? []).some((a) => a.studyId === study && a.roleId === role)}
         />
       )}
 

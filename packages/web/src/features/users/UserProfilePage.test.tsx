@@ -205,6 +205,20 @@ describe('study access (doc 1 §2.8)', () => {
     expect(await screen.findByText('LIV-9', { selector: 'td' })).toBeTruthy();
   });
 
+  it('keeps + Add disabled with a hint for access the user already holds (issue 20)', async () => {
+    renderProfile('/users/11/studyAccess');
+    const add = await screen.findByRole('button', { name: '+ Add' });
+    await screen.findByRole('option', { name: 'GUT-301' });
+    fireEvent.change(screen.getByLabelText('Study'), { target: { value: '3' } });
+    await screen.findByRole('option', { name: 'Uploader' });
+    fireEvent.change(screen.getByLabelText('Role'), { target: { value: '7' } });
+    expect(disabled(add)).toBe(true);
+    expect(screen.getByText(USER_MESSAGES.accessAlreadyHeld)).toBeTruthy();
+    fireEvent.change(screen.getByLabelText('Role'), { target: { value: '8' } });
+    expect(disabled(add)).toBe(false);
+    expect(screen.queryByText(USER_MESSAGES.accessAlreadyHeld)).toBeNull();
+  });
+
   it('keeps the add dialog open with the error in a red callout', async () => {
     renderProfile('/users/11/studyAccess', MANAGER, makeUserRow(), {
       'PATCH /api/users/studies/add': {
@@ -212,10 +226,11 @@ describe('study access (doc 1 §2.8)', () => {
         body: { success: false, message: USER_MESSAGES.studyAccessExists },
       },
     });
+    // The server still refuses what it finds held (someone granted it meanwhile).
     await screen.findByRole('option', { name: 'LIV-9' });
-    fireEvent.change(screen.getByLabelText('Study'), { target: { value: '3' } });
-    await screen.findByRole('option', { name: 'Uploader' });
-    fireEvent.change(screen.getByLabelText('Role'), { target: { value: '7' } });
+    fireEvent.change(screen.getByLabelText('Study'), { target: { value: '4' } });
+    await screen.findByRole('option', { name: 'Central Reader' });
+    fireEvent.change(screen.getByLabelText('Role'), { target: { value: '8' } });
     fireEvent.click(screen.getByRole('button', { name: '+ Add' }));
     const dialog = await screen.findByRole('dialog');
     fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
