@@ -305,6 +305,15 @@ export function neutralImageLabel(image: {
 export const unsupportedFileType = (fileName: string): string =>
   `File type not supported: ${fileName}. Accepted files: ${IMAGE_EXTENSIONS.join(', ')}`;
 
+/** The toast after a clean upload (issue 20): the files by name, and that processing has started. */
+export function uploadStartedMessage(fileNames: readonly string[], replacing: boolean): string {
+  const what =
+    fileNames.length === 1
+      ? (fileNames[0] ?? '1 file')
+      : `${fileNames.length} files (${fileNames.slice(0, 3).join(', ')}${fileNames.length > 3 ? ', …' : ''})`;
+  return `${replacing ? 'Replaced with' : 'Uploaded'} ${what}: processing has started`;
+}
+
 /** Upload progress messages (doc 2 §8). */
 export const cancelledUpload = (file: string, url: string): string => `Cancelled upload of ${file} to ${url}`;
 export const errorUploading = (file: string, url: string): string => `Error uploading ${file} to ${url}`;

@@ -168,11 +168,7 @@ export function validateStudyConfig(config: StudyConfig): StudyConfigIssue[] {
   }
   if (config.segments === null) {
     issues.push({ field: 'segments', message: STUDY_MESSAGES.segmentsRequired });
-  } else if (
-    !Number.isInteger(config.segments) ||
-    config.segments < 1 ||
-    config.segments > MAX_ANATOMICAL_SEGMENTS
-  ) {
+  } else if (!Number.isInteger(config.segments) || config.segments < 1 || config.segments > MAX_ANATOMICAL_SEGMENTS) {
     issues.push({ field: 'segments', message: STUDY_MESSAGES.segmentsRange });
   } else if (
     config.anatomicalSegments.length !== config.segments ||

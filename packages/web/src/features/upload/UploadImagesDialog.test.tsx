@@ -89,6 +89,8 @@ describe('UploadImagesDialog', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
     await waitFor(() => expect(onClose).toHaveBeenCalled());
     expect(onUploaded).toHaveBeenCalledTimes(1);
+    // The dialog goes at once; a toast says what was uploaded (issue 20).
+    expect(await screen.findByText('Uploaded 2 files (a.svs, b.tiff): processing has started')).toBeTruthy();
 
     expect(calls.find((c) => c.path === '/api/signed-urls')?.body).toEqual({
       studyId: 3,

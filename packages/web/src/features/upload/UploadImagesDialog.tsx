@@ -1,6 +1,7 @@
 import { Button, Callout, Classes, Dialog, DialogBody, DialogFooter, FileInput } from '@blueprintjs/core';
-import { IMAGE_ACCEPT, IMAGE_MESSAGES } from '@lamina/domain';
+import { IMAGE_ACCEPT, IMAGE_MESSAGES, uploadStartedMessage } from '@lamina/domain';
 import { useRef, useState, type ChangeEvent } from 'react';
+import { showToast } from '../../components/appToaster';
 import { UploadFileList } from './UploadFileList';
 import { checkSelection, runImageUpload, type FileProgress, type UploadOutcome } from './uploadSession';
 import './upload.css';
@@ -81,6 +82,13 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
     if (result.uploaded.length > 0) onUploaded();
     const clean = result.errors.length === 0 && result.cancellations.length === 0 && result.warning === null;
     if (clean) {
+      // A small upload is over in a moment: say what was uploaded before the dialog goes (issue 20).
+      void showToast(
+        uploadStartedMessage(
+          files.map((f) => f.name),
+          replacing,
+        ),
+      );
       reset();
       onClose();
       return;
