@@ -43,13 +43,27 @@ export function ViewerControls({ snapshot, stackSize, onCommand, miniMapRef }: V
       <div className="lamina-viewer-panel lamina-zoom">
         <ButtonGroup>
           <Button icon="zoom-out" aria-label="Zoom out" onClick={() => onCommand({ type: 'zoomOut' })} />
-          <span className="lamina-magnification" aria-label="Magnification" data-testid="magnification">
+          <span
+            className="lamina-magnification"
+            aria-label="Magnification"
+            data-testid="magnification"
+            title={view.digitalZoom ? 'Above the scan’s native magnification: digital zoom' : undefined}
+          >
             {formatMagnification(view.magnification)}
+            {view.digitalZoom && <span className="lamina-digital-zoom"> digital</span>}
           </span>
           <Button icon="zoom-in" aria-label="Zoom in" onClick={() => onCommand({ type: 'zoomIn' })} />
         </ButtonGroup>
       </div>
-      <div className="lamina-viewer-panel lamina-scale-bar" data-testid="scale-bar">
+      <div
+        className="lamina-viewer-panel lamina-scale-bar"
+        data-testid="scale-bar"
+        title={
+          view.scaleBar.calibrated
+            ? undefined
+            : 'This slide records no pixel size: lengths assume 0.2 µm per pixel and are estimates'
+        }
+      >
         <div className="lamina-scale-bar-line" style={{ width: view.scaleBar.widthPx }} />
         <span>{view.scaleBar.label}</span>
       </div>

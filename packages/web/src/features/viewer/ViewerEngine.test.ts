@@ -80,12 +80,15 @@ describe('ViewerEngine', () => {
     expect(seen).toEqual([16, 8, 4, 2, 1, 0.5]);
   });
 
-  it('keeps zoom within limits: twice the whole-slide tile out, 4x digital zoom in', () => {
+  it('keeps zoom within limits: twice the whole-slide tile out, 2x digital zoom in (issue 20: 40x on a 20x scan)', () => {
     const e = create();
     for (let i = 0; i < 12; i++) e.execute({ type: 'zoomOut' });
     expect(e.getState().resolution).toBe(32);
+    expect(e.getState().digitalZoom).toBe(false);
     for (let i = 0; i < 20; i++) e.execute({ type: 'zoomIn' });
-    expect(e.getState().resolution).toBe(0.25);
+    expect(e.getState().resolution).toBe(0.5);
+    expect(e.getState().magnification).toBe(40);
+    expect(e.getState().digitalZoom).toBe(true);
   });
 
   it('pans 80 screen pixels per arrow, in slide pixels scaled by the resolution', () => {
@@ -110,6 +113,9 @@ describe('ViewerEngine', () => {
     unknown.execute({ type: 'zoomIn' });
     const { resolution, scaleBar } = unknown.getState();
     expect(scaleBar.metres).toBeCloseTo(100 * resolution * 2e-7, 12);
+    // Without a pixel size the length is an estimate, and says so (issue 20).
+    expect(scaleBar.calibrated).toBe(false);
+    expect(scaleBar.label).toMatch(/^≈ .+ (µm|mm) \(uncalibrated\)$/);
     // Without an objective power (nor pixel size) there is no magnification, and keys 1–6 do nothing.
     expect(unknown.getState().magnification).toBeNull();
     unknown.execute({ type: 'zoomToMagnification', magnification: 10 });

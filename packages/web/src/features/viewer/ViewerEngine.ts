@@ -20,6 +20,8 @@ import {
   PAN_STEP_PX,
   resolutionForMagnification,
   scaleBarAt,
+  isCalibrated,
+  isDigitalZoom,
   stackTileUrl,
   tileResolutions,
   tmsZoomOf,
@@ -63,6 +65,8 @@ export interface ViewState {
   /** Objective power at full resolution / downsample; null when the slide's power is unknown. */
   magnification: number | null;
   scaleBar: ScaleBar;
+  /** Past full resolution (above the scan's native magnification): pixels enlarged only. */
+  digitalZoom: boolean;
   /** Full resolution or closer (the z-stack slider shows only here). */
   atMaxZoom: boolean;
 }
@@ -117,6 +121,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
   private readonly overview: OverviewMap;
   private readonly power: number | null;
   private readonly mPerPixel: number;
+  private readonly calibrated: boolean;
   private readonly animationMs: number;
   private readonly throttleMs: number;
   private lastTileError = -Infinity;
@@ -136,6 +141,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     this.miniMapExpanded = options.miniMapExpanded ?? true;
     this.power = fullResolutionPower(image);
     this.mPerPixel = metresPerPixel(image.physicalResolution);
+    this.calibrated = isCalibrated(image.physicalResolution);
     this.extent = imageExtentOf(image.width, image.height);
     this.projection = new Projection({
       code: `lamina-image-${image.id}`,
@@ -295,7 +301,8 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
       zoom: tmsZoomOf(resolution, this.image.maxTmsZoom),
       center,
       magnification: magnificationAt(resolution, this.power),
-      scaleBar: scaleBarAt(resolution, this.mPerPixel),
+      scaleBar: scaleBarAt(resolution, this.mPerPixel, this.calibrated),
+      digitalZoom: isDigitalZoom(resolution),
       atMaxZoom: resolution <= 1 + 1e-9,
     };
   }

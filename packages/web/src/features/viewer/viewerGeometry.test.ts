@@ -10,6 +10,7 @@ import {
   magnificationForKey,
   metresPerPixel,
   scaleBarAt,
+  isCalibrated,
   stackTileUrl,
   tileResolutions,
   tmsZoomOf,
@@ -64,13 +65,22 @@ describe('viewer geometry', () => {
 
   it('measures the 100-px scale bar in µm and mm', () => {
     // Full resolution, 0.499 µm/px: 100 px = 49.9 µm.
-    expect(scaleBarAt(1, metresPerPixel(0.499))).toEqual({ widthPx: 100, metres: 100 * 4.99e-7, label: '49.9 µm' });
+    expect(scaleBarAt(1, metresPerPixel(0.499))).toEqual({
+      widthPx: 100,
+      metres: 100 * 4.99e-7,
+      label: '49.9 µm',
+      calibrated: true,
+    });
     // Downsample 16: 798 µm.
     expect(scaleBarAt(16, metresPerPixel(0.499)).label).toBe('798 µm');
     // Unknown resolution: 2e-7 m/px; downsample 64 → 1.28 mm.
     expect(scaleBarAt(64, metresPerPixel(null)).label).toBe('1.28 mm');
     expect(scaleBarAt(0.25, metresPerPixel(0.25)).label).toBe('6.25 µm');
     expect(formatLength(0.001)).toBe('1 mm');
+    // A slide without a pixel size: an estimate from 2e-7 m/px, marked (issue 20).
+    expect(scaleBarAt(0.35, metresPerPixel(null), isCalibrated(null)).label).toBe('≈ 7 µm (uncalibrated)');
+    expect(isCalibrated(0.499)).toBe(true);
+    expect(isCalibrated(0)).toBe(false);
   });
 
   it("has the spec's scale factor: 1 when max zoom is 0, else 2^(19 - maxZoom)", () => {

@@ -15,8 +15,11 @@ export const SCALE_BAR_PX = 100;
 export const MINI_MAP_PX = 180;
 /** Metres per pixel when the slide does not say (doc 3 §9). */
 export const DEFAULT_METRES_PER_PIXEL = 2e-7;
-/** How far past full resolution the view may zoom (digital zoom): 4 screen pixels per slide pixel. */
-export const MIN_RESOLUTION = 1 / 4;
+/**
+ * How far past full resolution the view may zoom (digital zoom): 2 screen pixels per slide pixel,
+ * i.e. twice the scan's native magnification (issue 20; 40x on a 20x scan, never 80x).
+ */
+export const MIN_RESOLUTION = 1 / 2;
 
 export function imageExtentOf(width: number, height: number): Extent {
   return [0, -height, width, 0];
@@ -41,6 +44,11 @@ export function tmsZoomOf(resolution: number, maxZoom: number): number {
  * coordinates written by the earlier system, whose map unit was this many times a slide pixel. */
 export function legacyScaleFactor(maxZoom: number): number {
   return maxZoom === 0 ? 1 : 2 ** (19 - maxZoom);
+}
+
+/** Whether the slide records its pixel size: without it lengths are estimates (issue 20). */
+export function isCalibrated(physicalResolution: number | null | undefined): boolean {
+  return typeof physicalResolution === 'number' && physicalResolution > 0;
 }
 
 /** Metres per slide pixel: physicalResolution (µm/px) × 1e-6, default 2e-7 m (doc 3 §9). */
@@ -89,6 +97,8 @@ export interface ScaleBar {
   widthPx: number;
   metres: number;
   label: string;
+  /** False when the slide records no pixel size: the length assumes the default (doc 3 §9). */
+  calibrated: boolean;
 }
 
 /** A length in metres as µm (below 1 mm) or mm, three significant digits. */
@@ -98,10 +108,24 @@ export function formatLength(metres: number): string {
   return `${Number((microns / 1000).toPrecision(3))} mm`;
 }
 
-/** The 100-px scale bar at a view resolution: its length on the slide. */
-export function scaleBarAt(resolution: number, mPerPixel: number): ScaleBar {
+/**
+ * The 100-px scale bar at a view resolution: its length on the slide. Uncalibrated (no pixel size
+ * recorded), the length is an estimate from the default resolution and says so: '≈ 7 µm (uncalibrated)'.
+ */
+export function scaleBarAt(resolution: number, mPerPixel: number, calibrated = true): ScaleBar {
   const metres = SCALE_BAR_PX * resolution * mPerPixel;
-  return { widthPx: SCALE_BAR_PX, metres, label: formatLength(metres) };
+  const length = formatLength(metres);
+  return {
+    widthPx: SCALE_BAR_PX,
+    metres,
+    label: calibrated ? length : `≈ ${length} (uncalibrated)`,
+    calibrated,
+  };
+}
+
+/** Magnification above the scan's native one (full resolution): the view enlarges pixels only. */
+export function isDigitalZoom(resolution: number): boolean {
+  return resolution < 1 - 1e-9;
 }
 
 /** Resolution at which the extent fits a viewport of `size` pixels. */
