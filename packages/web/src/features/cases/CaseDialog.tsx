@@ -20,6 +20,7 @@ import { useUserInfo } from '../../api/users';
 import { showToast } from '../../components/appToaster';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { DialogError, FormDialogFooter } from '../../components/FormDialogParts';
+import { SaveBlockers } from '../../components/SaveBlockers';
 import { useAssignableImages, useCreateCase, useEditCase, useStudyReaders, useSuggestedReaders } from './api';
 
 /** The dialog's fields in order; Histo Procedure ID only on edit (doc 2 §2.6). */
@@ -56,7 +57,7 @@ function PickField(props: {
   children?: ReactNode;
 }) {
   return (
-    <FormGroup label={props.label} labelFor={props.id}>
+    <FormGroup label={props.label} labelFor={props.id} data-anchor={props.id}>
       <div className="lamina-chips" aria-label={props.chipsLabel}>
         {props.chips.length === 0 && <span className="bp6-text-muted">{props.emptyText}</span>}
         {props.chips.map((chip) => (
@@ -232,7 +233,14 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
             const { label } = CASE_FIELD_RULES[field];
             const error = touched.has(field) ? errors[field] : undefined;
             return (
-              <FormGroup key={field} label={label} labelFor={id} intent={error ? 'danger' : 'none'} helperText={error}>
+              <FormGroup
+                key={field}
+                label={label}
+                labelFor={id}
+                intent={error ? 'danger' : 'none'}
+                helperText={error}
+                data-anchor={field}
+              >
                 {field === 'visitId' && visitOptions.length > 0 ? (
                   <HTMLSelect
                     id={id}
@@ -311,6 +319,36 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
           </PickField>
 
           <DialogError error={mutation.isError ? errorMessage(mutation.error) : null} />
+          {/* Why Save is disabled, with links to the fields (issue 20). */}
+          <SaveBlockers
+            groups={[
+              {
+                text: (n) => `${n} ${n === 1 ? 'field needs' : 'fields need'} attention`,
+                items: shown
+                  .filter((f) => errors[f])
+                  .map((f) => ({ key: f, label: CASE_FIELD_RULES[f].label, anchor: f })),
+              },
+              {
+                text: (n) => `${n} ${n === 1 ? 'change needs' : 'changes need'} a reason`,
+                items: needsReason
+                  .filter((key) => !(reasons[key] ?? '').trim())
+                  .map((key) => ({
+                    key,
+                    label:
+                      key === 'readers'
+                        ? 'Readers'
+                        : key === 'images'
+                          ? 'Images'
+                          : CASE_FIELD_RULES[key as CaseField].label,
+                    anchor: key === 'readers' || key === 'images' ? `${idPrefix}-${key}` : key,
+                  })),
+              },
+            ]}
+            onGo={(item) => {
+              if (item.key !== 'readers' && item.key !== 'images')
+                setTouched((t) => new Set(t).add(item.key as CaseField));
+            }}
+          />
         </DialogBody>
         <FormDialogFooter
           submitText={existing ? 'Save' : 'Create case'}

@@ -216,6 +216,10 @@ describe('study page, Cases tab (doc 2 §2.4)', () => {
     fireEvent.change(within(dialog).getByLabelText('Subject ID'), { target: { value: 'S-NEW' } });
     const reason = await within(dialog).findByLabelText('Reason for change: Subject ID');
     expect(save.disabled).toBe(true);
+    // Save says why it waits (issue 20).
+    expect(within(dialog).getByRole('status', { name: 'Why Save is disabled' }).textContent).toBe(
+      '1 change needs a reason: Subject ID',
+    );
     fireEvent.change(reason, { target: { value: 'Typo' } });
     await waitFor(() => expect(save.disabled).toBe(false));
     fireEvent.click(save);
