@@ -131,14 +131,64 @@ export const CASE_FORWARD_STEPS: readonly ForwardStep[] = [
     permission: 'AP_CaseViewer_MarkCaseasScored',
     images: { from: 'READY_FOR_READING', to: 'COMPLETE' },
     records: 'read_by',
-    since: 'reading',
+    since: 'cases',
   },
 ];
 
-/** The forward step from a status that this code base performs now, if any. */
+/**
+ * The forward step from a status that this code base performs now, if any. From PROCESSED it is
+ * Mark as Scored: each assigned reader marks their own read, and the case completes when every
+ * assigned reader has (markScoredOutcome).
+ */
 export function forwardStepFrom(status: CaseStatus): ForwardStep | null {
   return CASE_FORWARD_STEPS.find((s) => s.from === status && s.since === 'cases') ?? null;
 }
+
+export const MARK_SCORED_PERMISSION: Permission = 'AP_CaseViewer_MarkCaseasScored';
+
+/** Mark as Scored by one reader: whether the case completes with this read. */
+export function markScoredOutcome(readers: readonly { userId: number; readAt: unknown }[], readerId: number) {
+  const assigned = readers.some((r) => r.userId === readerId);
+  const alreadyRead = readers.some((r) => r.userId === readerId && r.readAt !== null);
+  const remaining = readers.filter((r) => r.userId !== readerId && r.readAt === null).length;
+  return { assigned, alreadyRead, completes: assigned && !alreadyRead && remaining === 0 };
+}
+
+/**
+ * Pass QC of one image (PATCH /api/images/{id}/pass-qc; doc 3 §4): Lab QC while its case is Pending
+ * Lab QC, ISC QC while it is Pending QC, each with its permission. When every live image of the case
+ * has passed, the case follows (its forward step, recorded as that user's QC).
+ */
+export interface ImageQcStep {
+  from: ImageStatus;
+  to: ImageStatus;
+  permission: Permission;
+  /** The case status in which the image may pass this step. */
+  caseStatus: CaseStage;
+}
+
+export const IMAGE_QC_STEPS: readonly ImageQcStep[] = [
+  {
+    from: 'LAB_QC_PENDING',
+    to: 'ISC_QC_PENDING',
+    permission: 'AP_ImageViewer_ViewButtonPassLabQC',
+    caseStatus: 'PENDING_LAB_QC',
+  },
+  {
+    from: 'ISC_QC_PENDING',
+    to: 'READY_FOR_READING',
+    permission: 'AP_CaseViewer_ViewButtonPassISCQC',
+    caseStatus: 'PENDING_QC',
+  },
+];
+
+export function imageQcStepFrom(status: ImageStatus): ImageQcStep | null {
+  return IMAGE_QC_STEPS.find((s) => s.from === status) ?? null;
+}
+
+/** Who may toggle an image's visibility to readers (doc 3 §4: the ISC-QC permission, in a query chain). */
+export const TOGGLE_VISIBILITY_PERMISSION: Permission = 'AP_CaseViewer_ViewButtonPassISCQC';
+export const ACCEPT_AI_PERMISSION: Permission = 'AP_ImageViewer_AcceptAIAnnotations';
 
 /** Permissions that may call the forward route at all (each step checks its own). */
 export const CASE_FORWARD_PERMISSIONS: readonly Permission[] = CASE_FORWARD_STEPS.filter(
@@ -273,7 +323,13 @@ export const CASE_MESSAGES = {
   unableToFetchCaseImages: 'Unable to fetch images for case',
   unableToAssign: 'Unable to assign images to case.',
   assigned: 'The image was assigned successfully',
+  scored: 'The case was marked as scored',
+  scoredComplete: 'The case was marked as scored and is complete',
+  unableToComment: (id: number) => `Unable to add case comment for case ${id}`,
+  commentAdded: 'Comment added',
   // Lamina's: the reasons behind the spec's generic refusals.
+  notAssignedReader: 'Only a reader assigned to the case can mark it as scored',
+  alreadyScored: 'You have already marked this case as scored',
   duplicateProcId: 'A case with this Endo Procedure ID already exists in the study',
   noLiveImages: 'The case has no images',
   notAssignableStatus: 'Images can only be assigned to cases in the pending QC status',
@@ -397,8 +453,21 @@ export const caseViewSchema = z.object({
   openQueries: z.number().int(),
   readers: z.array(caseReaderSchema),
   images: z.array(caseImageSchema),
+  /** The latest case comment (doc 3 §3 lastCaseComment). */
+  lastCaseComment: z
+    .object({ text: z.string(), imageId: z.number().int().nullable(), by: z.string(), createdAt: z.string() })
+    .nullable(),
 });
 export type CaseView = z.infer<typeof caseViewSchema>;
+
+/** PATCH /api/cases/{id}/forward from PROCESSED: Mark as Scored, with or without imported AI counts. */
+export const forwardCaseRequestSchema = z.object({ includeAiCounts: z.boolean().optional() }).nullish();
+/** PATCH /api/cases/{id}/comment { caseId, imageId, comment }. */
+export const caseCommentRequestSchema = z.object({
+  caseId: id.optional(),
+  imageId: id.nullable().optional(),
+  comment: z.string().max(TEXT_LIMITS.reason),
+});
 
 export const caseResponseSchema = z.object({ success: z.literal(true), message: z.string(), case: caseViewSchema });
 

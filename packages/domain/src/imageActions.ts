@@ -31,9 +31,26 @@ export const IMAGE_ACTION_MESSAGES = {
   fileNameReadOnly: 'You may not change the file name',
   fieldNotEditable: 'You may not change this field',
   segmentNotInStudy: 'Anatomical segment must be one of the study’s segments',
+  // doc 3 §8, and Lamina's reasons behind them.
+  unableToTransitionImageStatus: 'Unable to transition image status',
+  notInCase: 'The image is not in a case',
+  qcNotNow: 'The image is not waiting for this quality check in its case’s status',
+  passedQc: 'The image passed quality check',
+  unableToAcceptAi: 'Unable to accept ai annotations.',
+  aiAccepted: 'AI annotations are accepted for this image',
+  aiRejected: 'AI annotations are no longer accepted for this image',
+  shownToReaders: 'The image is shown to readers',
+  hiddenFromReaders: 'The image is hidden from readers',
+  notInQueryChain: 'Only an image in a query chain can be hidden from readers',
 } as const;
 
 export const archiveImageConfirmation = (name: string): string => `Are you sure you want to archive ${name}?`;
+
+/** 'Unable to hide image for reader for image {id}' (doc 3 §8). */
+export const unableToHideImage = (id: number): string => `Unable to hide image for reader for image ${id}`;
+
+/** PATCH /api/images/{id}/accept-ai-annotations: a value, or toggle without one. */
+export const acceptAiRequestSchema = z.object({ acceptAiAnnotations: z.boolean().optional() }).nullish();
 
 export const EDITABLE_IMAGE_FIELDS = ['imageName', 'accessionNumber', 'biopsyLocation'] as const;
 export type EditableImageField = (typeof EDITABLE_IMAGE_FIELDS)[number];

@@ -10,6 +10,8 @@ import {
   caseRequiredError,
   caseStage,
   forwardStepFrom,
+  imageQcStepFrom,
+  markScoredOutcome,
   imageStatusOnAssign,
   mayViewCaseField,
   normaliseCaseField,
@@ -64,8 +66,36 @@ describe('case field rules (doc 2 §5)', () => {
   });
 });
 
+describe('Mark as Scored and pass QC (issue 13)', () => {
+  it('a read completes the case only when it is the last assigned reader’s', () => {
+    const readers = [
+      { userId: 1, readAt: null },
+      { userId: 2, readAt: null },
+    ];
+    expect(markScoredOutcome(readers, 1)).toEqual({ assigned: true, alreadyRead: false, completes: false });
+    expect(
+      markScoredOutcome(
+        [
+          { userId: 1, readAt: null },
+          { userId: 2, readAt: 'x' },
+        ],
+        1,
+      ).completes,
+    ).toBe(true);
+    expect(markScoredOutcome([{ userId: 1, readAt: 'x' }], 1)).toMatchObject({ alreadyRead: true, completes: false });
+    expect(markScoredOutcome(readers, 3)).toMatchObject({ assigned: false, completes: false });
+  });
+
+  it('an image passes lab QC in a Pending Lab QC case and ISC QC in a Pending QC case', () => {
+    expect(imageQcStepFrom('LAB_QC_PENDING')).toMatchObject({ to: 'ISC_QC_PENDING', caseStatus: 'PENDING_LAB_QC' });
+    expect(imageQcStepFrom('ISC_QC_PENDING')).toMatchObject({ to: 'READY_FOR_READING', caseStatus: 'PENDING_QC' });
+    for (const status of ['CASE_ASSIGNMENT_PENDING', 'READY_FOR_READING', 'COMPLETE', 'ARCHIVED'] as const)
+      expect(imageQcStepFrom(status)).toBeNull();
+  });
+});
+
 describe('case workflow (docs/WORKFLOW.md)', () => {
-  it('forward: Pending Lab QC → Pending QC → Processed now, Processed → Completed with the reading work', () => {
+  it('forward: Pending Lab QC → Pending QC → Processed, and Processed → Completed by Mark as Scored', () => {
     expect(forwardStepFrom('PENDING_LAB_QC')).toMatchObject({
       to: 'PENDING_QC',
       permission: 'AP_ImageViewer_ViewButtonPassLabQC',
@@ -76,7 +106,12 @@ describe('case workflow (docs/WORKFLOW.md)', () => {
       permission: 'AP_CaseViewer_ViewButtonPassISCQC',
       images: { from: 'ISC_QC_PENDING', to: 'READY_FOR_READING' },
     });
-    for (const status of ['PROCESSED', 'COMPLETED', 'ON_HOLD', 'INVALID', 'ARCHIVED'] as const)
+    expect(forwardStepFrom('PROCESSED')).toMatchObject({
+      to: 'COMPLETED',
+      permission: 'AP_CaseViewer_MarkCaseasScored',
+      images: { from: 'READY_FOR_READING', to: 'COMPLETE' },
+    });
+    for (const status of ['COMPLETED', 'ON_HOLD', 'INVALID', 'ARCHIVED'] as const)
       expect(forwardStepFrom(status), status).toBeNull();
     // Each step's images move to the stage status of the step's target.
     for (const step of CASE_FORWARD_STEPS) expect(step.images.to).toBe(IMAGE_STATUS_AT_STAGE[step.to]);

@@ -275,10 +275,9 @@ describe('workflow (docs/WORKFLOW.md)', () => {
     const second = await patch(isc, `/api/cases/${c.id}/status/forward`);
     expect(second.json<{ case: CaseBody }>().case.status).toBe('PROCESSED');
     expect((await imageStatus(b)).status).toBe('READY_FOR_READING');
-    // Processed → Completed is Mark as Scored (the viewer issue): not this call.
+    // Processed → Completed is Mark as Scored, by an assigned reader: not the ISC reviewer (test/qc.test.ts).
     const third = await patch(isc, `/api/cases/${c.id}/status/forward`);
-    expect(third.statusCode).toBe(409);
-    expect(third.json().message).toBe(CASE_MESSAGES.unableToTransition);
+    expect(third.statusCode).toBe(403);
     const rows = (await audit('case', c.id)).filter((r) => r.action === 'CASE_STATUS_FORWARDED');
     expect(rows.map((r) => [r.old_value, r.new_value])).toEqual([
       ['PENDING_LAB_QC', 'PENDING_QC'],

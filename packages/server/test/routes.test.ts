@@ -15,6 +15,7 @@ import { UploadKeys } from '../src/platform/storage/keys.js';
 import { login, type Session } from './testApp.js';
 import {
   createCase,
+  createQuery,
   createStudyImage,
   createSlideTestApp,
   createStudy,
@@ -167,6 +168,25 @@ async function freshCase(
     .where('id', '=', id)
     .execute();
   await createStudyImage(db, { studyId: A.studyId, caseId: id, status: more.imageStatus ?? 'LAB_QC_PENDING' });
+  return id;
+}
+
+/** The image of a new case of study A (see freshCase), or the missing image id. */
+async function freshCaseImage(s: Targets): Promise<number> {
+  if (s === MISSING) return s.imageId;
+  const caseId = await freshCase(s);
+  const image = await t.database.db
+    .selectFrom('images')
+    .select('id')
+    .where('case_id', '=', caseId)
+    .executeTakeFirstOrThrow();
+  return image.id;
+}
+
+/** A new image of study A in a query chain, or the missing image id. */
+async function queriedImage(s: Targets): Promise<number> {
+  const id = await freshImage(s);
+  if (s !== MISSING) await createQuery(t.database.db, { studyId: A.studyId, objectId: id });
   return id;
 }
 
@@ -482,6 +502,31 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
       };
     },
     audit: 'IMAGE_MOVED_STUDY',
+  },
+  'PATCH /api/images/:id/pass-qc': {
+    scope: 'scoped',
+    as: 'LabTech',
+    request: async (s) => ({ url: `/api/images/${await freshCaseImage(s)}/pass-qc` }),
+    audit: 'IMAGE_QC_PASSED',
+  },
+  'PATCH /api/images/:id/toggle-image-visibility': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({ url: `/api/images/${await queriedImage(s)}/toggle-image-visibility` }),
+    audit: 'IMAGE_VISIBILITY_CHANGED',
+  },
+  'PATCH /api/images/:id/accept-ai-annotations': {
+    scope: 'scoped',
+    as: 'ISC',
+    // Without a value it toggles: each call changes the flag, and records it.
+    request: (s) => ({ url: `/api/images/${s.imageId}/accept-ai-annotations` }),
+    audit: 'IMAGE_AI_ACCEPTANCE_CHANGED',
+  },
+  'PATCH /api/cases/:id/comment': {
+    scope: 'scoped',
+    as: 'LabTech',
+    request: (s) => ({ url: `/api/cases/${s.caseId}/comment`, payload: { comment: 'Slide B is folded at the edge' } }),
+    audit: 'CASE_COMMENTED',
   },
   'PATCH /api/images/:id/case': {
     scope: 'scoped',

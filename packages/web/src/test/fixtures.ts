@@ -193,6 +193,7 @@ export function makeCase(overrides: Partial<CaseView> = {}): CaseView {
     openQueries: 0,
     readers: [],
     images: [],
+    lastCaseComment: null,
     ...overrides,
   };
 }

@@ -11,7 +11,7 @@ import {
 } from '@lamina/domain';
 import type { Principal } from '../../platform/auth/principal.js';
 import { imageName } from '../images/imagePresenter.js';
-import type { CaseImageRow, CaseRow, ReaderRow, StudyCaseListRow } from './caseQueries.js';
+import type { CaseCommentRow, CaseImageRow, CaseRow, ReaderRow, StudyCaseListRow } from './caseQueries.js';
 
 /**
  * What a case shows to whom (issue 11): subject, site and visit IDs only with their view
@@ -67,6 +67,7 @@ export function presentCase(
   readers: readonly ReaderRow[],
   images: readonly CaseImageRow[],
   viewer: Viewer,
+  comment: CaseCommentRow | null = null,
 ): CaseView {
   const reader = readsAssignedCasesOnly(viewer.workAsRole);
   return {
@@ -91,6 +92,20 @@ export function presentCase(
     openQueries: reader ? 0 : (row.open_queries ?? 0),
     readers: reader ? [] : readers.map(presentReader),
     images: images.map((image) => presentCaseImage(image, viewer, row.proc_id)),
+    lastCaseComment: comment
+      ? {
+          text: comment.comment,
+          imageId: comment.image_id,
+          by: comment.username
+            ? userDisplayName({
+                username: comment.username,
+                firstName: comment.first_name,
+                lastName: comment.last_name,
+              })
+            : 'Lamina',
+          createdAt: comment.created_at.toISOString(),
+        }
+      : null,
   };
 }
 

@@ -64,6 +64,28 @@ export function selectCase(db: Q, caseId: number) {
 }
 export type CaseRow = NonNullable<Awaited<ReturnType<typeof selectCase>>>;
 
+/** The latest comment of a case, with its author. */
+export async function latestCaseComment(db: Q, caseId: number) {
+  return (
+    (await db
+      .selectFrom('case_comments')
+      .leftJoin('users', 'users.id', 'case_comments.user_id')
+      .select([
+        'case_comments.comment',
+        'case_comments.image_id',
+        'case_comments.created_at',
+        'users.username',
+        'users.first_name',
+        'users.last_name',
+      ])
+      .where('case_comments.case_id', '=', caseId)
+      .orderBy('case_comments.id', 'desc')
+      .limit(1)
+      .executeTakeFirst()) ?? null
+  );
+}
+export type CaseCommentRow = NonNullable<Awaited<ReturnType<typeof latestCaseComment>>>;
+
 /**
  * Readers with their study-wide counts: cases assigned in the study (not archived) and those they
  * have read. `where` narrows the users (a case's readers, a study's readers, a name search).

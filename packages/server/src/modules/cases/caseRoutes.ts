@@ -33,6 +33,9 @@ import {
   CASE_MOVE_EXCLUDED,
   CASE_STATUSES,
   IMAGE_ACTION_MESSAGES,
+  IMAGE_QC_STEPS,
+  caseCommentRequestSchema,
+  forwardCaseRequestSchema,
   imageActionResponseSchema,
   moveImageRequestSchema,
   type Permission,
@@ -69,6 +72,8 @@ const SEARCH_CASES: readonly Permission[] = [
   'IM_ImagesListTab_AssignImagetoCase',
   'S_ImageListTab_MoveImage',
 ];
+/** Pass QC of an image: either step's permission (the service checks the step's own). */
+const IMAGE_QC_PERMISSIONS: readonly Permission[] = IMAGE_QC_STEPS.map((s) => s.permission);
 /** The case dialog's image search: creating or editing a case. */
 const CASE_DIALOG: readonly Permission[] = [CREATE_CASE_PERMISSION, EDIT_CASE_PERMISSION];
 
@@ -152,11 +157,13 @@ export function caseRoutes(db: Db) {
       '/api/cases/:id/status/forward',
       {
         config: { policy: policy.anyOf(CASE_FORWARD_PERMISSIONS, caseScope()) },
-        schema: { params: idParams, response: { 200: caseResponseSchema } },
+        schema: { params: idParams, body: forwardCaseRequestSchema, response: { 200: caseResponseSchema } },
       },
       async (request) => {
-        await cases.forward(principalOf(request), actorOf(request), request.params.id);
-        return answer(request, request.params.id, CASE_MESSAGES.forwarded);
+        const message = await cases.forward(principalOf(request), actorOf(request), request.params.id, {
+          includeAiCounts: request.body?.includeAiCounts,
+        });
+        return answer(request, request.params.id, message);
       },
     );
 
@@ -210,6 +217,30 @@ export function caseRoutes(db: Db) {
       async (request) => {
         await cases.assign(actorOf(request), request.params.caseId, request.body.imageId, request.body.reasonForChange);
         return answer(request, request.params.caseId, CASE_MESSAGES.assigned);
+      },
+    );
+
+    r.patch(
+      '/api/images/:id/pass-qc',
+      {
+        config: { policy: policy.anyOf(IMAGE_QC_PERMISSIONS, imageScope) },
+        schema: { params: idParams, response: { 200: imageActionResponseSchema } },
+      },
+      async (request) => {
+        await cases.passImageQc(principalOf(request), actorOf(request), request.params.id);
+        return { success: true as const, message: IMAGE_ACTION_MESSAGES.passedQc, imageId: request.params.id };
+      },
+    );
+
+    r.patch(
+      '/api/cases/:id/comment',
+      {
+        config: { policy: policy.anyOf(VIEW_CASE, caseScope()) },
+        schema: { params: idParams, body: caseCommentRequestSchema, response: { 200: caseResponseSchema } },
+      },
+      async (request) => {
+        await cases.comment(principalOf(request), actorOf(request), request.params.id, request.body);
+        return answer(request, request.params.id, CASE_MESSAGES.commentAdded);
       },
     );
 

@@ -13,7 +13,10 @@ import {
   caseFieldError,
   caseRequiredError,
   forwardStepFrom,
+  imageQcStepFrom,
   imageStatusOnAssign,
+  markScoredOutcome,
+  type ForwardStep,
   isEmptyValue,
   mayViewCaseField,
   normaliseCaseField,
@@ -36,7 +39,7 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
-import { caseImages, caseReaders, readersInStudy, selectCase } from './caseQueries.js';
+import { caseImages, caseReaders, latestCaseComment, readersInStudy, selectCase } from './caseQueries.js';
 import { revokeCaseReaders } from './readerVisibility.js';
 import { assertMovable, caseChanges, imageStatusChange, lockImage, moveReason } from '../images/imageEditService.js';
 
@@ -90,11 +93,12 @@ export class CaseService {
   async view(principal: Principal, caseId: number): Promise<CaseView> {
     const row = await selectCase(this.db, caseId);
     if (!row) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
-    const [readers, images] = await Promise.all([
+    const [readers, images, comment] = await Promise.all([
       caseReaders(this.db, caseId, row.study_id),
       caseImages(this.db, caseId, principal),
+      latestCaseComment(this.db, caseId),
     ]);
-    return presentCase(row, readers, images, principal);
+    return presentCase(row, readers, images, principal, comment);
   }
 
   /** POST /api/cases. */
@@ -266,41 +270,162 @@ export class CaseService {
     });
   }
 
-  /** PATCH /api/cases/{id}/status/forward: the step of docs/WORKFLOW.md, with its permission. */
-  async forward(principal: Principal, actor: Actor, caseId: number): Promise<void> {
-    await this.db.transaction().execute(async (tx) => {
+  /**
+   * PATCH /api/cases/{id}/status/forward: the step of docs/WORKFLOW.md, with its permission. From
+   * PROCESSED it is Mark as Scored: the reader's own read, and the case completes with the last one.
+   * Returns the message to show.
+   */
+  async forward(
+    principal: Principal,
+    actor: Actor,
+    caseId: number,
+    options: { includeAiCounts?: boolean | undefined } = {},
+  ): Promise<string> {
+    return this.db.transaction().execute(async (tx) => {
       const current = await this.lock(tx, caseId);
       const step = forwardStepFrom(current.status);
       if (!step) throw new ConflictError(CASE_MESSAGES.unableToTransition);
       if (!principal.actions.has(step.permission)) throw new ForbiddenError();
       const live = await this.liveImageCount(tx, caseId);
       if (live === 0) throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.noLiveImages}`);
-      const now = new Date();
-      await tx
-        .updateTable('cases')
-        .set({
-          status: step.to,
-          prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
-          [step.records]: principal.id,
-          ...(step.to === 'PROCESSED' ? { qc_completed_at: now } : {}),
-          updated_at: now,
-        })
-        .where('id', '=', caseId)
-        .execute();
-      const events: AuditEvent[] = [
-        {
-          action: 'CASE_STATUS_FORWARDED',
+      const events: AuditEvent[] = [];
+      if (step.to === 'COMPLETED') {
+        const readers = (
+          await tx.selectFrom('case_readers').select(['user_id', 'read_at']).where('case_id', '=', caseId).execute()
+        ).map((r) => ({ userId: r.user_id, readAt: r.read_at }));
+        const outcome = markScoredOutcome(readers, principal.id);
+        if (!outcome.assigned) throw new ForbiddenError(CASE_MESSAGES.notAssignedReader);
+        if (outcome.alreadyRead) throw new ConflictError(CASE_MESSAGES.alreadyScored);
+        await tx
+          .updateTable('case_readers')
+          .set({ read_at: new Date() })
+          .where('case_id', '=', caseId)
+          .where('user_id', '=', principal.id)
+          .execute();
+        events.push({
+          action: 'CASE_READ_MARKED',
           entityType: 'case',
           entityId: caseId,
           studyId: current.study_id,
+          field: 'read_at',
+          newValue: { reader: principal.username, includeAiCounts: options.includeAiCounts ?? null },
+        });
+        if (!outcome.completes) {
+          await recordAudit(tx, actor, events);
+          return CASE_MESSAGES.scored;
+        }
+      }
+      events.push(...(await this.advance(tx, principal, current, step)));
+      await recordAudit(tx, actor, events);
+      return step.to === 'COMPLETED' ? CASE_MESSAGES.scoredComplete : CASE_MESSAGES.forwarded;
+    });
+  }
+
+  /** PATCH /api/images/{id}/pass-qc: one image's QC; the case follows when all its images have passed. */
+  async passImageQc(principal: Principal, actor: Actor, imageId: number): Promise<void> {
+    const failure = IMAGE_ACTION_MESSAGES.unableToTransitionImageStatus;
+    await this.db.transaction().execute(async (tx) => {
+      const image = await lockImage(tx, imageId);
+      if (image.case_id === null) throw new ConflictError(`${failure}. ${IMAGE_ACTION_MESSAGES.notInCase}`);
+      const current = await this.lock(tx, image.case_id);
+      const step = imageQcStepFrom(image.status as ImageStatus);
+      if (!step || current.status !== step.caseStatus)
+        throw new ConflictError(`${failure}. ${IMAGE_ACTION_MESSAGES.qcNotNow}`);
+      if (!principal.actions.has(step.permission)) throw new ForbiddenError();
+      await tx
+        .updateTable('images')
+        .set({ status: step.to, updated_at: new Date() })
+        .where('id', '=', imageId)
+        .execute();
+      const events: AuditEvent[] = [
+        {
+          action: 'IMAGE_QC_PASSED',
+          entityType: 'image',
+          entityId: imageId,
+          studyId: current.study_id,
           field: 'status',
-          oldValue: current.status,
+          oldValue: image.status,
           newValue: step.to,
         },
-        ...(await this.moveImages(tx, current, [step.images.from], step.images.to, null)),
       ];
+      const behind = await tx
+        .selectFrom('images')
+        .select('id')
+        .where('case_id', '=', current.id)
+        .where('status', 'not in', ['ARCHIVED', step.to])
+        .limit(1)
+        .executeTakeFirst();
+      const caseStep = forwardStepFrom(current.status);
+      if (!behind && caseStep) events.push(...(await this.advance(tx, principal, current, caseStep)));
       await recordAudit(tx, actor, events);
     });
+  }
+
+  /** PATCH /api/cases/{id}/comment. */
+  async comment(
+    principal: Principal,
+    actor: Actor,
+    caseId: number,
+    request: { imageId?: number | null | undefined; comment: string },
+  ): Promise<void> {
+    const text = request.comment.trim();
+    if (text === '') throw new BadRequestError(`${CASE_MESSAGES.unableToComment(caseId)}. Comment is required`);
+    await this.db.transaction().execute(async (tx) => {
+      const current = await this.lock(tx, caseId);
+      const imageId = request.imageId ?? null;
+      if (imageId !== null) {
+        const image = await tx
+          .selectFrom('images')
+          .select('id')
+          .where('id', '=', imageId)
+          .where('case_id', '=', caseId)
+          .executeTakeFirst();
+        if (!image) throw new BadRequestError(`${CASE_MESSAGES.unableToComment(caseId)}. The image is not in the case`);
+      }
+      await tx
+        .insertInto('case_comments')
+        .values({ case_id: caseId, image_id: imageId, user_id: principal.id, comment: text })
+        .execute();
+      await recordAudit(tx, actor, [
+        {
+          action: 'CASE_COMMENTED',
+          entityType: 'case',
+          entityId: caseId,
+          studyId: current.study_id,
+          field: 'comment',
+          newValue: { imageId, comment: text },
+        },
+      ]);
+    });
+  }
+
+  /** The case takes a forward step: status, history, the step's user column, its images. */
+  private async advance(tx: Tx, principal: Principal, current: LockedCase, step: ForwardStep): Promise<AuditEvent[]> {
+    const now = new Date();
+    await tx
+      .updateTable('cases')
+      .set({
+        status: step.to,
+        prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
+        [step.records]: principal.id,
+        ...(step.to === 'PROCESSED' ? { qc_completed_at: now } : {}),
+        ...(step.to === 'COMPLETED' ? { read_completed_at: now } : {}),
+        updated_at: now,
+      })
+      .where('id', '=', current.id)
+      .execute();
+    return [
+      {
+        action: 'CASE_STATUS_FORWARDED',
+        entityType: 'case',
+        entityId: current.id,
+        studyId: current.study_id,
+        field: 'status',
+        oldValue: current.status,
+        newValue: step.to,
+      },
+      ...(await this.moveImages(tx, current, [step.images.from], step.images.to, null)),
+    ];
   }
 
   /** PATCH /api/cases/{id}/status/back: to an allowed earlier status, with a reason; the images follow. */

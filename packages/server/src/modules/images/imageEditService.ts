@@ -14,6 +14,7 @@ import {
   mayEditImageField,
   mayViewCaseField,
   reasonForChangeError,
+  unableToHideImage,
   type CaseStatus,
   type EditImageRequest,
   type EditableImageField,
@@ -363,6 +364,69 @@ export class ImageEditService {
           reason: (reasonForChange ?? '').trim(),
         },
       ]);
+    });
+  }
+
+  /**
+   * PATCH /api/images/{id}/toggle-image-visibility: shows or hides an image from readers — only an
+   * image in a query chain (doc 3 §4). Hiding it stops its readers' tile tokens.
+   */
+  async toggleVisibility(actor: Actor, imageId: number): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const image = await lockImage(tx, imageId);
+      const inQuery = await tx
+        .selectFrom('queries')
+        .select('id')
+        .where('object_type', '=', 'IMAGE')
+        .where('object_id', '=', imageId)
+        .limit(1)
+        .executeTakeFirst();
+      if (!inQuery || image.status === 'ARCHIVED')
+        throw new ConflictError(`${unableToHideImage(imageId)}. ${IMAGE_ACTION_MESSAGES.notInQueryChain}`);
+      const ignored = !image.ignored;
+      if (ignored) await revokeCaseReaders(tx, image.case_id);
+      await tx.updateTable('images').set({ ignored, updated_at: new Date() }).where('id', '=', imageId).execute();
+      await recordAudit(tx, actor, [
+        {
+          action: 'IMAGE_VISIBILITY_CHANGED',
+          entityType: 'image',
+          entityId: imageId,
+          studyId: image.study_id,
+          field: 'ignored',
+          oldValue: image.ignored,
+          newValue: ignored,
+        },
+      ]);
+      return ignored;
+    });
+  }
+
+  /** PATCH /api/images/{id}/accept-ai-annotations: sets (or toggles) whether AI counts are accepted. */
+  async acceptAi(actor: Actor, imageId: number, value: boolean | undefined): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const image = await lockImage(tx, imageId);
+      if (image.status === 'ARCHIVED')
+        throw new ConflictError(`${IMAGE_ACTION_MESSAGES.unableToAcceptAi} ${IMAGE_ACTION_MESSAGES.alreadyArchived}`);
+      const accept = value ?? !image.accept_ai_annotations;
+      if (accept !== image.accept_ai_annotations) {
+        await tx
+          .updateTable('images')
+          .set({ accept_ai_annotations: accept, updated_at: new Date() })
+          .where('id', '=', imageId)
+          .execute();
+        await recordAudit(tx, actor, [
+          {
+            action: 'IMAGE_AI_ACCEPTANCE_CHANGED',
+            entityType: 'image',
+            entityId: imageId,
+            studyId: image.study_id,
+            field: 'accept_ai_annotations',
+            oldValue: image.accept_ai_annotations,
+            newValue: accept,
+          },
+        ]);
+      }
+      return accept;
     });
   }
 

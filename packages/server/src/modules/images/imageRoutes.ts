@@ -16,6 +16,9 @@ import {
   imageViewSchema,
   signedUrlResponseSchema,
   EDIT_IMAGE_PERMISSIONS,
+  ACCEPT_AI_PERMISSION,
+  TOGGLE_VISIBILITY_PERMISSION,
+  acceptAiRequestSchema,
   IMAGE_ACTION_MESSAGES,
   archiveImageRequestSchema,
   copyImageRequestSchema,
@@ -152,6 +155,38 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
           message: request.body.preview ? '' : IMAGE_ACTION_MESSAGES.moved,
           imageId: request.params.id,
           changes,
+        };
+      },
+    );
+
+    r.patch(
+      '/api/images/:id/toggle-image-visibility',
+      {
+        config: { policy: policy.anyOf([TOGGLE_VISIBILITY_PERMISSION], imageScope) },
+        schema: { params: idParams, response: { 200: imageActionResponseSchema } },
+      },
+      async (request) => {
+        const hidden = await edits.toggleVisibility(actorOf(request), request.params.id);
+        return {
+          success: true as const,
+          message: hidden ? IMAGE_ACTION_MESSAGES.hiddenFromReaders : IMAGE_ACTION_MESSAGES.shownToReaders,
+          imageId: request.params.id,
+        };
+      },
+    );
+
+    r.patch(
+      '/api/images/:id/accept-ai-annotations',
+      {
+        config: { policy: policy.anyOf([ACCEPT_AI_PERMISSION], imageScope) },
+        schema: { params: idParams, body: acceptAiRequestSchema, response: { 200: imageActionResponseSchema } },
+      },
+      async (request) => {
+        const accepted = await edits.acceptAi(actorOf(request), request.params.id, request.body?.acceptAiAnnotations);
+        return {
+          success: true as const,
+          message: accepted ? IMAGE_ACTION_MESSAGES.aiAccepted : IMAGE_ACTION_MESSAGES.aiRejected,
+          imageId: request.params.id,
         };
       },
     );

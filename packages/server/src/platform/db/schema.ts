@@ -115,6 +115,15 @@ export interface CasesTable {
   archived_at: Date | null;
 }
 
+export interface CaseCommentsTable {
+  id: Generated<number>;
+  case_id: number;
+  image_id: number | null;
+  user_id: number | null;
+  comment: string;
+  created_at: Timestamp;
+}
+
 export interface CaseReadersTable {
   case_id: number;
   user_id: number;
@@ -305,6 +314,7 @@ export interface JobHeartbeatsTable {
 }
 
 export interface DB {
+  case_comments: CaseCommentsTable;
   organizations: OrganizationsTable;
   roles: RolesTable;
   permissions: PermissionsTable;

@@ -53,9 +53,11 @@ export function caseActionOffered(kind: CaseActionKind, c: CaseRef, actions: rea
   }
 }
 
-/** The label of the forward button: Pass Lab QC, or Pass ISC QC (doc 3 §4). */
+/** The label of the forward button: Pass Lab QC, Pass ISC QC, or Mark as Scored (doc 3 §4). */
 export function forwardLabel(status: CaseStatus): string {
-  return status === 'PENDING_LAB_QC' ? 'Pass Lab QC' : 'Pass ISC QC';
+  if (status === 'PENDING_LAB_QC') return 'Pass Lab QC';
+  if (status === 'PROCESSED') return 'Mark as Scored';
+  return 'Pass ISC QC';
 }
 
 /**
@@ -96,10 +98,17 @@ export function CaseActionDialog({
         onConfirm={() => mutation.mutate({ kind: 'forward', id: target.id }, { onSuccess: done })}
         onClose={onClose}
       >
-        <p>
-          Pass case <strong>{caseName(target)}</strong> from {CASE_STATUS_LABELS[target.status]} to{' '}
-          {CASE_STATUS_LABELS[forwardStepFrom(target.status)?.to ?? target.status]}? Its images move on with it.
-        </p>
+        {target.status === 'PROCESSED' ? (
+          <p>
+            Mark case <strong>{caseName(target)}</strong> as scored? Your scores can no longer be changed; the case
+            completes when every assigned reader has marked it.
+          </p>
+        ) : (
+          <p>
+            Pass case <strong>{caseName(target)}</strong> from {CASE_STATUS_LABELS[target.status]} to{' '}
+            {CASE_STATUS_LABELS[forwardStepFrom(target.status)?.to ?? target.status]}? Its images move on with it.
+          </p>
+        )}
       </ConfirmDialog>
     );
   }

@@ -6,7 +6,10 @@ import {
   IMAGE_STATUS_LABELS,
   mayViewCaseField,
   readsAssignedCasesOnly,
+  imageQcStepFrom,
+  type CaseStatus,
   type CaseView,
+  type ImageStatus,
 } from '@lamina/domain';
 import { useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
@@ -17,10 +20,18 @@ import { usePageTitle } from '../../components/usePageTitle';
 import { parsePositiveId } from '../../lib/ids';
 import { formatLongDate } from '../../util/formatDate';
 import { useStudy } from '../studies/api';
-import { useCase } from './api';
+import { useCase, useImageAction } from './api';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { showToast } from '../../components/appToaster';
 import { CaseActionDialog, caseActionOffered, forwardLabel, type CaseActionKind } from './CaseActionDialog';
 import { CaseDialog } from './CaseDialog';
 import './cases.css';
+
+/** Whether this user may pass this image's QC now (the server checks it again). */
+function imageQcOffered(status: ImageStatus, caseStatus: CaseStatus, actions: readonly string[]): boolean {
+  const step = imageQcStepFrom(status);
+  return step !== null && step.caseStatus === caseStatus && actions.includes(step.permission);
+}
 
 /** Readers shown on the case panel before the ellipsis (doc 3 §9). */
 const PANEL_READERS = 5;
@@ -51,6 +62,8 @@ export function CaseDetailsPage() {
   const loaded = useCase(caseId);
   const study = useStudy(studyId);
   const [dialog, setDialog] = useState<CaseActionKind | 'edit' | null>(null);
+  const [qcImage, setQcImage] = useState<{ id: number; name: string } | null>(null);
+  const passQc = useImageAction(studyId ?? 0);
   usePageTitle(loaded.data ? `Case ${loaded.data.procId ?? loaded.data.id}` : 'Case');
 
   if (caseId === null || studyId === null)
@@ -138,6 +151,7 @@ export function CaseDetailsPage() {
             <th scope="col">Accession #</th>
             <th scope="col">Anatomical Segment</th>
             <th scope="col">Processed</th>
+            <th scope="col">Quality check</th>
           </tr>
         </thead>
         <tbody>
@@ -150,12 +164,52 @@ export function CaseDetailsPage() {
               <td>{image.accessionNumber ?? '-'}</td>
               <td>{image.biopsyLocation ?? '-'}</td>
               <td>{image.processed ? <Icon icon="tick-circle" intent="success" title="Succeeded" /> : 'Processing'}</td>
+              <td>
+                {imageQcOffered(image.status, c.status, actions) && (
+                  <Button
+                    size="small"
+                    icon="tick"
+                    text={image.status === 'LAB_QC_PENDING' ? 'Pass Lab QC' : 'Pass ISC QC'}
+                    aria-label={`Pass QC of ${image.name}`}
+                    onClick={() => setQcImage({ id: image.id, name: image.name })}
+                  />
+                )}
+              </td>
             </tr>
           ))}
         </tbody>
       </HTMLTable>
       {c.images.length === 0 && <NonIdealState icon="media" title="No image(s) found" />}
 
+      {qcImage && (
+        <ConfirmDialog
+          isOpen
+          title="Confirm Image Status Change"
+          confirmText="Pass QC"
+          isPending={passQc.isPending}
+          error={passQc.isError ? errorMessage(passQc.error) : null}
+          onConfirm={() =>
+            passQc.mutate(
+              { kind: 'passQc', imageId: qcImage.id, caseId: c.id },
+              {
+                onSuccess: (response) => {
+                  void showToast(response.message);
+                  setQcImage(null);
+                },
+              },
+            )
+          }
+          onClose={() => {
+            setQcImage(null);
+            passQc.reset();
+          }}
+        >
+          <p>
+            Pass the quality check of <strong>{qcImage.name}</strong>? The case moves on when all its images have
+            passed.
+          </p>
+        </ConfirmDialog>
+      )}
       {dialog === 'edit' && study.data && (
         <CaseDialog study={study.data} existing={c} onClose={() => setDialog(null)} />
       )}

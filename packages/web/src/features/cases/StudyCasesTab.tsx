@@ -19,7 +19,13 @@ import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { sortParam, useTableState } from '../../components/useTableState';
 import { formatLongDate } from '../../util/formatDate';
 import { useCase, useStudyCases, useStudyReaders } from './api';
-import { CaseActionDialog, caseActionOffered, type CaseActionKind, type CaseRef } from './CaseActionDialog';
+import {
+  CaseActionDialog,
+  caseActionOffered,
+  forwardLabel,
+  type CaseActionKind,
+  type CaseRef,
+} from './CaseActionDialog';
 import { CaseDialog } from './CaseDialog';
 import './cases.css';
 
@@ -109,7 +115,7 @@ export function StudyCasesTab({ study }: { study: StudyView }) {
         <MenuItem
           key="forward"
           icon="tick"
-          text={row.status === 'PENDING_LAB_QC' ? 'Pass Lab QC' : 'Pass ISC QC'}
+          text={forwardLabel(row.status ?? 'PENDING_LAB_QC')}
           onClick={() => setDialog({ kind: 'forward', target })}
         />
       ),

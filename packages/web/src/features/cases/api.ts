@@ -257,6 +257,7 @@ export type ImageAction =
   | { kind: 'copy'; imageId: number; name: string }
   | { kind: 'archive'; imageId: number; reason: string }
   | { kind: 'assign'; imageId: number; caseId: number; reason: string }
+  | { kind: 'passQc'; imageId: number; caseId: number }
   | { kind: 'moveStudy' | 'moveCase'; imageId: number; target: number; reason: string; preview?: boolean };
 
 /** One image action call; the bulk actions call it once per image. */
@@ -272,6 +273,13 @@ export function imageAction(action: ImageAction): Promise<ImageActionResponse> {
         'POST',
         { name: action.name },
         IMAGE_ACTION_MESSAGES.unableToCopy,
+      );
+    case 'passQc':
+      return call(
+        `/api/images/${action.imageId}/pass-qc`,
+        'PATCH',
+        undefined,
+        IMAGE_ACTION_MESSAGES.unableToTransitionImageStatus,
       );
     case 'assign':
       return assignImage(action.caseId, action.imageId, action.reason).then((response) => ({
@@ -303,7 +311,7 @@ export function useImageAction(studyId: number) {
   return useMutation({
     mutationFn: imageAction,
     onSuccess: async (_response, action) => {
-      if (action.kind === 'assign') await refresh(studyId, [action.caseId]);
+      if (action.kind === 'assign' || action.kind === 'passQc') await refresh(studyId, [action.caseId]);
       else if (action.kind !== 'moveStudy' && action.kind !== 'moveCase') await refresh(studyId);
       else if (!action.preview) await refresh(studyId, action.kind === 'moveCase' ? [action.target] : []);
     },

@@ -1,0 +1,75 @@
+import { CASE_MESSAGES, IMAGE_ACTION_MESSAGES, ROLE_PERMISSIONS, type CaseView, type UserInfo } from '@lamina/domain';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setCsrfToken } from '../../api/client';
+import { makeCase, makeStudy, makeUserAs } from '../../test/fixtures';
+import { mockFetch } from '../../test/mockFetch';
+import { renderRoutes } from '../../test/render';
+import { CaseDetailsPage } from './CaseDetailsPage';
+
+beforeEach(() => setCsrfToken('token'));
+afterEach(cleanup);
+
+const image = (id: number, status: CaseView['images'][number]['status']) => ({
+  id,
+  name: `slide-${id}.svs`,
+  status,
+  accessionNumber: null,
+  biopsyLocation: null,
+  uploadedAt: '2026-11-20T10:00:00.000Z',
+  processed: true,
+  ignored: false,
+});
+
+function renderCase(c: CaseView, user: UserInfo, extra: Parameters<typeof mockFetch>[0] = {}) {
+  const mock = mockFetch({
+    [`GET /api/cases/${c.id}`]: { body: { success: true, message: '', case: c } },
+    'GET /api/studies/3': { body: makeStudy({ id: 3 }) },
+    ...extra,
+  });
+  renderRoutes([{ path: '/studies/:studyId/cases/:id', element: <CaseDetailsPage /> }], {
+    path: `/studies/3/cases/${c.id}`,
+    user,
+  });
+  return mock;
+}
+
+describe('the case page: QC and scoring (issue 13, first slice)', () => {
+  it('a lab technician passes one image’s lab QC after the confirmation', async () => {
+    const c = makeCase({ images: [image(1, 'LAB_QC_PENDING'), image(2, 'ISC_QC_PENDING')] });
+    const { calls } = renderCase(c, makeUserAs('LabTech', [...ROLE_PERMISSIONS.LabTech]), {
+      'PATCH /api/images/1/pass-qc': { body: { success: true, message: IMAGE_ACTION_MESSAGES.passedQc, imageId: 1 } },
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Pass QC of slide-1.svs' }));
+    // Image 2 has passed lab QC already, and ISC QC is not the lab technician's.
+    expect(screen.queryByRole('button', { name: 'Pass QC of slide-2.svs' })).toBeNull();
+    const dialog = await screen.findByRole('dialog', { name: 'Confirm Image Status Change' });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Pass QC' }));
+    await waitFor(() =>
+      expect(calls.some((c) => c.method === 'PATCH' && c.path === '/api/images/1/pass-qc')).toBe(true),
+    );
+  });
+
+  it('an assigned reader sees Mark as Scored on a processed case, without subject, site or visit', async () => {
+    const c = makeCase({
+      status: 'PROCESSED',
+      subjectId: null,
+      siteId: null,
+      visitId: null,
+      images: [image(1, 'READY_FOR_READING')],
+    });
+    const { calls } = renderCase(c, makeUserAs('CR', [...ROLE_PERMISSIONS.CR]), {
+      'PATCH /api/cases/40/status/forward': {
+        body: { success: true, message: CASE_MESSAGES.scored, case: c },
+      },
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Mark as Scored' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Mark as Scored' });
+    expect(within(dialog).getByText(/completes when every assigned reader/)).toBeTruthy();
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Mark as Scored' }));
+    await waitFor(() => expect(calls.some((x) => x.path === '/api/cases/40/status/forward')).toBe(true));
+    const details = screen.getByLabelText('Case details');
+    expect(within(details).queryByText('Subject ID')).toBeNull();
+    expect(screen.queryByRole('button', { name: /Pass QC of/ })).toBeNull();
+  });
+});
