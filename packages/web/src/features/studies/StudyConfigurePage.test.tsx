@@ -83,6 +83,10 @@ describe('create a study', () => {
 
   it('needs an on-hold reason when on hold and counts its characters', () => {
     renderConfigure('/studies/new/configure/settings');
+    // The section and its field no longer share the title 'Status' (issue 20).
+    expect(screen.getByText('Study status')).toBeTruthy();
+    expect(screen.getByText('On hold')).toBeTruthy();
+    expect(screen.queryByText('Status', { exact: true })).toBeNull();
     fireEvent.click(checkbox('On Hold'));
     expect(screen.getByText(STUDY_MESSAGES.onHoldReasonRequired)).toBeTruthy();
     const reason = screen.getByLabelText('On Hold Reason');
