@@ -175,6 +175,25 @@ describe('ImageViewerPage', () => {
     expect(screen.getByTestId('viewer-controls').hidden).toBe(true);
   });
 
+  it('lists the keyboard shortcuts in a dialog: ? opens it, and so does its button (doc 3 §2)', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    const input = document.createElement('input');
+    document.body.appendChild(input);
+    input.focus();
+    fireEvent.keyDown(input, { key: '?' });
+    expect(screen.queryByRole('dialog', { name: 'Keyboard shortcuts' })).toBeNull();
+    input.remove();
+    fireEvent.keyDown(window, { key: '?' });
+    const dialog = await screen.findByRole('dialog', { name: 'Keyboard shortcuts' });
+    expect(within(dialog).getByText('Jump to 1.25x, 2.5x, 5x, 10x, 20x, 40x')).toBeTruthy();
+    fireEvent.keyDown(dialog, { key: 'Escape' });
+    await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Keyboard shortcuts' })).toBeNull());
+    fireEvent.click(screen.getByRole('button', { name: 'Keyboard shortcuts' }));
+    expect(await screen.findByRole('dialog', { name: 'Keyboard shortcuts' })).toBeTruthy();
+  });
+
   it('closes to the study images page', async () => {
     mockFetch({ 'GET /api/images/7': { body: makeImage() } });
     renderViewer();

@@ -2,7 +2,8 @@ import type { ImageView } from '@lamina/domain';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { ViewerControls } from './ViewerControls';
 import { ViewerEngine } from './ViewerEngine';
-import { commandForKey } from './viewerShortcuts';
+import { commandForKey, isHelpKey, SHORTCUT_HELP } from './viewerShortcuts';
+import { Button, Dialog, DialogBody, HTMLTable } from '@blueprintjs/core';
 import { readMiniMapExpanded, writeMiniMapExpanded } from './viewerPreferences';
 
 export type ViewableImage = ImageView & { width: number; height: number; tileUrl: string };
@@ -44,6 +45,7 @@ export function SlideView({ image, onTileError, engine: given }: SlideViewProps)
       ),
   );
   const snapshot = useSyncExternalStore(engine.subscribe, () => engine.snapshot);
+  const [helpOpen, setHelpOpen] = useState(false);
   const mapRef = useRef<HTMLDivElement>(null);
   const miniMapRef = useRef<HTMLDivElement>(null);
 
@@ -65,6 +67,11 @@ export function SlideView({ image, onTileError, engine: given }: SlideViewProps)
 
   useEffect(() => {
     const handleKeyDown = (event: KeyboardEvent) => {
+      if (isHelpKey(event)) {
+        event.preventDefault();
+        setHelpOpen(true);
+        return;
+      }
       const command = commandForKey(event);
       if (!command) return;
       event.preventDefault();
@@ -90,6 +97,31 @@ export function SlideView({ image, onTileError, engine: given }: SlideViewProps)
         onCommand={(command) => engine.execute(command)}
         miniMapRef={miniMapRef}
       />
+      <Button
+        className="lamina-shortcuts-button"
+        icon="key-command"
+        variant="minimal"
+        aria-label="Keyboard shortcuts"
+        title="Keyboard shortcuts (?)"
+        onClick={() => setHelpOpen(true)}
+      />
+      <Dialog isOpen={helpOpen} onClose={() => setHelpOpen(false)} title="Keyboard shortcuts">
+        <DialogBody>
+          <HTMLTable compact aria-label="Keyboard shortcuts">
+            <tbody>
+              {SHORTCUT_HELP.map((shortcut) => (
+                <tr key={shortcut.keys}>
+                  <th scope="row">
+                    <kbd>{shortcut.keys}</kbd>
+                  </th>
+                  <td>{shortcut.action}</td>
+                </tr>
+              ))}
+            </tbody>
+          </HTMLTable>
+          <p className="bp6-text-muted">Shortcuts are ignored while you type in a field.</p>
+        </DialogBody>
+      </Dialog>
     </div>
   );
 }

@@ -31,3 +31,22 @@ export function commandForKey(
   const magnification = magnificationForKey(event.key);
   return magnification === null ? null : { type: 'zoomToMagnification', magnification };
 }
+
+/**
+ * The shortcuts as the keyboard shortcuts dialog lists them (doc 3 §2): the bound keys above, the
+ * magnification jumps, and '?' for the dialog itself. The annotation tool keys join with the
+ * annotations work, when their tools exist.
+ */
+export const SHORTCUT_HELP: readonly { keys: string; action: string }[] = [
+  { keys: '← ↑ → ↓', action: 'Pan 80 px' },
+  { keys: '+ or =', action: 'Zoom in' },
+  { keys: '-', action: 'Zoom out' },
+  { keys: '1 – 6', action: 'Jump to 1.25x, 2.5x, 5x, 10x, 20x, 40x' },
+  { keys: 'c', action: 'Show or hide the mini-map and the other controls' },
+  { keys: '?', action: 'This list of shortcuts' },
+];
+
+/** '?' opens the shortcuts dialog (not while typing, nor with a modifier other than Shift). */
+export function isHelpKey(event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>): boolean {
+  return event.key === '?' && !event.ctrlKey && !event.metaKey && !event.altKey && !isTypingTarget(event.target);
+}
