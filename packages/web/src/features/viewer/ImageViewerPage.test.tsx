@@ -194,6 +194,21 @@ describe('ImageViewerPage', () => {
     expect(await screen.findByRole('dialog', { name: 'Keyboard shortcuts' })).toBeTruthy();
   });
 
+  it('microscope mode dims the surround and brightness filters the tiles; both are remembered (doc 3 §9)', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    const map = await screen.findByTestId('slide-map');
+    expect(screen.queryByTestId('microscope-mode')).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Microscope' }));
+    expect(screen.getByTestId('microscope-mode')).toBeTruthy();
+    expect(window.localStorage.getItem('lamina.viewer.microscope')).toBe('true');
+    expect(map.style.getPropertyValue('--lamina-tile-filter')).toBe('brightness(100%)');
+    const handle = screen.getByRole('slider', { name: 'Brightness' });
+    for (let i = 0; i < 5; i++) fireEvent.keyDown(handle, { key: 'ArrowRight', which: 39, keyCode: 39 });
+    await waitFor(() => expect(map.style.getPropertyValue('--lamina-tile-filter')).toBe('brightness(105%)'));
+    expect(window.localStorage.getItem('lamina.viewer.brightness')).toBe('5');
+  });
+
   it('closes to the study images page', async () => {
     mockFetch({ 'GET /api/images/7': { body: makeImage() } });
     renderViewer();

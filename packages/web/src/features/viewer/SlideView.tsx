@@ -4,7 +4,20 @@ import { ViewerControls } from './ViewerControls';
 import { ViewerEngine } from './ViewerEngine';
 import { commandForKey, isHelpKey, SHORTCUT_HELP } from './viewerShortcuts';
 import { Button, Dialog, DialogBody, HTMLTable } from '@blueprintjs/core';
-import { readMiniMapExpanded, writeMiniMapExpanded } from './viewerPreferences';
+import {
+  brightnessFilter,
+  readBrightness,
+  readMicroscope,
+  readMiniMapExpanded,
+  writeBrightness,
+  writeMicroscope,
+  writeMiniMapExpanded,
+} from './viewerPreferences';
+import { useDebouncedValue } from '../../components/useDebouncedValue';
+import type { CSSProperties } from 'react';
+
+/** Brightness is applied (and kept) once the slider rests this long (doc 3 §9). */
+const BRIGHTNESS_DEBOUNCE_MS = 100;
 
 export type ViewableImage = ImageView & { width: number; height: number; tileUrl: string };
 
@@ -46,6 +59,11 @@ export function SlideView({ image, onTileError, engine: given }: SlideViewProps)
   );
   const snapshot = useSyncExternalStore(engine.subscribe, () => engine.snapshot);
   const [helpOpen, setHelpOpen] = useState(false);
+  const [brightness, setBrightness] = useState(readBrightness);
+  const [microscope, setMicroscope] = useState(readMicroscope);
+  const appliedBrightness = useDebouncedValue(brightness, BRIGHTNESS_DEBOUNCE_MS);
+  useEffect(() => writeBrightness(appliedBrightness), [appliedBrightness]);
+  useEffect(() => writeMicroscope(microscope), [microscope]);
   const mapRef = useRef<HTMLDivElement>(null);
   const miniMapRef = useRef<HTMLDivElement>(null);
 
@@ -90,12 +108,19 @@ export function SlideView({ image, onTileError, engine: given }: SlideViewProps)
         role="application"
         aria-label={`Slide ${image.name}`}
         tabIndex={0}
+        // The tile layers' filter (viewer.css): brightness on tiles only, not on annotations.
+        style={{ '--lamina-tile-filter': brightnessFilter(appliedBrightness) } as CSSProperties}
       />
+      {microscope && <div className="lamina-microscope" data-testid="microscope-mode" aria-hidden="true" />}
       <ViewerControls
         snapshot={snapshot}
         stackSize={image.zStackSize}
         onCommand={(command) => engine.execute(command)}
         miniMapRef={miniMapRef}
+        brightness={brightness}
+        onBrightness={setBrightness}
+        microscope={microscope}
+        onMicroscope={setMicroscope}
       />
       <Button
         className="lamina-shortcuts-button"

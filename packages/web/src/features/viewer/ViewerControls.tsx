@@ -2,6 +2,7 @@ import { Button, ButtonGroup, Slider } from '@blueprintjs/core';
 import type { Ref } from 'react';
 import type { ViewerCommand, ViewerSnapshot } from './ViewerEngine';
 import { formatMagnification } from './viewerGeometry';
+import { BRIGHTNESS_RANGE } from './viewerPreferences';
 
 interface ViewerControlsProps {
   snapshot: ViewerSnapshot;
@@ -9,10 +10,17 @@ interface ViewerControlsProps {
   onCommand: (command: ViewerCommand) => void;
   /** Where the engine draws the mini-map (180 x 180). */
   miniMapRef: Ref<HTMLDivElement>;
+  /** Brightness adjust −100…100 (doc 3 §9). */
+  brightness: number;
+  onBrightness: (value: number) => void;
+  /** Microscope mode: the surround dimmed with 70% black (doc 3 §2, §9). */
+  microscope: boolean;
+  onMicroscope: (on: boolean) => void;
 }
 
 /** Bottom-left controls (doc 3 §2): z-stack slider, mini-map and its toggle, zoom with magnification, scale bar. */
-export function ViewerControls({ snapshot, stackSize, onCommand, miniMapRef }: ViewerControlsProps) {
+export function ViewerControls(props: ViewerControlsProps) {
+  const { snapshot, stackSize, onCommand, miniMapRef } = props;
   const { view, miniMapExpanded, overlaysVisible, stack } = snapshot;
   return (
     <div className="lamina-viewer-controls" hidden={!overlaysVisible} data-testid="viewer-controls">
@@ -54,6 +62,28 @@ export function ViewerControls({ snapshot, stackSize, onCommand, miniMapRef }: V
           </span>
           <Button icon="zoom-in" aria-label="Zoom in" onClick={() => onCommand({ type: 'zoomIn' })} />
         </ButtonGroup>
+      </div>
+      <div className="lamina-viewer-panel lamina-view-settings">
+        <Button
+          size="small"
+          variant={props.microscope ? 'solid' : 'minimal'}
+          icon="circle"
+          text="Microscope"
+          aria-pressed={props.microscope}
+          onClick={() => props.onMicroscope(!props.microscope)}
+        />
+        <label className="lamina-brightness">
+          <span className="lamina-viewer-caption">Brightness</span>
+          <Slider
+            min={BRIGHTNESS_RANGE.min}
+            max={BRIGHTNESS_RANGE.max}
+            stepSize={1}
+            labelRenderer={false}
+            value={props.brightness}
+            onChange={props.onBrightness}
+            handleHtmlProps={{ 'aria-label': 'Brightness' }}
+          />
+        </label>
       </div>
       <div
         className="lamina-viewer-panel lamina-scale-bar"

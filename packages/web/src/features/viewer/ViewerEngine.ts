@@ -160,7 +160,15 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     this.sources = Array.from({ length: stacks }, (_, i) => this.createSource(stackTileUrl(image.tileUrl, i)));
     // Clipping to the extent hides the padding of the edge tiles (TIFF tiles are stored whole).
     this.layers = this.sources.map(
-      (source, i) => new TileLayer({ source, extent: this.extent, visible: i === 0, preload: i === 0 ? 1 : 0 }),
+      (source, i) =>
+        // Tiles draw in their own canvas (className): brightness applies to them only, never to annotations.
+        new TileLayer({
+          source,
+          extent: this.extent,
+          visible: i === 0,
+          preload: i === 0 ? 1 : 0,
+          className: 'lamina-tile-layer',
+        }),
     );
     const [w, h] = [image.width, image.height];
     this.view = new View({
