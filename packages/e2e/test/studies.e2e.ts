@@ -120,6 +120,11 @@ describe('study configuration', () => {
     expect(await page.getByRole('tab', { name: 'Users' }).count()).toBe(0);
     expect(await form.getByText('Reason for change').count()).toBe(0);
     expect(await saveButton(page).isDisabled()).toBe(true);
+    // No red messages on the empty form (issue 20); Save says why it waits, and its link shows the field's.
+    expect(await form.getByText(STUDY_MESSAGES.nameRequired, { exact: true }).count()).toBe(0);
+    const why = page.getByRole('status', { name: 'Why Save is disabled' });
+    expect(await why.textContent()).toContain('4 fields need attention');
+    await why.getByRole('button', { name: 'Name', exact: true }).click();
     expect(await form.getByText(STUDY_MESSAGES.nameRequired, { exact: true }).isVisible()).toBe(true);
 
     await form.getByLabel('Name', { exact: true }).fill(name);
@@ -172,7 +177,10 @@ describe('study configuration', () => {
     }
 
     expect(await saveButton(page).isDisabled()).toBe(true); // no modality yet
-    expect(await form.getByText(STUDY_MESSAGES.modalityRequired, { exact: true }).isVisible()).toBe(true);
+    // Not touched yet, so no red message: Save names the field instead (issue 20).
+    expect(await page.getByRole('status', { name: 'Why Save is disabled' }).textContent()).toBe(
+      '1 field needs attention: Modality',
+    );
     await setChecked(form.getByRole('checkbox', { name: 'Histopathology', exact: true }), true);
     await eventually(() => saveButton(page).isEnabled()).toBe(true);
     expect(await form.locator('.lamina-field-errors').count()).toBe(0);
@@ -284,7 +292,7 @@ describe('study configuration', () => {
     await setChecked(onHold, true);
     const holdReason = form.getByLabel('On Hold Reason', { exact: true });
     await holdReason.waitFor();
-    const statusReason = form.getByRole('textbox', { name: 'Reason for change: Status', exact: true });
+    const statusReason = form.getByRole('textbox', { name: 'Reason for change: On hold', exact: true });
     await statusReason.waitFor();
     expect(await form.getByText(STUDY_MESSAGES.onHoldReasonRequired, { exact: true }).isVisible()).toBe(true);
     expect(await saveButton(page).isDisabled()).toBe(true);
