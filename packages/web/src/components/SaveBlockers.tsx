@@ -7,6 +7,14 @@ export interface SaveBlocker {
   anchor: string;
 }
 
+/** The two reasons a form with reasons for change cannot save yet, in the words every such form uses. */
+export function saveBlockerGroups(needAttention: readonly SaveBlocker[], needReason: readonly SaveBlocker[]) {
+  return [
+    { text: (n: number) => `${n} ${n === 1 ? 'field needs' : 'fields need'} attention`, items: needAttention },
+    { text: (n: number) => `${n} ${n === 1 ? 'change needs' : 'changes need'} a reason`, items: needReason },
+  ];
+}
+
 /** Scrolls to a form row (`data-anchor`) and focuses its first input. */
 export function goToAnchor(anchor: string): void {
   const row = document.querySelector<HTMLElement>(`[data-anchor="${anchor}"]`);

@@ -20,7 +20,7 @@ import { useUserInfo } from '../../api/users';
 import { showToast } from '../../components/appToaster';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { DialogError, FormDialogFooter } from '../../components/FormDialogParts';
-import { SaveBlockers } from '../../components/SaveBlockers';
+import { SaveBlockers, saveBlockerGroups } from '../../components/SaveBlockers';
 import { useAssignableImages, useCreateCase, useEditCase, useStudyReaders, useSuggestedReaders } from './api';
 
 /** The dialog's fields in order; Histo Procedure ID only on edit (doc 2 §2.6). */
@@ -321,29 +321,21 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
           <DialogError error={mutation.isError ? errorMessage(mutation.error) : null} />
           {/* Why Save is disabled, with links to the fields (issue 20). */}
           <SaveBlockers
-            groups={[
-              {
-                text: (n) => `${n} ${n === 1 ? 'field needs' : 'fields need'} attention`,
-                items: shown
-                  .filter((f) => errors[f])
-                  .map((f) => ({ key: f, label: CASE_FIELD_RULES[f].label, anchor: f })),
-              },
-              {
-                text: (n) => `${n} ${n === 1 ? 'change needs' : 'changes need'} a reason`,
-                items: needsReason
-                  .filter((key) => !(reasons[key] ?? '').trim())
-                  .map((key) => ({
-                    key,
-                    label:
-                      key === 'readers'
-                        ? 'Readers'
-                        : key === 'images'
-                          ? 'Images'
-                          : CASE_FIELD_RULES[key as CaseField].label,
-                    anchor: key === 'readers' || key === 'images' ? `${idPrefix}-${key}` : key,
-                  })),
-              },
-            ]}
+            groups={saveBlockerGroups(
+              shown.filter((f) => errors[f]).map((f) => ({ key: f, label: CASE_FIELD_RULES[f].label, anchor: f })),
+              needsReason
+                .filter((key) => !(reasons[key] ?? '').trim())
+                .map((key) => ({
+                  key,
+                  label:
+                    key === 'readers'
+                      ? 'Readers'
+                      : key === 'images'
+                        ? 'Images'
+                        : CASE_FIELD_RULES[key as CaseField].label,
+                  anchor: key === 'readers' || key === 'images' ? `${idPrefix}-${key}` : key,
+                })),
+            )}
             onGo={(item) => {
               if (item.key !== 'readers' && item.key !== 'images')
                 setTouched((t) => new Set(t).add(item.key as CaseField));

@@ -32,7 +32,7 @@ import type { ReasonProps } from './ConfigField';
 import { ProtocolIdsField } from './ProtocolIdsField';
 import { IndicationsField, ModalityField, OnHoldField, SegmentsField, TextField } from './SimpleFields';
 import { VisitPairsField } from './VisitPairsField';
-import { SaveBlockers } from '../../../components/SaveBlockers';
+import { SaveBlockers, saveBlockerGroups } from '../../../components/SaveBlockers';
 
 /** The label each reason group's field shows (the Save blockers name them). */
 const GROUP_LABELS: Readonly<Record<ReasonGroup, string>> = {
@@ -267,16 +267,10 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
         <div className="lamina-form-actions">
           {!save.isPending && (
             <SaveBlockers
-              groups={[
-                {
-                  text: (n) => `${n} ${n === 1 ? 'field needs' : 'fields need'} attention`,
-                  items: invalidGroups.map(blocker),
-                },
-                {
-                  text: (n) => `${n} ${n === 1 ? 'change needs' : 'changes need'} a reason`,
-                  items: missing.filter((g) => !invalidGroups.includes(g)).map(blocker),
-                },
-              ]}
+              groups={saveBlockerGroups(
+                invalidGroups.map(blocker),
+                missing.filter((g) => !invalidGroups.includes(g)).map(blocker),
+              )}
               onGo={(item) => setTouched((current) => new Set(current).add(item.key as ReasonGroup))}
             />
           )}
