@@ -10,6 +10,8 @@ import {
   type CaseStatus,
 } from '@lamina/domain';
 import { useId, useState } from 'react';
+import { useNavigate } from 'react-router';
+import { useEmbeddedMode } from '../../app/embedded';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { showToast } from '../../components/appToaster';
@@ -82,9 +84,15 @@ export function CaseActionDialog({
   const [status, setStatus] = useState<CaseStage | ''>(choices.at(-1) ?? '');
   const [confirming, setConfirming] = useState<{ reason: string } | null>(null);
   const error = mutation.isError ? errorMessage(mutation.error) : null;
-  const done = (response: { message: string }) => {
+  const navigate = useNavigate();
+  const embedded = useEmbeddedMode();
+  const done = (response: { message: string; case?: { status: CaseStatus } }) => {
     void showToast(response.message);
     onClose();
+    // The last reader's Mark as Scored completes the case: on to the study, or the success page
+    // when embedded (doc 3 §4).
+    if (kind === 'forward' && target.status === 'PROCESSED' && response.case?.status === 'COMPLETED')
+      void navigate(embedded ? '/successMessage' : `/studies/${target.studyId}`);
   };
 
   if (kind === 'forward') {

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setCsrfToken } from '../../api/client';
 import { makeCase, makeStudy, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
-import { renderRoutes } from '../../test/render';
+import { LocationProbe, renderRoutes } from '../../test/render';
 import { CaseDetailsPage } from './CaseDetailsPage';
 
 beforeEach(() => setCsrfToken('token'));
@@ -27,10 +27,13 @@ function renderCase(c: CaseView, user: UserInfo, extra: Parameters<typeof mockFe
     'GET /api/studies/3': { body: makeStudy({ id: 3 }) },
     ...extra,
   });
-  renderRoutes([{ path: '/studies/:studyId/cases/:id', element: <CaseDetailsPage /> }], {
-    path: `/studies/3/cases/${c.id}`,
-    user,
-  });
+  renderRoutes(
+    [
+      { path: '/studies/:studyId/cases/:id', element: <CaseDetailsPage /> },
+      { path: '*', element: <LocationProbe /> },
+    ],
+    { path: `/studies/3/cases/${c.id}`, user },
+  );
   return mock;
 }
 
@@ -71,5 +74,18 @@ describe('the case page: QC and scoring (issue 13, first slice)', () => {
     const details = screen.getByLabelText('Case details');
     expect(within(details).queryByText('Subject ID')).toBeNull();
     expect(screen.queryByRole('button', { name: /Pass QC of/ })).toBeNull();
+  });
+
+  it('the last reader’s mark completes the case and goes on to the study page', async () => {
+    const c = makeCase({ status: 'PROCESSED', images: [image(1, 'READY_FOR_READING')] });
+    renderCase(c, makeUserAs('CR', [...ROLE_PERMISSIONS.CR]), {
+      'PATCH /api/cases/40/status/forward': {
+        body: { success: true, message: CASE_MESSAGES.scoredComplete, case: { ...c, status: 'COMPLETED' } },
+      },
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Mark as Scored' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Mark as Scored' });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Mark as Scored' }));
+    expect((await screen.findByTestId('location')).textContent).toBe('/studies/3');
   });
 });
