@@ -209,6 +209,13 @@ describe('ImageViewerPage', () => {
     expect(window.localStorage.getItem('lamina.viewer.brightness')).toBe('5');
   });
 
+  it('says in the image details when a slide records no pixel size (issue 20)', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ physicalResolution: null, pixelSize: null }) } });
+    renderViewer();
+    expect((await screen.findByTestId('pixel-size')).textContent).toBe('Uncalibrated: no pixel size');
+    expect(screen.getByTestId('scale-bar').textContent).toMatch(/^≈ .*\(uncalibrated\)$/);
+  });
+
   it('closes to the study images page', async () => {
     mockFetch({ 'GET /api/images/7': { body: makeImage() } });
     renderViewer();

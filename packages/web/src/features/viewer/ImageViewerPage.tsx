@@ -1,10 +1,11 @@
-import { Button, Callout, H2, NonIdealState, ProgressBar, Spinner } from '@blueprintjs/core';
+import { Button, Callout, H2, NonIdealState, ProgressBar, Spinner, Tag } from '@blueprintjs/core';
 import { IMAGE_MESSAGES, type ImageView } from '@lamina/domain';
 import { useNavigate, useParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/ApiError';
 import { usePageTitle } from '../../components/usePageTitle';
 import { isFailed, isProcessing, parseImageId, useImage, useTileErrorRecheck } from './imageQuery';
 import { isViewable, SlideView } from './SlideView';
+import { isCalibrated } from './viewerGeometry';
 import './viewer.css';
 
 /** Where the close button goes: the study's images, or image management for an image without a study. */
@@ -29,6 +30,21 @@ export function ImageViewerPage() {
         <H2 className="lamina-viewer-title" title={title}>
           {title}
         </H2>
+        {image.data && image.data.processingStatus === 'SUCCESS' && (
+          <span className="lamina-viewer-pixel-size" data-testid="pixel-size">
+            {isCalibrated(image.data.physicalResolution) ? (
+              `${image.data.physicalResolution} µm/px`
+            ) : (
+              <Tag
+                minimal
+                intent="warning"
+                htmlTitle="This slide records no pixel size: lengths assume 0.2 µm per pixel and are estimates"
+              >
+                Uncalibrated: no pixel size
+              </Tag>
+            )}
+          </span>
+        )}
         <Button
           variant="minimal"
           icon="cross"
