@@ -76,6 +76,17 @@ describe('the case page: QC and scoring (issue 13, first slice)', () => {
     expect(screen.queryByRole('button', { name: /Pass QC of/ })).toBeNull();
   });
 
+  it('shows one image of the case beside the details; a radio switches to another', async () => {
+    const c = makeCase({ images: [image(1, 'LAB_QC_PENDING'), image(2, 'LAB_QC_PENDING')] });
+    const { calls } = renderCase(c, makeUserAs('LabTech', [...ROLE_PERMISSIONS.LabTech]));
+    await screen.findByRole('radio', { name: 'View slide-1.svs' });
+    await waitFor(() => expect(calls.some((x) => x.path === '/api/images/1')).toBe(true));
+    expect(screen.getByRole<HTMLInputElement>('radio', { name: 'View slide-1.svs' }).checked).toBe(true);
+    fireEvent.click(screen.getByRole('radio', { name: 'View slide-2.svs' }));
+    await waitFor(() => expect(calls.some((x) => x.path === '/api/images/2')).toBe(true));
+    expect(screen.getByRole<HTMLInputElement>('radio', { name: 'View slide-2.svs' }).checked).toBe(true);
+  });
+
   it('the last reader’s mark completes the case and goes on to the study page', async () => {
     const c = makeCase({ status: 'PROCESSED', images: [image(1, 'READY_FOR_READING')] });
     renderCase(c, makeUserAs('CR', [...ROLE_PERMISSIONS.CR]), {

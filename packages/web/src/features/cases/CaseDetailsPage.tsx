@@ -1,4 +1,4 @@
-import { Button, Callout, H2, HTMLTable, Icon, NonIdealState, Tag } from '@blueprintjs/core';
+import { Button, Callout, H2, HTMLTable, Icon, NonIdealState, Radio, Tag } from '@blueprintjs/core';
 import {
   CASE_FIELD_RULES,
   CASE_STATUS_LABELS,
@@ -20,6 +20,9 @@ import { usePageTitle } from '../../components/usePageTitle';
 import { parsePositiveId } from '../../lib/ids';
 import { formatLongDate } from '../../util/formatDate';
 import { useStudy } from '../studies/api';
+import { ImageViewerBody } from '../viewer/ImageViewerPage';
+import { useImage } from '../viewer/imageQuery';
+import '../viewer/viewer.css';
 import { useCase, useImageAction } from './api';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { showToast } from '../../components/appToaster';
@@ -46,10 +49,11 @@ function Detail({ label, children }: { label: string; children: React.ReactNode 
 }
 
 /**
- * /studies/{studyId}/cases/{id} until the case viewer (viewer issue) takes it over: the case's
- * details — without the blinded fields for readers — its images (each opening the image viewer)
- * and the case actions its user may take: Pass Lab QC / Pass ISC QC, Edit, Revert status, Put On
- * Hold / Remove Hold, Archive.
+ * /studies/{studyId}/cases/{id}, the case viewer's first shape (issue 13 goes on from here): one
+ * image of the case in the viewer beside the case's details — without the blinded fields for
+ * readers — and its images (a radio chooses the one shown; each name opens the image viewer), with
+ * the case actions its user may take: Pass Lab QC / Pass ISC QC (per image too), Mark as Scored,
+ * Edit, Revert status, Put On Hold / Remove Hold, Archive.
  */
 export function CaseDetailsPage() {
   const params = useParams();
@@ -63,6 +67,10 @@ export function CaseDetailsPage() {
   const study = useStudy(studyId);
   const [dialog, setDialog] = useState<CaseActionKind | 'edit' | null>(null);
   const [qcImage, setQcImage] = useState<{ id: number; name: string } | null>(null);
+  /** The image shown beside the details (the first by default). */
+  const [chosenImage, setChosenImage] = useState<number | null>(null);
+  const shownImage = chosenImage ?? loaded.data?.images[0]?.id ?? null;
+  const imageQuery = useImage(shownImage);
   const passQc = useImageAction(studyId ?? 0);
   usePageTitle(loaded.data ? `Case ${loaded.data.procId ?? loaded.data.id}` : 'Case');
 
@@ -114,72 +122,95 @@ export function CaseDetailsPage() {
         </Link>
       </p>
 
-      <dl className="lamina-case-details" aria-label="Case details">
-        <Detail label={CASE_FIELD_RULES.procId.label}>{c.procId}</Detail>
-        <Detail label={CASE_FIELD_RULES.histoProcedureId.label}>{c.histoProcedureId}</Detail>
-        {(['subjectId', 'siteId', 'visitId'] as const)
-          .filter((field) => mayViewCaseField(actionSet, field))
-          .map((field) => (
-            <Detail key={field} label={CASE_FIELD_RULES[field].label}>
-              {c[field]}
+      <div className="lamina-case-layout">
+        <div className="lamina-viewer-body lamina-case-view" aria-label="Image of the case">
+          {shownImage === null ? (
+            <NonIdealState icon="media" title="No image(s) found" />
+          ) : (
+            <ImageViewerBody imageId={shownImage} query={imageQuery} />
+          )}
+        </div>
+        <aside className="lamina-case-sidebar" aria-label="Case">
+          <dl className="lamina-case-details" aria-label="Case details">
+            <Detail label={CASE_FIELD_RULES.procId.label}>{c.procId}</Detail>
+            <Detail label={CASE_FIELD_RULES.histoProcedureId.label}>{c.histoProcedureId}</Detail>
+            {(['subjectId', 'siteId', 'visitId'] as const)
+              .filter((field) => mayViewCaseField(actionSet, field))
+              .map((field) => (
+                <Detail key={field} label={CASE_FIELD_RULES[field].label}>
+                  {c[field]}
+                </Detail>
+              ))}
+            <Detail label="Status">
+              {CASE_STATUS_LABELS[c.status]}
+              {c.onHoldFrom && ` (from ${CASE_STATUS_LABELS[c.onHoldFrom]})`}
             </Detail>
-          ))}
-        <Detail label="Status">
-          {CASE_STATUS_LABELS[c.status]}
-          {c.onHoldFrom && ` (from ${CASE_STATUS_LABELS[c.onHoldFrom]})`}
-        </Detail>
-        <Detail label="Created">{created.date}</Detail>
-        {!reader && (
-          <>
-            <Detail label="Lab QC">{c.qc1By?.displayName}</Detail>
-            <Detail label="ISC QC">{c.qc2By?.displayName}</Detail>
-            <Detail label="Readers">
-              {readers.length === 0
-                ? null
-                : readers.slice(0, PANEL_READERS).join(', ') + (readers.length > PANEL_READERS ? ', …' : '')}
-            </Detail>
-            <Detail label="Open queries">{c.openQueries}</Detail>
-          </>
-        )}
-      </dl>
+            <Detail label="Created">{created.date}</Detail>
+            {!reader && (
+              <>
+                <Detail label="Lab QC">{c.qc1By?.displayName}</Detail>
+                <Detail label="ISC QC">{c.qc2By?.displayName}</Detail>
+                <Detail label="Readers">
+                  {readers.length === 0
+                    ? null
+                    : readers.slice(0, PANEL_READERS).join(', ') + (readers.length > PANEL_READERS ? ', …' : '')}
+                </Detail>
+                <Detail label="Open queries">{c.openQueries}</Detail>
+              </>
+            )}
+          </dl>
 
-      <HTMLTable className="lamina-table" aria-label="Images of the case" compact>
-        <thead>
-          <tr>
-            <th scope="col">Image</th>
-            <th scope="col">Status</th>
-            <th scope="col">Accession #</th>
-            <th scope="col">Anatomical Segment</th>
-            <th scope="col">Processed</th>
-            <th scope="col">Quality check</th>
-          </tr>
-        </thead>
-        <tbody>
-          {c.images.map((image) => (
-            <tr key={image.id}>
-              <td>
-                <Link to={`/studies/${c.studyId}/images/${image.id}`}>{image.name}</Link>
-              </td>
-              <td>{IMAGE_STATUS_LABELS[image.status]}</td>
-              <td>{image.accessionNumber ?? '-'}</td>
-              <td>{image.biopsyLocation ?? '-'}</td>
-              <td>{image.processed ? <Icon icon="tick-circle" intent="success" title="Succeeded" /> : 'Processing'}</td>
-              <td>
-                {imageQcOffered(image.status, c.status, actions) && (
-                  <Button
-                    size="small"
-                    icon="tick"
-                    text={image.status === 'LAB_QC_PENDING' ? 'Pass Lab QC' : 'Pass ISC QC'}
-                    aria-label={`Pass QC of ${image.name}`}
-                    onClick={() => setQcImage({ id: image.id, name: image.name })}
-                  />
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </HTMLTable>
-      {c.images.length === 0 && <NonIdealState icon="media" title="No image(s) found" />}
+          <HTMLTable className="lamina-table" aria-label="Images of the case" compact>
+            <thead>
+              <tr>
+                <th scope="col">View</th>
+                <th scope="col">Image</th>
+                <th scope="col">Status</th>
+                <th scope="col">Accession #</th>
+                <th scope="col">Anatomical Segment</th>
+                <th scope="col">Processed</th>
+                <th scope="col">Quality check</th>
+              </tr>
+            </thead>
+            <tbody>
+              {c.images.map((image) => (
+                <tr key={image.id}>
+                  <td>
+                    <Radio
+                      name="case-image"
+                      aria-label={`View ${image.name}`}
+                      checked={image.id === shownImage}
+                      onChange={() => setChosenImage(image.id)}
+                      className="lamina-case-image-radio"
+                    />
+                  </td>
+                  <td>
+                    <Link to={`/studies/${c.studyId}/images/${image.id}`}>{image.name}</Link>
+                  </td>
+                  <td>{IMAGE_STATUS_LABELS[image.status]}</td>
+                  <td>{image.accessionNumber ?? '-'}</td>
+                  <td>{image.biopsyLocation ?? '-'}</td>
+                  <td>
+                    {image.processed ? <Icon icon="tick-circle" intent="success" title="Succeeded" /> : 'Processing'}
+                  </td>
+                  <td>
+                    {imageQcOffered(image.status, c.status, actions) && (
+                      <Button
+                        size="small"
+                        icon="tick"
+                        text={image.status === 'LAB_QC_PENDING' ? 'Pass Lab QC' : 'Pass ISC QC'}
+                        aria-label={`Pass QC of ${image.name}`}
+                        onClick={() => setQcImage({ id: image.id, name: image.name })}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </HTMLTable>
+          {c.images.length === 0 && <NonIdealState icon="media" title="No image(s) found" />}
+        </aside>
+      </div>
 
       {qcImage && (
         <ConfirmDialog

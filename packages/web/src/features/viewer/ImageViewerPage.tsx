@@ -54,7 +54,7 @@ export function ImageViewerPage() {
         />
       </div>
       <div className="lamina-viewer-body">
-        {imageId === null ? <NoImage /> : <ViewerBody imageId={imageId} query={image} />}
+        {imageId === null ? <NoImage /> : <ImageViewerBody imageId={imageId} query={image} />}
       </div>
     </div>
   );
@@ -69,7 +69,11 @@ interface ViewerBodyProps {
   query: ReturnType<typeof useImage>;
 }
 
-function ViewerBody({ imageId, query }: ViewerBodyProps) {
+/**
+ * What the viewer shows for one image: loading, errors, processing, or the slide. The image viewer
+ * and the case page (one image of the case at a time) both use it.
+ */
+export function ImageViewerBody({ imageId, query }: ViewerBodyProps) {
   const recheck = useTileErrorRecheck(imageId);
   if (query.isPending) return <Spinner className="lamina-viewer-spinner" aria-label="Loading image" />;
   if (query.isError) {
