@@ -22,10 +22,16 @@ const dialog = (page: Page, name: string): Locator => page.getByRole('dialog', {
 const toast = (page: Page, text: string): Locator => page.locator('.bp6-toast').filter({ hasText: text });
 
 async function expectStatus(page: Page, label: string): Promise<void> {
-  await page.locator('dl[aria-label="Case details"]').waitFor();
-  await expect
-    .poll(async () => page.locator('dl[aria-label="Case details"] dt:text-is("Status") + dd').textContent())
-    .toContain(label);
+  // The status tag beside the case's name (the details box is collapsed by default).
+  const tag = page.getByRole('heading', { level: 2 }).locator('.bp6-tag');
+  await expect.poll(async () => tag.textContent()).toBe(label);
+}
+
+/** Opens the case details box (collapsed by default: only the procedure IDs). */
+async function openDetails(page: Page): Promise<Locator> {
+  const show = page.getByRole('button', { name: 'Show details' });
+  if (await show.isVisible()) await show.click();
+  return page.locator('dl[aria-label="Case details"]');
 }
 
 /** A reason dialog: type the reason, press its confirm button. */
@@ -86,9 +92,7 @@ describe('cases (issue 11)', () => {
       await edit.getByLabel('Reason for change: Site ID').fill('Site renumbered by the sponsor');
       await save.click();
       await toast(page, CASE_MESSAGES.edited).waitFor();
-      await expect
-        .poll(async () => page.locator('dl[aria-label="Case details"]').textContent())
-        .toContain('SITE-E2E-2');
+      await expect.poll(async () => (await openDetails(page)).textContent()).toContain('SITE-E2E-2');
 
       // Lab QC passes.
       await page.getByRole('button', { name: 'Pass Lab QC' }).click();
@@ -129,9 +133,7 @@ describe('cases (issue 11)', () => {
       await readers.getByLabel('Reason for change: Readers').fill('First read');
       await readers.getByRole('button', { name: 'Save', exact: true }).click();
       await toast(page, CASE_MESSAGES.edited).waitFor();
-      await expect
-        .poll(async () => page.locator('dl[aria-label="Case details"]').textContent())
-        .toContain('Rita Reader');
+      await expect.poll(async () => (await openDetails(page)).textContent()).toContain('Rita Reader');
 
       // Images tab: copy one of the case's slides, then move the copy into the case.
       const imageName =
@@ -177,7 +179,7 @@ describe('cases (issue 11)', () => {
       expect(headers).not.toContain('Assigned readers');
       expect(await list.getByText('E2E-SUBJ-7').count()).toBe(0);
       await list.getByText(procId).click();
-      const details = page.locator('dl[aria-label="Case details"]');
+      const details = await openDetails(page);
       await details.waitFor();
       const text = (await details.textContent()) ?? '';
       for (const hidden of ['E2E-SUBJ-7', 'SITE-E2E', 'SCREENING', 'Subject ID', 'Site ID', 'Visit ID'])

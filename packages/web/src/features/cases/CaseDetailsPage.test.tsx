@@ -71,9 +71,28 @@ describe('the case page: QC and scoring (issue 13, first slice)', () => {
     expect(within(dialog).getByText(/completes when every assigned reader/)).toBeTruthy();
     fireEvent.click(within(dialog).getByRole('button', { name: 'Mark as Scored' }));
     await waitFor(() => expect(calls.some((x) => x.path === '/api/cases/40/status/forward')).toBe(true));
+    fireEvent.click(screen.getByRole('button', { name: 'Show details' }));
     const details = screen.getByLabelText('Case details');
+    expect(within(details).getByText('Status')).toBeTruthy();
     expect(within(details).queryByText('Subject ID')).toBeNull();
+    expect(within(details).queryByText('Readers')).toBeNull();
     expect(screen.queryByRole('button', { name: /Pass QC of/ })).toBeNull();
+  });
+
+  it('the details box is collapsed by default: only the procedure IDs until it is opened', async () => {
+    const c = makeCase({ procId: 'ENDO-40', histoProcedureId: 'H-40', subjectId: 'SUBJ-40' });
+    renderCase(c, makeUserAs('LabTech', [...ROLE_PERMISSIONS.LabTech]));
+    const toggle = await screen.findByRole('button', { name: 'Show details' });
+    const details = screen.getByLabelText('Case details');
+    expect(
+      within(details)
+        .getAllByRole('term')
+        .map((t) => t.textContent),
+    ).toEqual(['Endo Procedure ID', 'Histo Procedure ID']);
+    expect(toggle.getAttribute('aria-expanded')).toBe('false');
+    fireEvent.click(toggle);
+    expect(within(details).getByText('SUBJ-40')).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Hide details' }).getAttribute('aria-expanded')).toBe('true');
   });
 
   it('shows one image of the case beside the details; a radio switches to another', async () => {

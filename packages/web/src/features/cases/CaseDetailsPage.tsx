@@ -11,7 +11,7 @@ import {
   type CaseView,
   type ImageStatus,
 } from '@lamina/domain';
-import { useMemo, useState } from 'react';
+import { useId, useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
@@ -69,6 +69,8 @@ export function CaseDetailsPage() {
   const [qcImage, setQcImage] = useState<{ id: number; name: string } | null>(null);
   /** The image shown beside the details (the first by default). */
   const [chosenImage, setChosenImage] = useState<number | null>(null);
+  const [detailsOpen, setDetailsOpen] = useState(false);
+  const detailsId = useId();
   const shownImage = chosenImage ?? loaded.data?.images[0]?.id ?? null;
   const imageQuery = useImage(shownImage);
   const passQc = useImageAction(studyId ?? 0);
@@ -131,31 +133,53 @@ export function CaseDetailsPage() {
           )}
         </div>
         <aside className="lamina-case-sidebar" aria-label="Case">
-          <dl className="lamina-case-details" aria-label="Case details">
+          <div className="lamina-case-details-head">
+            <strong>Case details</strong>
+            <Button
+              size="small"
+              variant="minimal"
+              icon={detailsOpen ? 'chevron-up' : 'chevron-down'}
+              text={detailsOpen ? 'Hide details' : 'Show details'}
+              aria-expanded={detailsOpen}
+              aria-controls={detailsId}
+              onClick={() => setDetailsOpen((open) => !open)}
+            />
+          </div>
+          {/* Collapsed by default: only the procedure IDs (doc 2 §6 case viewer detail box). */}
+          <dl className="lamina-case-details" aria-label="Case details" id={detailsId}>
             <Detail label={CASE_FIELD_RULES.procId.label}>{c.procId}</Detail>
             <Detail label={CASE_FIELD_RULES.histoProcedureId.label}>{c.histoProcedureId}</Detail>
-            {(['subjectId', 'siteId', 'visitId'] as const)
-              .filter((field) => mayViewCaseField(actionSet, field))
-              .map((field) => (
-                <Detail key={field} label={CASE_FIELD_RULES[field].label}>
-                  {c[field]}
-                </Detail>
-              ))}
-            <Detail label="Status">
-              {CASE_STATUS_LABELS[c.status]}
-              {c.onHoldFrom && ` (from ${CASE_STATUS_LABELS[c.onHoldFrom]})`}
-            </Detail>
-            <Detail label="Created">{created.date}</Detail>
-            {!reader && (
+            {detailsOpen && (
               <>
-                <Detail label="Lab QC">{c.qc1By?.displayName}</Detail>
-                <Detail label="ISC QC">{c.qc2By?.displayName}</Detail>
-                <Detail label="Readers">
-                  {readers.length === 0
-                    ? null
-                    : readers.slice(0, PANEL_READERS).join(', ') + (readers.length > PANEL_READERS ? ', …' : '')}
+                {(['subjectId', 'siteId', 'visitId'] as const)
+                  .filter((field) => mayViewCaseField(actionSet, field))
+                  .map((field) => (
+                    <Detail key={field} label={CASE_FIELD_RULES[field].label}>
+                      {c[field]}
+                    </Detail>
+                  ))}
+                <Detail label="Status">
+                  {CASE_STATUS_LABELS[c.status]}
+                  {c.onHoldFrom && ` (from ${CASE_STATUS_LABELS[c.onHoldFrom]})`}
                 </Detail>
-                <Detail label="Open queries">{c.openQueries}</Detail>
+                <Detail label="Created">{created.date}</Detail>
+                {!reader && (
+                  <>
+                    <Detail label="Lab QC">{c.qc1By?.displayName}</Detail>
+                    <Detail label="ISC QC">{c.qc2By?.displayName}</Detail>
+                    <Detail label="Readers">
+                      {readers.length === 0
+                        ? null
+                        : readers.slice(0, PANEL_READERS).join(', ') + (readers.length > PANEL_READERS ? ', …' : '')}
+                    </Detail>
+                    <Detail label="Open queries">{c.openQueries}</Detail>
+                  </>
+                )}
+                {c.lastCaseComment && (
+                  <Detail label="Last comment">
+                    {c.lastCaseComment.text} — {c.lastCaseComment.by}
+                  </Detail>
+                )}
               </>
             )}
           </dl>
