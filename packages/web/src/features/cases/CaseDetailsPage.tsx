@@ -11,7 +11,7 @@ import {
   type CaseView,
   type ImageStatus,
 } from '@lamina/domain';
-import { useId, useMemo, useState } from 'react';
+import { useCallback, useId, useMemo, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
@@ -22,6 +22,7 @@ import { formatLongDate } from '../../util/formatDate';
 import { useStudy } from '../studies/api';
 import { ImageViewerBody } from '../viewer/ImageViewerPage';
 import { useImage } from '../viewer/imageQuery';
+import type { CarriedView } from '../viewer/ViewerEngine';
 import '../viewer/viewer.css';
 import { useCase, useImageAction } from './api';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
@@ -70,6 +71,13 @@ export function CaseDetailsPage() {
   /** The image shown beside the details (the first by default). */
   const [chosenImage, setChosenImage] = useState<number | null>(null);
   const [detailsOpen, setDetailsOpen] = useState(false);
+  /** The view of the image shown: the next image opens at it (doc 3 §2, keep the viewer state). */
+  const lastView = useRef<CarriedView | undefined>(undefined);
+  const keepView = useCallback((view: CarriedView) => {
+    lastView.current = view;
+  }, []);
+  /** Taken from lastView when the user switches images (the new slide opens at it). */
+  const [carried, setCarried] = useState<CarriedView | undefined>(undefined);
   const detailsId = useId();
   const shownImage = chosenImage ?? loaded.data?.images[0]?.id ?? null;
   const imageQuery = useImage(shownImage);
@@ -129,7 +137,7 @@ export function CaseDetailsPage() {
           {shownImage === null ? (
             <NonIdealState icon="media" title="No image(s) found" />
           ) : (
-            <ImageViewerBody imageId={shownImage} query={imageQuery} />
+            <ImageViewerBody imageId={shownImage} query={imageQuery} initialView={carried} onView={keepView} />
           )}
         </div>
         <aside className="lamina-case-sidebar" aria-label="Case">
@@ -204,7 +212,10 @@ export function CaseDetailsPage() {
                       name="case-image"
                       aria-label={`View ${image.name}`}
                       checked={image.id === shownImage}
-                      onChange={() => setChosenImage(image.id)}
+                      onChange={() => {
+                        setCarried(lastView.current);
+                        setChosenImage(image.id);
+                      }}
                       className="lamina-case-image-radio"
                     />
                   </td>

@@ -5,6 +5,7 @@ import { errorMessage, isApiError } from '../../api/ApiError';
 import { usePageTitle } from '../../components/usePageTitle';
 import { isFailed, isProcessing, parseImageId, useImage, useTileErrorRecheck } from './imageQuery';
 import { isViewable, SlideView } from './SlideView';
+import type { CarriedView } from './ViewerEngine';
 import { isCalibrated } from './viewerGeometry';
 import './viewer.css';
 
@@ -67,13 +68,16 @@ function NoImage() {
 interface ViewerBodyProps {
   imageId: number;
   query: ReturnType<typeof useImage>;
+  /** The case viewer: open at the view of the image shown before, and keep telling it. */
+  initialView?: CarriedView | undefined;
+  onView?: ((view: CarriedView) => void) | undefined;
 }
 
 /**
  * What the viewer shows for one image: loading, errors, processing, or the slide. The image viewer
  * and the case page (one image of the case at a time) both use it.
  */
-export function ImageViewerBody({ imageId, query }: ViewerBodyProps) {
+export function ImageViewerBody({ imageId, query, initialView, onView }: ViewerBodyProps) {
   const recheck = useTileErrorRecheck(imageId);
   if (query.isPending) return <Spinner className="lamina-viewer-spinner" aria-label="Loading image" />;
   if (query.isError) {
@@ -107,5 +111,5 @@ export function ImageViewerBody({ imageId, query }: ViewerBodyProps) {
     );
   }
   if (!isViewable(image)) return <NoImage />;
-  return <SlideView key={image.id} image={image} onTileError={recheck} />;
+  return <SlideView key={image.id} image={image} onTileError={recheck} initialView={initialView} onView={onView} />;
 }

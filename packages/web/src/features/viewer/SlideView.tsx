@@ -1,7 +1,7 @@
 import type { ImageView } from '@lamina/domain';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { ViewerControls } from './ViewerControls';
-import { ViewerEngine } from './ViewerEngine';
+import { carriedView, ViewerEngine, type CarriedView } from './ViewerEngine';
 import { commandForKey, isHelpKey, SHORTCUT_HELP } from './viewerShortcuts';
 import { Button, Dialog, DialogBody, HTMLTable } from '@blueprintjs/core';
 import {
@@ -32,13 +32,17 @@ interface SlideViewProps {
   onTileError?: () => void;
   /** Tests inject an engine; the page makes its own. */
   engine?: ViewerEngine;
+  /** Open at this view instead of fitting the slide (the case viewer switching images). */
+  initialView?: CarriedView | undefined;
+  /** Told of every view change (the case viewer keeps the last one). */
+  onView?: ((view: CarriedView) => void) | undefined;
 }
 
 /**
  * The slide map and its controls. The engine is made once per image (mount with `key={image.id}`)
  * and attached to the DOM in an effect; controls render its snapshot and send it commands.
  */
-export function SlideView({ image, onTileError, engine: given }: SlideViewProps) {
+export function SlideView({ image, onTileError, engine: given, initialView, onView }: SlideViewProps) {
   const [engine] = useState(
     () =>
       given ??
@@ -54,7 +58,7 @@ export function SlideView({ image, onTileError, engine: given }: SlideViewProps)
           physicalResolution: image.physicalResolution,
           magnifications: image.magnifications,
         },
-        { miniMapExpanded: readMiniMapExpanded() },
+        { miniMapExpanded: readMiniMapExpanded(), initialView },
       ),
   );
   const snapshot = useSyncExternalStore(engine.subscribe, () => engine.snapshot);
@@ -74,6 +78,11 @@ export function SlideView({ image, onTileError, engine: given }: SlideViewProps)
   }, [engine]);
 
   useEffect(() => engine.on('miniMap', ({ expanded }) => writeMiniMapExpanded(expanded)), [engine]);
+
+  useEffect(() => {
+    if (!onView) return;
+    return engine.on('view', (view) => onView(carriedView(view, image)));
+  }, [engine, onView, image]);
 
   useEffect(() => {
     if (!onTileError) return;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stubResizeObserver } from './olTestSupport';
-import { ViewerEngine, type ViewerImage, type ViewState } from './ViewerEngine';
+import { carriedView, ViewerEngine, type ViewerImage, type ViewState } from './ViewerEngine';
 
 const CMU: ViewerImage = {
   id: 7,
@@ -28,6 +28,22 @@ function create(image: ViewerImage = CMU): ViewerEngine {
 }
 
 describe('ViewerEngine', () => {
+  it('opens at a view carried from another slide (the case viewer switching images) instead of fitting', () => {
+    const first = create();
+    first.execute({ type: 'zoomToMagnification', magnification: 10 }); // resolution 2
+    first.execute({ type: 'pan', direction: 'right' });
+    const carried = carriedView(first.getState(), CMU);
+    first.destroy();
+    const other: ViewerImage = { ...CMU, id: 8, width: 4440, height: 5934, maxTmsZoom: 5 };
+    engine = new ViewerEngine(other, { animationMs: 0, initialView: carried });
+    engine.setViewportSize([800, 600]);
+    const state = engine.getState();
+    expect(state.resolution).toBe(2);
+    // The same place in proportion: the centre scales with the slide.
+    expect(state.center[0] / other.width).toBeCloseTo(carried.centerFraction[0], 9);
+    expect(-state.center[1] / other.height).toBeCloseTo(carried.centerFraction[1], 9);
+  });
+
   it('builds the tile grid of the server: resolutions 2^(maxZoom - z), origin top-left, 256-px tiles', () => {
     const e = create();
     expect(e.tileGrid.getResolutions()).toEqual([16, 8, 4, 2, 1]);

@@ -96,6 +96,28 @@ export interface ViewerEngineOptions {
   miniMapExpanded?: boolean;
   /** Minimum time between two tileError events (doc 3 §8). Default 2000 ms. */
   tileErrorThrottleMs?: number;
+  /**
+   * Where to open instead of fitting the slide: the view of the image shown before (the case viewer
+   * keeps it when switching images, doc 3 §2). The centre is a fraction of the slide's size.
+   */
+  initialView?: CarriedView | undefined;
+}
+
+/** A view carried from one slide to another: its resolution and its centre as a fraction of the size. */
+export interface CarriedView {
+  resolution: number;
+  centerFraction: [number, number];
+}
+
+/** The view of a snapshot, to carry over to another slide. */
+export function carriedView(
+  state: { resolution: number; center: [number, number] },
+  image: { width: number; height: number },
+): CarriedView {
+  return {
+    resolution: state.resolution,
+    centerFraction: [state.center[0] / image.width, -state.center[1] / image.height],
+  };
 }
 
 const DIRECTION: Record<PanDirection, [number, number]> = {
@@ -129,6 +151,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
   private miniMapExpanded: boolean;
   private overlaysVisible = true;
   private fitted = false;
+  private readonly initialView: CarriedView | undefined;
   private current: ViewerSnapshot;
 
   constructor(
@@ -139,6 +162,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     this.animationMs = options.animationMs ?? 200;
     this.throttleMs = options.tileErrorThrottleMs ?? 2000;
     this.miniMapExpanded = options.miniMapExpanded ?? true;
+    this.initialView = options.initialView;
     this.power = fullResolutionPower(image);
     this.mPerPixel = metresPerPixel(image.physicalResolution);
     this.calibrated = isCalibrated(image.physicalResolution);
@@ -297,7 +321,16 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     const [w, h] = this.viewportSize();
     if (this.fitted || w <= 0 || h <= 0) return;
     this.fitted = true;
-    this.zoomToFit(0);
+    const carried = this.initialView;
+    if (!carried) {
+      this.zoomToFit(0);
+      return;
+    }
+    const [fx, fy] = carried.centerFraction.map((f) => Math.min(1, Math.max(0, f))) as [number, number];
+    this.view.setCenter([fx * this.image.width, -fy * this.image.height]);
+    this.view.setResolution(
+      Math.min(Math.max(carried.resolution, MIN_RESOLUTION), maxViewResolution(this.image.maxTmsZoom)),
+    );
   }
 
   getState(): ViewState {
