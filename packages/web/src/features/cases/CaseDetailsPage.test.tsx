@@ -1,6 +1,6 @@
 import { CASE_MESSAGES, IMAGE_ACTION_MESSAGES, ROLE_PERMISSIONS, type CaseView, type UserInfo } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setCsrfToken } from '../../api/client';
 import { makeCase, makeStudy, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
@@ -93,6 +93,16 @@ describe('the case page: QC and scoring (issue 13, first slice)', () => {
     fireEvent.click(toggle);
     expect(within(details).getByText('SUBJ-40')).toBeTruthy();
     expect(screen.getByRole('button', { name: 'Hide details' }).getAttribute('aria-expanded')).toBe('true');
+  });
+
+  it('copies an image’s accession number with a click', async () => {
+    const writeText = vi.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    const c = makeCase({ images: [{ ...image(1, 'LAB_QC_PENDING'), accessionNumber: 'ACC-77' }] });
+    renderCase(c, makeUserAs('LabTech', [...ROLE_PERMISSIONS.LabTech]));
+    fireEvent.click(await screen.findByRole('button', { name: 'ACC-77' }));
+    await waitFor(() => expect(writeText).toHaveBeenCalledWith('ACC-77'));
+    expect(await screen.findByText('Accession number ACC-77 copied')).toBeTruthy();
   });
 
   it('shows one image of the case beside the details; a radio switches to another', async () => {

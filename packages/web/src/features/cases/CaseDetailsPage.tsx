@@ -37,6 +37,15 @@ function imageQcOffered(status: ImageStatus, caseStatus: CaseStatus, actions: re
   return step !== null && step.caseStatus === caseStatus && actions.includes(step.permission);
 }
 
+async function copyAccession(text: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+    void showToast(`Accession number ${text} copied`);
+  } catch {
+    void showToast('The accession number could not be copied', 'warning');
+  }
+}
+
 /** Readers shown on the case panel before the ellipsis (doc 3 §9). */
 const PANEL_READERS = 5;
 
@@ -223,7 +232,21 @@ export function CaseDetailsPage() {
                     <Link to={`/studies/${c.studyId}/images/${image.id}`}>{image.name}</Link>
                   </td>
                   <td>{IMAGE_STATUS_LABELS[image.status]}</td>
-                  <td>{image.accessionNumber ?? '-'}</td>
+                  <td>
+                    {image.accessionNumber ? (
+                      // Click to copy (doc 3 §2 image details): lab staff paste it into the LIMS.
+                      <button
+                        type="button"
+                        className="lamina-link-button"
+                        title="Copy the accession number"
+                        onClick={() => void copyAccession(image.accessionNumber ?? '')}
+                      >
+                        {image.accessionNumber}
+                      </button>
+                    ) : (
+                      '-'
+                    )}
+                  </td>
                   <td>{image.biopsyLocation ?? '-'}</td>
                   <td>
                     {image.processed ? <Icon icon="tick-circle" intent="success" title="Succeeded" /> : 'Processing'}
