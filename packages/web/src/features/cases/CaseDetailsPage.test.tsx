@@ -105,6 +105,23 @@ describe('the case page: QC and scoring (issue 13, first slice)', () => {
     expect(await screen.findByText('Accession number ACC-77 copied')).toBeTruthy();
   });
 
+  it('edits an image of the case from the case page (with the edit permissions)', async () => {
+    const c = makeCase({ images: [{ ...image(1, 'LAB_QC_PENDING'), accessionNumber: 'ACC-1' }] });
+    const { calls } = renderCase(c, makeUserAs('LabTech', [...ROLE_PERMISSIONS.LabTech]), {
+      'PATCH /api/images/1': { body: { success: true, message: IMAGE_ACTION_MESSAGES.updated, imageId: 1 } },
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Edit slide-1.svs' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Edit Image' });
+    fireEvent.change(within(dialog).getByLabelText('Accession #'), { target: { value: 'ACC-2' } });
+    fireEvent.change(within(dialog).getByLabelText('Reason for change: Accession #'), { target: { value: 'Typo' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() =>
+      expect(calls.find((x) => x.method === 'PATCH')?.body).toEqual({
+        accessionNumber: { value: 'ACC-2', reasonForChange: 'Typo' },
+      }),
+    );
+  });
+
   it('shows one image of the case beside the details; a radio switches to another', async () => {
     const c = makeCase({ images: [image(1, 'LAB_QC_PENDING'), image(2, 'LAB_QC_PENDING')] });
     const { calls } = renderCase(c, makeUserAs('LabTech', [...ROLE_PERMISSIONS.LabTech]));

@@ -3,6 +3,8 @@ import {
   CASE_FIELD_RULES,
   CASE_STATUS_LABELS,
   EDIT_CASE_PERMISSION,
+  EDIT_IMAGE_PERMISSIONS,
+  hasAny,
   IMAGE_STATUS_LABELS,
   mayViewCaseField,
   readsAssignedCasesOnly,
@@ -29,6 +31,7 @@ import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { showToast } from '../../components/appToaster';
 import { CaseActionDialog, caseActionOffered, forwardLabel, type CaseActionKind } from './CaseActionDialog';
 import { CaseDialog } from './CaseDialog';
+import { EditImageDialog } from './ImageActionDialogs';
 import './cases.css';
 
 /** Whether this user may pass this image's QC now (the server checks it again). */
@@ -77,6 +80,8 @@ export function CaseDetailsPage() {
   const study = useStudy(studyId);
   const [dialog, setDialog] = useState<CaseActionKind | 'edit' | null>(null);
   const [qcImage, setQcImage] = useState<{ id: number; name: string } | null>(null);
+  const [editImage, setEditImage] = useState<CaseView['images'][number] | null>(null);
+  const mayEditImages = hasAny(actions, EDIT_IMAGE_PERMISSIONS);
   /** The image shown beside the details (the first by default). */
   const [chosenImage, setChosenImage] = useState<number | null>(null);
   const [detailsOpen, setDetailsOpen] = useState(false);
@@ -252,6 +257,16 @@ export function CaseDetailsPage() {
                     {image.processed ? <Icon icon="tick-circle" intent="success" title="Succeeded" /> : 'Processing'}
                   </td>
                   <td>
+                    {mayEditImages && study.data && (
+                      <Button
+                        size="small"
+                        variant="minimal"
+                        icon="edit"
+                        aria-label={`Edit ${image.name}`}
+                        title="Edit Image"
+                        onClick={() => setEditImage(image)}
+                      />
+                    )}
                     {imageQcOffered(image.status, c.status, actions) && (
                       <Button
                         size="small"
@@ -298,6 +313,9 @@ export function CaseDetailsPage() {
             passed.
           </p>
         </ConfirmDialog>
+      )}
+      {editImage && study.data && (
+        <EditImageDialog study={study.data} image={editImage} onClose={() => setEditImage(null)} />
       )}
       {dialog === 'edit' && study.data && (
         <CaseDialog study={study.data} existing={c} onClose={() => setDialog(null)} />

@@ -60,7 +60,16 @@ const closeWith = (onClose: () => void) => (response: { message: string }) => {
  * permissions), Accession # and Anatomical Segment (the study's segments when it lists any). A
  * changed field with a prior value needs its reason; only changed fields are sent.
  */
-export function EditImageDialog({ study, image, onClose }: ImageDialogProps) {
+export function EditImageDialog({
+  study,
+  image,
+  onClose,
+}: {
+  study: StudyView;
+  /** The study page's row, or an image of a case (the case page). */
+  image: Pick<StudyImageRow, 'id' | 'name' | 'accessionNumber' | 'biopsyLocation'>;
+  onClose: () => void;
+}) {
   const actions = new Set(useUserInfo().data?.actions ?? []);
   const mutation = useImageAction(study.id);
   const prefix = useId();

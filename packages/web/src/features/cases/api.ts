@@ -168,6 +168,8 @@ function useRefresh() {
     Promise.all([
       queryClient.invalidateQueries({ queryKey: caseKeys.studyCases(studyId) }),
       queryClient.invalidateQueries({ queryKey: ['studies', studyId, 'images'] }),
+      // Every open case (an image edited from the case page belongs to one), and the named ones.
+      queryClient.invalidateQueries({ queryKey: ['cases', 'detail'] }),
       ...caseIds
         .filter((id): id is number => typeof id === 'number')
         .map((id) => queryClient.invalidateQueries({ queryKey: caseKeys.detail(id) })),
