@@ -86,6 +86,16 @@ export async function latestCaseComment(db: Q, caseId: number) {
 }
 export type CaseCommentRow = NonNullable<Awaited<ReturnType<typeof latestCaseComment>>>;
 
+/** A reader's (`users.id`) case assignments in a study, counted; callers narrow them. */
+function assignmentsIn(eb: ExpressionBuilder<DB, 'users'>, studyId: number) {
+  return eb
+    .selectFrom('case_readers')
+    .innerJoin('cases', 'cases.id', 'case_readers.case_id')
+    .select(count('n'))
+    .whereRef('case_readers.user_id', '=', 'users.id')
+    .where('cases.study_id', '=', studyId);
+}
+
 /**
  * Readers with their study-wide counts: cases assigned in the study (not archived) and those they
  * have read. `where` narrows the users (a case's readers, a study's readers, a name search).
@@ -98,20 +108,8 @@ function readersWithCounts(db: Q, studyId: number) {
       'users.username',
       'users.first_name',
       'users.last_name',
-      eb
-        .selectFrom('case_readers')
-        .innerJoin('cases', 'cases.id', 'case_readers.case_id')
-        .select(count('n'))
-        .whereRef('case_readers.user_id', '=', 'users.id')
-        .where('cases.study_id', '=', studyId)
-        .where('cases.status', '!=', 'ARCHIVED')
-        .as('num_total_cases'),
-      eb
-        .selectFrom('case_readers')
-        .innerJoin('cases', 'cases.id', 'case_readers.case_id')
-        .select(count('n'))
-        .whereRef('case_readers.user_id', '=', 'users.id')
-        .where('cases.study_id', '=', studyId)
+      assignmentsIn(eb, studyId).where('cases.status', '!=', 'ARCHIVED').as('num_total_cases'),
+      assignmentsIn(eb, studyId)
         .where('cases.status', '!=', 'ARCHIVED')
         .where('case_readers.read_at', 'is not', null)
         .as('num_read_cases'),
@@ -191,21 +189,11 @@ export async function readersInStudy(db: Q, studyId: number, ids: readonly numbe
 export async function suggestReaders(db: Q, studyId: number, subjectId: string | undefined): Promise<ReaderRow[]> {
   return readersWithCounts(db, studyId)
     .select((eb) => [
-      eb
-        .selectFrom('case_readers')
-        .innerJoin('cases', 'cases.id', 'case_readers.case_id')
-        .select(count('n'))
-        .whereRef('case_readers.user_id', '=', 'users.id')
-        .where('cases.study_id', '=', studyId)
+      assignmentsIn(eb, studyId)
         .where('cases.status', '!=', 'ARCHIVED')
         .where('cases.subject_id', '=', subjectId ?? '')
         .as('subject_cases'),
-      eb
-        .selectFrom('case_readers')
-        .innerJoin('cases', 'cases.id', 'case_readers.case_id')
-        .select(count('n'))
-        .whereRef('case_readers.user_id', '=', 'users.id')
-        .where('cases.study_id', '=', studyId)
+      assignmentsIn(eb, studyId)
         .where('cases.status', 'not in', ['ARCHIVED', 'COMPLETED', 'INVALID'])
         .where('case_readers.read_at', 'is', null)
         .as('open_assignments'),
@@ -321,7 +309,7 @@ export async function assignedCases(db: Q, principal: Principal) {
     .innerJoin('studies', 'studies.id', 'cases.study_id')
     .where('case_readers.user_id', '=', principal.id)
     .where('cases.status', 'not in', ['ARCHIVED', 'INVALID'])
-    .where((eb) => visibleStudies(principal)(eb as unknown as ExpressionBuilder<DB, 'studies'>))
+    .where('cases.study_id', 'in', db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)))
     .select((eb) => [
       'cases.id',
       'cases.study_id',

@@ -26,6 +26,7 @@ import {
   CASE_STATUS_LABELS,
   IMAGE_ACTION_MESSAGES,
   type MoveChange,
+  type MoveImageRequest,
   type CaseField,
   type CaseStatus,
   type CaseView,
@@ -194,18 +195,28 @@ export class CaseService {
       }
       const readerIds = request.readers ? [...new Set(request.readers.ids)] : null;
       const imageIds = request.images ? [...new Set(request.images.ids)] : null;
-      const currentReaders = (
-        await tx.selectFrom('case_readers').select('user_id').where('case_id', '=', caseId).orderBy('user_id').execute()
-      ).map((r) => r.user_id);
-      const currentImages = (
-        await tx
-          .selectFrom('images')
-          .select('id')
-          .where('case_id', '=', caseId)
-          .where('status', '!=', 'ARCHIVED')
-          .orderBy('id')
-          .execute()
-      ).map((r) => r.id);
+      // The current lists are read only when the request edits them.
+      const currentReaders = readerIds
+        ? (
+            await tx
+              .selectFrom('case_readers')
+              .select('user_id')
+              .where('case_id', '=', caseId)
+              .orderBy('user_id')
+              .execute()
+          ).map((r) => r.user_id)
+        : [];
+      const currentImages = imageIds
+        ? (
+            await tx
+              .selectFrom('images')
+              .select('id')
+              .where('case_id', '=', caseId)
+              .where('status', '!=', 'ARCHIVED')
+              .orderBy('id')
+              .execute()
+          ).map((r) => r.id)
+        : [];
       const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
       if (readerIds && valuesDiffer(currentReaders, sorted(readerIds)))
         changes.push({
@@ -557,7 +568,7 @@ export class CaseService {
     principal: Principal,
     actor: Actor,
     imageId: number,
-    request: { value: number; reasonForChange?: string | null | undefined; preview?: boolean | undefined },
+    request: MoveImageRequest,
   ): Promise<MoveChange[]> {
     const failure = IMAGE_ACTION_MESSAGES.unableToMoveCase;
     return this.db.transaction().execute(async (tx) => {

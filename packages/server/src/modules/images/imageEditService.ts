@@ -20,6 +20,7 @@ import {
   type EditableImageField,
   type ImageStatus,
   type MoveChange,
+  type MoveImageRequest,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
@@ -239,7 +240,7 @@ export class ImageEditService {
     principal: Principal,
     actor: Actor,
     imageId: number,
-    request: { value: number; reasonForChange?: string | null | undefined; preview?: boolean | undefined },
+    request: MoveImageRequest,
   ): Promise<MoveChange[]> {
     const failure = IMAGE_ACTION_MESSAGES.unableToMoveStudy;
     return this.db.transaction().execute(async (tx) => {
