@@ -294,8 +294,11 @@ export function readsAssignedCasesOnly(workAsRole: { name: string } | null): boo
   return workAsRole !== null && (ASSIGNED_CASES_ONLY_ROLES as readonly string[]).includes(workAsRole.name);
 }
 
-/** The role a user must hold in a study to be assigned as its reader. */
-export const READER_ROLE: RoleName = 'CR';
+/**
+ * The roles a user may hold in a study to be assigned as its reader: the blinded readers, a central
+ * reader working in Lamina (CR) or inside NOTO through the embedded mode (NOTO).
+ */
+export const READER_ROLES: readonly RoleName[] = ASSIGNED_CASES_ONLY_ROLES;
 
 // ---------------------------------------------------------------------------------------------
 // Messages (doc 2 §8, doc 3 §8) and Lamina's own

@@ -476,6 +476,12 @@ export const imageViewSchema = z.object({
   replacesImageId: z.number().int().nullable(),
   hasLabel: z.boolean(),
   hasMacro: z.boolean(),
+  /**
+   * The imported AI annotation file (.mld) of the image, when one is linked: the viewer then offers
+   * the AI opacity slider and asks at Mark as Scored whether to include the AI counts (doc 3 §2, §4).
+   * Null until the .mld import links one.
+   */
+  mldFile: z.object({ id: z.number().int(), name: z.string(), appSequenceId: z.string().nullable() }).nullable(),
   /** `{base}/tiles/{id}/{z}/{x}/{y}?t={token}` with literal {z}, {x}, {y}; null until processed. */
   tileUrl: z.string().nullable(),
 });

@@ -14,3 +14,4 @@ export * from './users.js';
 export * from './images.js';
 export * from './cases.js';
 export * from './imageActions.js';
+export * from './viewer.js';

@@ -213,3 +213,21 @@ export async function setChecked(checkbox: Locator, checked: boolean): Promise<v
   if ((await checkbox.isChecked()) !== checked) await checkbox.locator('xpath=ancestor::label[1]').click();
   await eventually(() => checkbox.isChecked()).toBe(checked);
 }
+
+/** The demo study every demo account can reach. */
+export const DEMO_STUDY = 'DEMO-UC-001';
+
+/** The id of the demo study, as the signed-in user sees it. */
+export async function demoStudyId(page: Page): Promise<number> {
+  const response = await page.request.get(appUrl(`/api/studies/list?name=${DEMO_STUDY}`));
+  const { studies } = (await response.json()) as { studies: { id: number; name: string }[] };
+  const study = studies.find((s) => s.name.startsWith(DEMO_STUDY));
+  if (!study) throw new Error(`The demo study ${DEMO_STUDY} is not visible`);
+  return study.id;
+}
+
+/** Logs out through the user menu and waits for the login page. */
+export async function logout(page: Page): Promise<void> {
+  await chooseUserMenuItem(page, 'Logout');
+  await waitForPath(page, '/login');
+}

@@ -148,6 +148,10 @@ export async function startServer(password: string): Promise<RunningServer> {
       DEMO_PASSWORD: password,
       WEB_DIST: webDist,
       LOG_LEVEL: 'warn',
+      // The NOTO embedded test frames the app in a page of its own origin; same-site, so the
+      // ordinary (Lax) session cookie is sent and the embedded cookie mode (https only) stays off.
+      FRAME_ANCESTORS: "'self'",
+      EMBEDDED_COOKIES: 'false',
     },
   });
   let stdout = '';

@@ -1,29 +1,19 @@
 import { CASE_MESSAGES, IMAGE_ACTION_MESSAGES } from '@lamina/domain';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
-import { chooseUserMenuItem, loginViaUi, waitForPath } from '../src/app.js';
+import { demoStudyId, loginViaUi, logout, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
 
-/** The demo study every demo account can reach. */
-const DEMO_STUDY = 'DEMO-UC-001';
 /** The demo slide is generated and processed at start; its copies wait for a case only then. */
 const DEMO_READY_TIMEOUT = 120_000;
-
-async function demoStudyId(page: Page): Promise<number> {
-  const response = await page.request.get(appUrl(`/api/studies/list?name=${DEMO_STUDY}`));
-  const { studies } = (await response.json()) as { studies: { id: number; name: string }[] };
-  const study = studies.find((s) => s.name.startsWith(DEMO_STUDY));
-  if (!study) throw new Error(`The demo study ${DEMO_STUDY} is not visible`);
-  return study.id;
-}
 
 const dialog = (page: Page, name: string): Locator => page.getByRole('dialog', { name });
 const toast = (page: Page, text: string): Locator => page.locator('.bp6-toast').filter({ hasText: text });
 
 async function expectStatus(page: Page, label: string): Promise<void> {
-  // The status tag beside the case's name (the details box is collapsed by default).
-  const tag = page.getByRole('heading', { level: 2 }).locator('.bp6-tag');
+  // The status tag beside the case's name in the viewer's top bar.
+  const tag = page.getByTestId('case-status');
   await expect.poll(async () => tag.textContent()).toBe(label);
 }
 
@@ -31,7 +21,15 @@ async function expectStatus(page: Page, label: string): Promise<void> {
 async function openDetails(page: Page): Promise<Locator> {
   const show = page.getByRole('button', { name: 'Show details' });
   if (await show.isVisible()) await show.click();
-  return page.locator('dl[aria-label="Case details"]');
+  return page.getByRole('region', { name: 'Case details' });
+}
+
+/** The names of the case's images, as the Overview's radio buttons list them. */
+async function caseImageNames(page: Page): Promise<string[]> {
+  return page
+    .getByRole('group', { name: 'Images' })
+    .getByRole('radio')
+    .evaluateAll((radios) => radios.map((radio) => radio.closest('label')?.textContent?.trim() ?? ''));
 }
 
 /** A reason dialog: type the reason, press its confirm button. */
@@ -39,11 +37,6 @@ async function withReason(page: Page, title: string, reason: string, confirm: st
   const d = dialog(page, title);
   await d.getByLabel('Reason for change').fill(reason);
   await d.getByRole('button', { name: confirm, exact: true }).click();
-}
-
-async function logout(page: Page): Promise<void> {
-  await chooseUserMenuItem(page, 'Logout');
-  await waitForPath(page, '/login');
 }
 
 describe('cases (issue 11)', () => {
@@ -84,7 +77,7 @@ describe('cases (issue 11)', () => {
       await expectStatus(page, 'Pending Lab QC');
 
       // Edit with a reason: Save waits for it.
-      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      await page.getByRole('button', { name: 'Edit Case', exact: true }).click();
       const edit = dialog(page, 'Edit Case');
       await edit.getByLabel('Site ID', { exact: true }).fill('SITE-E2E-2');
       const save = edit.getByRole('button', { name: 'Save', exact: true });
@@ -96,7 +89,7 @@ describe('cases (issue 11)', () => {
 
       // Lab QC passes.
       await page.getByRole('button', { name: 'Pass Lab QC' }).click();
-      await dialog(page, 'Pass Lab QC').getByRole('button', { name: 'Pass Lab QC' }).click();
+      await dialog(page, 'Confirm Case Status Change').getByRole('button', { name: 'Pass Lab QC' }).click();
       await expectStatus(page, 'Pending QC');
       const caseUrl = page.url();
       await logout(page);
@@ -105,7 +98,7 @@ describe('cases (issue 11)', () => {
       await loginViaUi(page, 'isc');
       await page.goto(caseUrl);
       await page.getByRole('button', { name: 'Pass ISC QC' }).click();
-      await dialog(page, 'Pass ISC QC').getByRole('button', { name: 'Pass ISC QC' }).click();
+      await dialog(page, 'Confirm Case Status Change').getByRole('button', { name: 'Pass ISC QC' }).click();
       await expectStatus(page, 'Processed');
 
       await page.getByRole('button', { name: 'Revert status' }).click();
@@ -126,7 +119,7 @@ describe('cases (issue 11)', () => {
       await toast(page, CASE_MESSAGES.holdRemoved).waitFor();
       await expectStatus(page, 'Pending Lab QC');
 
-      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      await page.getByRole('button', { name: 'Edit Case', exact: true }).click();
       const readers = dialog(page, 'Edit Case');
       await readers.getByLabel('Readers', { exact: true }).fill('Rita');
       await readers.getByRole('menuitem', { name: /Rita Reader/ }).click();
@@ -136,8 +129,7 @@ describe('cases (issue 11)', () => {
       await expect.poll(async () => (await openDetails(page)).textContent()).toContain('Rita Reader');
 
       // Images tab: copy one of the case's slides, then move the copy into the case.
-      const imageName =
-        (await page.getByRole('table', { name: 'Images of the case' }).getByRole('link').first().textContent()) ?? '';
+      const imageName = (await caseImageNames(page))[0] ?? '';
       await page.goto(appUrl(`/studies/${studyId}/images`));
       const images = page.getByRole('table', { name: 'Images' });
       await images
@@ -186,7 +178,7 @@ describe('cases (issue 11)', () => {
         expect(text).not.toContain(hidden);
       // Three images now (two slides and the moved copy), under neutral names.
       await expect
-        .poll(async () => page.getByRole('table', { name: 'Images of the case' }).getByRole('link').allTextContents())
+        .poll(async () => caseImageNames(page))
         .toEqual([`${procId} – image 1`, `${procId} – image 2`, `${procId} – image 3`]);
       await saveScreenshot(page, 'cases-reader1-case.png');
       await logout(page);

@@ -11,6 +11,7 @@ import { syncReferenceData } from './platform/rbac/referenceData.js';
 import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
 import { ensureDemoCases } from './modules/demo/demoCases.js';
 import { ensureDemoSlide } from './modules/demo/demoSlide.js';
+import { ensureDemoZStack } from './modules/demo/demoZStack.js';
 import { startImageWorker } from './modules/processing/imageWorker.js';
 import { DEFAULT_SLIDE_LIMITS } from './modules/processing/slideLimits.js';
 
@@ -82,6 +83,15 @@ async function main(): Promise<void> {
   if (config.demo) {
     ensureDemoSlide({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs })
       .then((id) => id !== null && app.log.info(`demo slide generated (image ${id}); processing`))
+      // A z-stack slide (five focal planes of a real test slide), queued after the demo slide.
+      .then(() => ensureDemoZStack({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs }))
+      .then(
+        (made) =>
+          made &&
+          app.log.info(
+            `demo z-stack slide generated (image ${made.id}, from the ${made.from === 'synthetic' ? 'synthetic demo slide: ../shared/testdata is not beside the repository' : 'test slide CMU-1-Small-Region.svs'}); processing`,
+          ),
+      )
       // Then the demo cases, once the slide is processed (their slides share its pyramid).
       .then(() => ensureDemoCases(database.db))
       .then((n) => n > 0 && app.log.info(`demo cases created (${n})`))

@@ -164,6 +164,18 @@ describe('create (POST /api/cases)', () => {
     expect(ok.json<{ case: CaseBody }>().case.readers.map((r) => r.id)).toEqual([readerId]);
   });
 
+  it('a NOTO reader of the study (a reader working inside NOTO) is a reader too; a lab technician is not', async () => {
+    const noto = await createUser(db(), { studyRoles: [{ studyId, role: 'NOTO' }] });
+    const lab = await createUser(db(), { studyRoles: [{ studyId, role: 'LabTech' }] });
+    const found = await isc.request({ method: 'GET', url: `/api/studies/${studyId}/users?name=${noto.username}` });
+    expect(found.json<{ readers: { id: number }[] }>().readers.map((r) => r.id)).toEqual([noto.id]);
+    const ok = await createCase(isc, { procId: 'R-NOTO', subjectId: 'S', readers: [noto.id] });
+    expect(ok.statusCode, ok.body).toBe(201);
+    const refused = await createCase(isc, { procId: 'R-LAB', subjectId: 'S', readers: [lab.id] });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().message).toBe(CASE_MESSAGES.readerNotInStudy);
+  });
+
   it('refuses images of another study, assigned images and images not waiting for a case', async () => {
     const foreign = await createCase(labtech, { procId: 'I-1', subjectId: 'S', images: [await image(otherStudy)] });
     expect(foreign.statusCode).toBe(400);
@@ -492,11 +504,13 @@ describe('blinding of central readers (server side)', () => {
     unassigned = await newCase({ subjectId: 'SUBJ-OTHER', images: [await image()] });
   });
 
-  it('the assigned case: no subject, site or visit ID, no readers, no hidden image', async () => {
+  it('the assigned case: no subject, site or visit ID, no other reader, no hidden image', async () => {
     const response = await reader.request({ method: 'GET', url: `/api/cases/${assigned.id}` });
     expect(response.statusCode).toBe(200);
     const body = response.json<{ case: CaseBody }>().case;
-    expect(body).toMatchObject({ subjectId: null, siteId: null, visitId: null, readers: [] });
+    expect(body).toMatchObject({ subjectId: null, siteId: null, visitId: null });
+    // Only their own assignment (whether they have marked it scored), never another reader.
+    expect(body.readers.map((r) => r.id)).toEqual([readerId]);
     expect(body.images.map((i) => i.id)).not.toContain(hiddenImage);
     expect(JSON.stringify(response.json())).not.toMatch(/SECRET|slide-/);
   });

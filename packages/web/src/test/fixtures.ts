@@ -3,6 +3,7 @@ import {
   type AnnotationClassView,
   type AppConfig,
   type CaseView,
+  type ImageView,
   type StudyCaseRow,
   type RoleView,
   type StudyListRow,
@@ -194,6 +195,45 @@ export function makeCase(overrides: Partial<CaseView> = {}): CaseView {
     readers: [],
     images: [],
     lastCaseComment: null,
+    ...overrides,
+  };
+}
+
+/** An image as GET /api/images/{id} answers it: a processed CMU-1-Small-Region.svs. */
+export function makeImage(overrides: Partial<ImageView> = {}): ImageView {
+  return {
+    id: 7,
+    name: 'CMU-1-Small-Region.svs',
+    uploadedAt: '2026-11-20T10:00:00Z',
+    studyId: 3,
+    uploaderId: 1,
+    cogKey: 'images/7/pyramid.tif',
+    magnifications: [1.25, 2.5, 5, 10, 20],
+    extent: [0, -2967, 2220, 0],
+    caseId: null,
+    processingStatus: 'SUCCESS',
+    processingProgress: 100,
+    status: 'CASE_ASSIGNMENT_PENDING',
+    statusMessage: null,
+    pixelSize: 0.499,
+    accessionNumber: null,
+    biopsyLocation: null,
+    physicalResolution: 0.499,
+    maxTmsZoom: 4,
+    zStackSize: 1,
+    lastImageComment: null,
+    lastLabQueryId: null,
+    ignored: false,
+    acceptAiAnnotations: false,
+    width: 2220,
+    height: 2967,
+    levels: 5,
+    objectivePower: 20,
+    replacesImageId: null,
+    hasLabel: false,
+    hasMacro: false,
+    mldFile: null,
+    tileUrl: '/tiles/7/{z}/{x}/{y}?t=token',
     ...overrides,
   };
 }

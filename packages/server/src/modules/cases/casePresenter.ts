@@ -18,7 +18,7 @@ import type { CaseCommentRow, CaseImageRow, CaseRow, ReaderRow, StudyCaseListRow
  * permissions (mayViewCaseField); readers, QC users and open queries not to blinded readers; image
  * names only with the file-name permission (else the neutral label).
  */
-type Viewer = Pick<Principal, 'actions' | 'workAsRole'>;
+type Viewer = Pick<Principal, 'id' | 'actions' | 'workAsRole'>;
 
 function blinded(viewer: Viewer, field: 'subjectId' | 'siteId' | 'visitId', value: string | null): string | null {
   return mayViewCaseField(viewer.actions, field) ? value : null;
@@ -90,7 +90,8 @@ export function presentCase(
     qcCompletedAt: row.qc_completed_at ? row.qc_completed_at.toISOString() : null,
     readCompletedAt: row.read_completed_at ? row.read_completed_at.toISOString() : null,
     openQueries: reader ? 0 : (row.open_queries ?? 0),
-    readers: reader ? [] : readers.map(presentReader),
+    // A blinded reader sees no other reader, only their own assignment and whether they have read.
+    readers: (reader ? readers.filter((r) => r.id === viewer.id) : readers).map(presentReader),
     images: images.map((image) => presentCaseImage(image, viewer, row.proc_id)),
     lastCaseComment: comment
       ? {

@@ -1,5 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
-import { READER_ROLE, roleByName, type CaseStatus, type StudyCaseSortKey } from '@lamina/domain';
+import { READER_ROLES, roleByName, type CaseStatus, type StudyCaseSortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 import { likeContains } from '../../platform/db/paging.js';
 import type { Principal } from '../../platform/auth/principal.js';
@@ -136,7 +136,7 @@ export async function caseReaders(db: Q, caseId: number, studyId: number): Promi
     .execute();
 }
 
-/** Users holding the reader role in the study (active, registered), optionally by name. */
+/** Users holding a reader role in the study (active, registered), optionally by name. */
 function studyReaderFilter(eb: ExpressionBuilder<DB, 'users'>, studyId: number) {
   return eb.and([
     eb('users.active', '=', true),
@@ -147,7 +147,11 @@ function studyReaderFilter(eb: ExpressionBuilder<DB, 'users'>, studyId: number) 
         .select('study_access.user_id')
         .whereRef('study_access.user_id', '=', 'users.id')
         .where('study_access.study_id', '=', studyId)
-        .where('study_access.role_id', '=', roleByName(READER_ROLE).id),
+        .where(
+          'study_access.role_id',
+          'in',
+          READER_ROLES.map((role) => roleByName(role).id),
+        ),
     ),
   ]);
 }

@@ -102,68 +102,85 @@ export async function writeDemoSlide(file: string, width = 8000, height = 6000):
     .toFile(file);
 }
 
+/** The demo study and the uploader the demo slides are uploaded as; null without the demo study. */
+export async function demoUploadTarget(db: Db) {
+  const study = await db.selectFrom('studies').select('id').where('name', '=', DEMO_STUDY_NAME).executeTakeFirst();
+  if (!study) return null;
+  const uploader = await db
+    .selectFrom('users')
+    .select(['id', 'organization_id'])
+    .where('username', '=', 'uploader')
+    .executeTakeFirst();
+  return { studyId: study.id, uploaderId: uploader?.id ?? null, organizationId: uploader?.organization_id ?? null };
+}
+
 /**
- * At start with demo data: when the demo study has no image yet, generate the demo slide, store it
- * as an upload of the demo study, create its image row and enqueue processing through the same
- * pipeline as any upload. Returns the image id, or null when nothing was done.
+ * Stores a generated slide as an upload of the demo study, creates its image row (audited as an
+ * upload) and enqueues its processing through the same pipeline as any upload. Returns the image id.
+ */
+export async function uploadDemoSlide(
+  deps: { db: Db; storage: ObjectStorage; jobs: JobQueue },
+  target: NonNullable<Awaited<ReturnType<typeof demoUploadTarget>>>,
+  slide: { file: string; name: string; accessionNumber: string },
+): Promise<number> {
+  const { db, storage, jobs } = deps;
+  const key = uploadKey(target.studyId, slide.name);
+  await storage.write(key, { filePath: slide.file }, 'image/tiff');
+  const head = await storage.head(key);
+  const id = await db.transaction().execute(async (tx) => {
+    const image = await tx
+      .insertInto('images')
+      .values({
+        study_id: target.studyId,
+        name: slide.name,
+        s3_key: key,
+        uploader_id: target.uploaderId,
+        organization_id: target.organizationId,
+        status: 'PROCESSING',
+        processing_status: 'PENDING',
+        size_bytes: head?.size ?? null,
+        accession_number: slide.accessionNumber,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await recordAudit(tx, SYSTEM_ACTOR, [
+      {
+        action: 'IMAGE_UPLOADED',
+        entityType: 'image',
+        entityId: image.id,
+        studyId: target.studyId,
+        newValue: { name: slide.name, s3Key: key, demo: true },
+      },
+    ]);
+    return image.id;
+  });
+  await jobs.send(QUEUES.imageProcessing, { imageId: id });
+  return id;
+}
+
+/**
+ * At start with demo data: when the demo study has no image yet, generate the demo slide and upload
+ * it (uploadDemoSlide). Returns the image id, or null when nothing was done.
  */
 export async function ensureDemoSlide(deps: {
   db: Db;
   storage: ObjectStorage;
   jobs: JobQueue;
 }): Promise<number | null> {
-  const { db, storage, jobs } = deps;
-  const study = await db.selectFrom('studies').select('id').where('name', '=', DEMO_STUDY_NAME).executeTakeFirst();
-  if (!study) return null;
-  const existing = await db
+  const target = await demoUploadTarget(deps.db);
+  if (!target) return null;
+  const existing = await deps.db
     .selectFrom('images')
     .select('id')
-    .where('study_id', '=', study.id)
+    .where('study_id', '=', target.studyId)
     .limit(1)
     .executeTakeFirst();
   if (existing) return null;
-  const uploader = await db
-    .selectFrom('users')
-    .select(['id', 'organization_id'])
-    .where('username', '=', 'uploader')
-    .executeTakeFirst();
-
   const dir = await mkdtemp(path.join(tmpdir(), 'lamina-demo-'));
   try {
     const file = path.join(dir, DEMO_SLIDE_NAME);
     await writeDemoSlide(file);
-    const key = uploadKey(study.id, DEMO_SLIDE_NAME);
-    await storage.write(key, { filePath: file }, 'image/tiff');
-    const head = await storage.head(key);
-    const id = await db.transaction().execute(async (tx) => {
-      const image = await tx
-        .insertInto('images')
-        .values({
-          study_id: study.id,
-          name: DEMO_SLIDE_NAME,
-          s3_key: key,
-          uploader_id: uploader?.id ?? null,
-          organization_id: uploader?.organization_id ?? null,
-          status: 'PROCESSING',
-          processing_status: 'PENDING',
-          size_bytes: head?.size ?? null,
-          accession_number: 'DEMO-0001',
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await recordAudit(tx, SYSTEM_ACTOR, [
-        {
-          action: 'IMAGE_UPLOADED',
-          entityType: 'image',
-          entityId: image.id,
-          studyId: study.id,
-          newValue: { name: DEMO_SLIDE_NAME, s3Key: key, demo: true },
-        },
-      ]);
-      return image.id;
-    });
-    await jobs.send(QUEUES.imageProcessing, { imageId: id });
-    return id;
+    return await uploadDemoSlide(deps, target, { file, name: DEMO_SLIDE_NAME, accessionNumber: 'DEMO-0001' });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -146,6 +146,8 @@ export function presentImage(row: ImageViewRow, tiles: TileUrlOptions, viewer: I
     replacesImageId: row.replaces_image_id,
     hasLabel: labels && row.label_key !== null,
     hasMacro: labels && row.macro_key !== null,
+    // No .mld import links AI annotations to images yet (issue 17).
+    mldFile: null,
     tileUrl: token ? `${base}/tiles/${row.id}/{z}/{x}/{y}?t=${encodeURIComponent(token)}` : null,
   };
 }

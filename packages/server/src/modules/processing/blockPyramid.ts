@@ -279,11 +279,11 @@ async function withReader<T>(file: string, work: (reader: FileReader) => Promise
 }
 
 /** The tiled directories of a libvips pyramid file, full resolution first. */
-async function tileDirectories(file: string): Promise<TiffDirectory[]> {
+export async function tileDirectories(file: string): Promise<TiffDirectory[]> {
   return withReader(file, async ({ read }) => (await readTiffDirectories(read)).filter((d) => d.tileWidth > 0));
 }
 
-interface Part {
+export interface Part {
   sourceLevel: number;
   /** Level of the pyramid and the tile column/row where the part's first tile goes. */
   level: number;
@@ -294,7 +294,7 @@ interface Part {
 }
 
 /** Copies levels of a libvips tiled JPEG TIFF into the pyramid at the given tile positions. */
-async function copyLevels(
+export async function copyLevels(
   writer: TiledJpegTiffWriter,
   file: string,
   directories: TiffDirectory[],

@@ -1,7 +1,16 @@
 import sharp, { type Sharp } from 'sharp';
 import { maxTmsZoom, TILE_SIZE } from '@lamina/domain';
 import type { SlideInfo } from './slideInfo.js';
-import { BlockPassError, JPEG_TILES, watchFile, writeBlockPyramid } from './blockPyramid.js';
+import { rm } from 'node:fs/promises';
+import {
+  BlockPassError,
+  copyLevels,
+  JPEG_TILES,
+  tileDirectories,
+  watchFile,
+  writeBlockPyramid,
+} from './blockPyramid.js';
+import { TiledJpegTiffWriter } from './tiledTiff.js';
 import type { Deadline } from './deadline.js';
 
 /** JPEG quality of the pyramid tiles. */
@@ -42,6 +51,8 @@ export interface PyramidOptions {
   blockSize?: number;
   /** The job's time budget: libvips stops when it runs out, and the time-limit error is thrown. */
   deadline?: Deadline;
+  /** The source page (focal plane) to read; 0 by default. */
+  page?: number;
 }
 
 /** A decode or encode error of libvips: the slide's pixel data is unreadable (not worth a retry). */
@@ -75,9 +86,10 @@ export async function buildPyramid(
   onProgress?: (fraction: number) => void,
   options: PyramidOptions = {},
 ): Promise<void> {
+  if (info.zStackSize > 1) return buildStackPyramid(source, target, info, onProgress, options);
   const pixelsPerMm = info.mpp ? 1000 / info.mpp : undefined;
   const open = (sequentialRead: boolean) =>
-    sharp(source, { limitInputPixels: false, sequentialRead, page: 0, failOn: 'warning' });
+    sharp(source, { limitInputPixels: false, sequentialRead, page: options.page ?? 0, failOn: 'warning' });
   const meta = await open(true)
     .metadata()
     .catch((error: unknown) => {
@@ -132,6 +144,62 @@ export async function buildPyramid(
     throw writeFailure(error);
   } finally {
     watch?.stop();
+  }
+}
+
+/**
+ * The serving pyramid of a z-stack: each focal plane's pyramid as for any slide (page by page), then
+ * their tiles copied into one TIFF whose directories go level by level, plane by plane (level 0
+ * plane 0, level 0 plane 1, …, level 1 plane 0, …). The tile server reads directories of one size
+ * as the planes of that level, in file order (pyramidIndex.ts), so `?stack=n` is plane n.
+ */
+async function buildStackPyramid(
+  source: string,
+  target: string,
+  info: SlideInfo,
+  onProgress: ((fraction: number) => void) | undefined,
+  options: PyramidOptions,
+): Promise<void> {
+  const planes = info.zStackSize;
+  const files = Array.from({ length: planes }, (_, p) => `${target}.plane-${p}.tif`);
+  try {
+    for (let p = 0; p < planes; p++) {
+      options.deadline?.check();
+      await buildPyramid(
+        source,
+        files[p] as string,
+        { ...info, zStackSize: 1 },
+        onProgress ? (f) => onProgress(((p + f) / planes) * 0.95) : undefined,
+        { ...options, page: p },
+      );
+    }
+    const levels = await Promise.all(files.map((file) => tileDirectories(file)));
+    const sizes = (levels[0] ?? []).map((d) => ({ width: d.width, height: d.height }));
+    if (levels.some((l) => l.length !== sizes.length || l.some((d, k) => d.width !== sizes[k]?.width)))
+      throw new DecodeError('The focal planes of the z-stack have different sizes');
+    const pixelsPerMm = info.mpp ? 1000 / info.mpp : undefined;
+    const writer = await TiledJpegTiffWriter.create(target, {
+      tileSize: TILE_SIZE,
+      levels: sizes.flatMap((size) => Array.from({ length: planes }, () => size)),
+      ...(pixelsPerMm ? { pixelsPerCm: pixelsPerMm * 10 } : {}),
+    });
+    try {
+      for (let p = 0; p < planes; p++)
+        await copyLevels(
+          writer,
+          files[p] as string,
+          levels[p] ?? [],
+          sizes.map((_, k) => ({ sourceLevel: k, level: k * planes + p, tileX: 0, tileY: 0 })),
+        );
+      await writer.finish();
+    } catch (error) {
+      await writer.close();
+      await rm(target, { force: true });
+      throw error;
+    }
+    onProgress?.(1);
+  } finally {
+    await Promise.all(files.map((file) => rm(file, { force: true })));
   }
 }
 

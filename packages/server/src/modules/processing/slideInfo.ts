@@ -16,7 +16,10 @@ export interface SlideInfo {
   /** Microns per pixel at full resolution, or null when the file does not say (or says nonsense). */
   mpp: number | null;
   objectivePower: number | null;
-  /** Focal planes; 1 (z-stacks are not produced by any accepted format we decode yet). */
+  /**
+   * Focal planes (a z-stack): the leading full-resolution pages of identical size and coding of a
+   * generic TIFF (see {@link focalPlanes}); 1 for every other slide.
+   */
   zStackSize: number;
   compression: number;
   /** sharp `page` (top-level IFD index) of the label and macro images, when present. */
@@ -65,6 +68,38 @@ function aperioAssociated(ifd: Ifd): 'label' | 'macro' | 'thumbnail' | null {
   if (second.startsWith('macro')) return 'macro';
   if (second.startsWith('thumbnail')) return 'thumbnail';
   return null;
+}
+
+/** The most focal planes a z-stack may have (more pages of one size are not a slide Lamina serves). */
+export const MAX_FOCAL_PLANES = 32;
+
+/**
+ * The focal planes of a z-stack TIFF: its leading pages when two or more of them are full-resolution
+ * images (not reduced: NewSubfileType bit 0 clear) of the same size, tiling, samples and compression
+ * as the first — the layout of a multi-page TIFF of focus planes (e.g. libvips, ImageJ or OME-TIFF
+ * writers). A pyramidal TIFF's next page is a smaller level, and an Aperio SVS's are its levels,
+ * thumbnail, label and macro: both give 1.
+ */
+export function focalPlanes(ifds: readonly Ifd[], aperio: boolean): number {
+  const base = ifds[0];
+  if (!base || aperio) return 1;
+  let planes = 1;
+  for (const ifd of ifds.slice(1)) {
+    const same =
+      (ifd.newSubfileType & 1) === 0 &&
+      ifd.width === base.width &&
+      ifd.height === base.height &&
+      ifd.tiled === base.tiled &&
+      ifd.samplesPerPixel === base.samplesPerPixel &&
+      ifd.compression === base.compression;
+    if (!same) break;
+    planes++;
+  }
+  if (planes > MAX_FOCAL_PLANES)
+    throw new SlideRejectedError(
+      `The file has ${planes} pages of the slide's size; at most ${MAX_FOCAL_PLANES} focal planes are supported`,
+    );
+  return planes;
 }
 
 export function describeSlide(structure: TiffStructure): SlideInfo {
@@ -117,7 +152,7 @@ export function describeSlide(structure: TiffStructure): SlideInfo {
     levels,
     mpp,
     objectivePower,
-    zStackSize: 1,
+    zStackSize: focalPlanes(ifds, aperio),
     compression: base.compression,
     labelPage,
     macroPage,

@@ -1,9 +1,11 @@
-import { FormGroup, HTMLSelect } from '@blueprintjs/core';
+import { FormGroup, HTMLSelect, Radio, RadioGroup } from '@blueprintjs/core';
 import {
+  ACCEPT_AI_PERMISSION,
   CASE_STATUS_LABELS,
   REVERT_ANY_PERMISSION,
   forwardStepFrom,
   hasAny,
+  markScoredOutcome,
   revertChoices,
   revertConfirmation,
   type CaseStage,
@@ -16,7 +18,7 @@ import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { showToast } from '../../components/appToaster';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
-import { useCaseStatusAction } from './api';
+import { imageAction, useCaseStatusAction } from './api';
 import { ReasonDialog } from './ReasonDialog';
 
 /** The case a status dialog acts on. */
@@ -33,11 +35,23 @@ export type CaseActionKind = 'forward' | 'revert' | 'hold' | 'unhold' | 'archive
 const caseName = (c: CaseRef) => c.procId ?? `Case ${c.id}`;
 
 /** Whether `kind` is offered for the case to this user (the server checks it again). */
-export function caseActionOffered(kind: CaseActionKind, c: CaseRef, actions: readonly string[]): boolean {
+export function caseActionOffered(
+  kind: CaseActionKind,
+  c: CaseRef & { readers?: readonly { id: number; readAt: string | null }[] },
+  actions: readonly string[],
+  /** The user, when the case's readers are known: Mark as Scored is for an assigned reader who has not yet. */
+  userId?: number,
+): boolean {
   switch (kind) {
     case 'forward': {
       const step = forwardStepFrom(c.status);
-      return step !== null && actions.includes(step.permission);
+      if (step === null || !actions.includes(step.permission)) return false;
+      if (c.status !== 'PROCESSED' || userId === undefined || !c.readers) return true;
+      const mine = markScoredOutcome(
+        c.readers.map((r) => ({ userId: r.id, readAt: r.readAt })),
+        userId,
+      );
+      return mine.assigned && !mine.alreadyRead;
     }
     case 'revert':
       return (
@@ -72,13 +86,22 @@ export function CaseActionDialog({
   kind,
   target,
   onClose,
+  aiImage,
 }: {
   kind: CaseActionKind;
   target: CaseRef;
   onClose: () => void;
+  /**
+   * Mark as Scored of an image with imported AI annotations: the dialog asks whether to include or
+   * exclude their counts (doc 3 §4) and sets the image's choice before marking.
+   */
+  aiImage?: { id: number; acceptAiAnnotations: boolean } | undefined;
 }) {
   const mutation = useCaseStatusAction();
   const actions = useUserInfo().data?.actions ?? [];
+  const [includeAi, setIncludeAi] = useState(aiImage?.acceptAiAnnotations ?? false);
+  const [aiError, setAiError] = useState<string | null>(null);
+  const mayChooseAi = actions.includes(ACCEPT_AI_PERMISSION);
   const selectId = useId();
   const choices = revertChoices(target, actions.includes(REVERT_ANY_PERMISSION));
   const [status, setStatus] = useState<CaseStage | ''>(choices.at(-1) ?? '');
@@ -86,31 +109,63 @@ export function CaseActionDialog({
   const error = mutation.isError ? errorMessage(mutation.error) : null;
   const navigate = useNavigate();
   const embedded = useEmbeddedMode();
-  const done = (response: { message: string; case?: { status: CaseStatus } }) => {
+  const done = (response: { message: string }) => {
     void showToast(response.message);
     onClose();
-    // The last reader's Mark as Scored completes the case: on to the study, or the success page
-    // when embedded (doc 3 §4).
-    if (kind === 'forward' && target.status === 'PROCESSED' && response.case?.status === 'COMPLETED')
+    // Mark as Scored ends the reader's work on the case (the last reader's mark completes it): on to
+    // the study, or the success page when embedded (doc 3 §4).
+    if (kind === 'forward' && target.status === 'PROCESSED')
       void navigate(embedded ? '/successMessage' : `/studies/${target.studyId}`);
   };
 
   if (kind === 'forward') {
+    const askAi = target.status === 'PROCESSED' && aiImage !== undefined;
+    const confirm = async () => {
+      setAiError(null);
+      if (askAi && mayChooseAi && includeAi !== aiImage.acceptAiAnnotations) {
+        try {
+          await imageAction({ kind: 'acceptAi', imageId: aiImage.id, accept: includeAi });
+        } catch (failure) {
+          setAiError(errorMessage(failure));
+          return;
+        }
+      }
+      mutation.mutate({ kind: 'forward', id: target.id }, { onSuccess: done });
+    };
     return (
       <ConfirmDialog
         isOpen
-        title={forwardLabel(target.status)}
+        // 'Confirm Case Status Change' for a QC step, 'Mark as Scored' for the read (doc 3 §2 dialogs).
+        title={target.status === 'PROCESSED' ? forwardLabel(target.status) : 'Confirm Case Status Change'}
         confirmText={forwardLabel(target.status)}
         isPending={mutation.isPending}
-        error={error}
-        onConfirm={() => mutation.mutate({ kind: 'forward', id: target.id }, { onSuccess: done })}
+        error={aiError ?? error}
+        onConfirm={() => void confirm()}
         onClose={onClose}
       >
         {target.status === 'PROCESSED' ? (
-          <p>
-            Mark case <strong>{caseName(target)}</strong> as scored? Your scores can no longer be changed; the case
-            completes when every assigned reader has marked it.
-          </p>
+          <>
+            <p>
+              Mark case <strong>{caseName(target)}</strong> as scored? Your scores can no longer be changed; the case
+              completes when every assigned reader has marked it.
+            </p>
+            {askAi &&
+              (mayChooseAi ? (
+                <RadioGroup
+                  label="This image has imported AI annotations. Include or exclude their counts?"
+                  selectedValue={includeAi ? 'include' : 'exclude'}
+                  onChange={(event) => setIncludeAi(event.currentTarget.value === 'include')}
+                >
+                  <Radio value="include" label="Include imported AI annotation counts" />
+                  <Radio value="exclude" label="Exclude imported AI annotation counts" />
+                </RadioGroup>
+              ) : (
+                <p>
+                  The imported AI annotation counts of this image are{' '}
+                  {aiImage.acceptAiAnnotations ? 'included in' : 'excluded from'} the scores.
+                </p>
+              ))}
+          </>
         ) : (
           <p>
             Pass case <strong>{caseName(target)}</strong> from {CASE_STATUS_LABELS[target.status]} to{' '}

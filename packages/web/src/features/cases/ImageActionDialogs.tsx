@@ -44,9 +44,14 @@ import { ReasonDialog } from './ReasonDialog';
 
 export type ImageDialogKind = 'edit' | 'copy' | 'move' | 'archive' | 'assign';
 
+/** What the image dialogs need of a row: the study page's, or Image Management's (status when viewable). */
+export type ImageDialogTarget = Pick<StudyImageRow, 'id' | 'name' | 'accessionNumber' | 'biopsyLocation' | 'caseId'> & {
+  status?: StudyImageRow['status'] | undefined;
+};
+
 interface ImageDialogProps {
   study: StudyView;
-  image: StudyImageRow;
+  image: ImageDialogTarget;
   onClose: () => void;
 }
 

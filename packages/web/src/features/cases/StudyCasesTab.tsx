@@ -1,4 +1,4 @@
-import { Button, HTMLSelect, InputGroup, Menu, MenuItem, PopoverNext, Tag, Tooltip } from '@blueprintjs/core';
+import { Button, HTMLSelect, InputGroup, MenuItem, Tag, Tooltip } from '@blueprintjs/core';
 import {
   CASE_STATUSES,
   CASE_STATUS_LABELS,
@@ -10,11 +10,12 @@ import {
   type StudyCaseRow,
   type StudyView,
 } from '@lamina/domain';
-import { useMemo, useState, type MouseEvent } from 'react';
+import { useMemo, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { DataTable, type DataColumn } from '../../components/DataTable';
+import { RowMenu } from '../../components/RowMenu';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { sortParam, useTableState } from '../../components/useTableState';
 import { formatLongDate } from '../../util/formatDate';
@@ -101,7 +102,7 @@ export function StudyCasesTab({ study }: { study: StudyView }) {
     prevWorkflowStatuses: row.prevWorkflowStatuses,
   });
 
-  function RowMenu({ row }: { row: StudyCaseRow }) {
+  function CaseRowMenu({ row }: { row: StudyCaseRow }) {
     const target = ref(row);
     const offered = (kind: CaseActionKind) => caseActionOffered(kind, target, actions);
     const items = [
@@ -134,16 +135,8 @@ export function StudyCasesTab({ study }: { study: StudyView }) {
           onClick={() => setDialog({ kind: 'archive', target })}
         />
       ),
-    ].filter(Boolean);
-    if (items.length === 0) return null;
-    const stop = (event: MouseEvent) => event.stopPropagation();
-    return (
-      <span onClick={stop} onKeyDown={(event) => event.stopPropagation()} role="presentation">
-        <PopoverNext content={<Menu>{items}</Menu>} placement="bottom-end">
-          <Button variant="minimal" icon="more" aria-label={`Actions for case ${row.procId ?? row.id}`} />
-        </PopoverNext>
-      </span>
-    );
+    ];
+    return <RowMenu label={`Actions for case ${row.procId ?? row.id}`} items={items} />;
   }
 
   const columns: DataColumn<StudyCaseRow>[] = [
@@ -196,7 +189,7 @@ export function StudyCasesTab({ study }: { study: StudyView }) {
           },
         ]
       : []),
-    { id: 'actions', header: 'Actions', align: 'center', width: '6rem', cell: (row) => <RowMenu row={row} /> },
+    { id: 'actions', header: 'Actions', align: 'center', width: '6rem', cell: (row) => <CaseRowMenu row={row} /> },
   ];
 
   const filtered = Boolean(procId) || status !== '' || assignee !== 'any';

@@ -1,3 +1,4 @@
+import { imageQueryKey } from '../viewer/imageQuery';
 import {
   CASE_MESSAGES,
   IMAGE_ACTION_MESSAGES,
@@ -170,6 +171,8 @@ function useRefresh() {
       queryClient.invalidateQueries({ queryKey: ['studies', studyId, 'images'] }),
       // Every open case (an image edited from the case page belongs to one), and the named ones.
       queryClient.invalidateQueries({ queryKey: ['cases', 'detail'] }),
+      // Image Management's lists (doc 2 §2.1–2.2) show the same images and cases.
+      queryClient.invalidateQueries({ queryKey: ['imageManagement'] }),
       ...caseIds
         .filter((id): id is number => typeof id === 'number')
         .map((id) => queryClient.invalidateQueries({ queryKey: caseKeys.detail(id) })),
@@ -260,6 +263,7 @@ export type ImageAction =
   | { kind: 'archive'; imageId: number; reason: string }
   | { kind: 'assign'; imageId: number; caseId: number; reason: string }
   | { kind: 'passQc'; imageId: number; caseId: number }
+  | { kind: 'acceptAi'; imageId: number; accept: boolean }
   | { kind: 'moveStudy' | 'moveCase'; imageId: number; target: number; reason: string; preview?: boolean };
 
 /** One image action call; the bulk actions call it once per image. */
@@ -282,6 +286,13 @@ export function imageAction(action: ImageAction): Promise<ImageActionResponse> {
         'PATCH',
         undefined,
         IMAGE_ACTION_MESSAGES.unableToTransitionImageStatus,
+      );
+    case 'acceptAi':
+      return call(
+        `/api/images/${action.imageId}/accept-ai-annotations`,
+        'PATCH',
+        { acceptAiAnnotations: action.accept },
+        IMAGE_ACTION_MESSAGES.unableToAcceptAi,
       );
     case 'assign':
       return assignImage(action.caseId, action.imageId, action.reason).then((response) => ({
@@ -310,9 +321,13 @@ export function imageAction(action: ImageAction): Promise<ImageActionResponse> {
 /** An image action with the refresh of the study's lists (and, for moves into a case, that case). */
 export function useImageAction(studyId: number) {
   const refresh = useRefresh();
+  const queryClient = useQueryClient();
   return useMutation({
     mutationFn: imageAction,
     onSuccess: async (_response, action) => {
+      // The image as a viewer shows it (its details, its status).
+      if (action.kind === 'edit' || action.kind === 'passQc' || action.kind === 'acceptAi')
+        await queryClient.invalidateQueries({ queryKey: imageQueryKey(action.imageId) });
       if (action.kind === 'assign' || action.kind === 'passQc') await refresh(studyId, [action.caseId]);
       else if (action.kind !== 'moveStudy' && action.kind !== 'moveCase') await refresh(studyId);
       else if (!action.preview) await refresh(studyId, action.kind === 'moveCase' ? [action.target] : []);

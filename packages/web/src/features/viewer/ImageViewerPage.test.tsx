@@ -1,57 +1,19 @@
-import type { ImageView } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeConfig, makeUser } from '../../test/fixtures';
+import { makeConfig, makeImage, makeUser, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { renderRoutes } from '../../test/render';
 import { closeTarget, ImageViewerPage } from './ImageViewerPage';
 import { stubResizeObserver } from './olTestSupport';
 
-export function makeImage(overrides: Partial<ImageView> = {}): ImageView {
-  return {
-    id: 7,
-    name: 'CMU-1-Small-Region.svs',
-    uploadedAt: '2026-11-20T10:00:00Z',
-    studyId: 3,
-    uploaderId: 1,
-    cogKey: 'images/7/pyramid.tif',
-    magnifications: [1.25, 2.5, 5, 10, 20],
-    extent: [0, -2967, 2220, 0],
-    caseId: null,
-    processingStatus: 'SUCCESS',
-    processingProgress: 100,
-    status: 'CASE_ASSIGNMENT_PENDING',
-    statusMessage: null,
-    pixelSize: 0.499,
-    accessionNumber: null,
-    biopsyLocation: null,
-    physicalResolution: 0.499,
-    maxTmsZoom: 4,
-    zStackSize: 1,
-    lastImageComment: null,
-    lastLabQueryId: null,
-    ignored: false,
-    acceptAiAnnotations: false,
-    width: 2220,
-    height: 2967,
-    levels: 5,
-    objectivePower: 20,
-    replacesImageId: null,
-    hasLabel: false,
-    hasMacro: false,
-    tileUrl: '/tiles/7/{z}/{x}/{y}?t=token',
-    ...overrides,
-  };
-}
-
-function renderViewer(path = '/studies/3/images/7') {
+function renderViewer(path = '/studies/3/images/7', user = makeUser()) {
   return renderRoutes(
     [
       { path: '/studies/:studyId/images/:id', element: <ImageViewerPage /> },
       { path: '/studies/:id/:tab', element: <p>study page</p> },
       { path: '/image-management/:tab', element: <p>image management</p> },
     ],
-    { path, config: makeConfig(), user: makeUser() },
+    { path, config: makeConfig(), user },
   );
 }
 
@@ -227,5 +189,90 @@ describe('ImageViewerPage', () => {
   it('closes to image management when the image has no study', () => {
     expect(closeTarget(null)).toBe('/image-management/images');
     expect(closeTarget(3)).toBe('/studies/3/images');
+  });
+});
+
+describe('ImageViewerPage: layers, persisted view, sidebar, label panel', () => {
+  it("the Annotations checkbox shows or hides the annotations; 'a' toggles it, not while typing", async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    const checkbox = screen.getByRole<HTMLInputElement>('checkbox', { name: 'Annotations' });
+    expect(checkbox.checked).toBe(true);
+    fireEvent.keyDown(window, { key: 'a' });
+    expect(checkbox.checked).toBe(false);
+    const input = document.createElement('input');
+    document.body.appendChild(input);
+    input.focus();
+    fireEvent.keyDown(input, { key: 'a' });
+    expect(checkbox.checked).toBe(false);
+    input.remove();
+    fireEvent.click(checkbox);
+    expect(checkbox.checked).toBe(true);
+  });
+
+  it('the AI opacity slider shows only with AI annotations, at 0 by default; i hides the AI layers', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    expect(screen.queryByTestId('ai-opacity')).toBeNull();
+    cleanup();
+    mockFetch({
+      'GET /api/images/7': { body: makeImage({ mldFile: { id: 1, name: 'ses1_4_Result.mld', appSequenceId: '4' } }) },
+    });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    const slider = screen.getByRole('slider', { name: 'AI annotation opacity' });
+    expect(slider.getAttribute('aria-valuenow')).toBe('0');
+    fireEvent.keyDown(slider, { key: 'ArrowRight', which: 39, keyCode: 39 });
+    await waitFor(() => expect(window.localStorage.getItem('lamina.viewer.aiOpacity')).toBe('1'));
+    fireEvent.keyDown(window, { key: 'i' });
+    expect(screen.queryByTestId('ai-opacity')).toBeNull();
+  });
+
+  it('the Overview shows the image details to a user with the overview permission or to the uploader', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ accessionNumber: 'ACC-7', uploaderId: 1 }) } });
+    renderViewer(
+      '/studies/3/images/7',
+      makeUserAs('ISC', ['AP_ImageViewer_ViewimageViewer', 'AP_ImageCaseViewer_ViewOverviewtab']),
+    );
+    const details = await screen.findByLabelText('Image details');
+    expect(within(details).getByText('CMU-1-Small-Region.svs')).toBeTruthy();
+    expect(within(details).getByRole('button', { name: 'ACC-7' })).toBeTruthy();
+    cleanup();
+    // Neither the permission nor the uploader (fixture users are id 7): no sidebar.
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ uploaderId: 1 }) } });
+    renderViewer('/studies/3/images/7', makeUserAs('Viewer', ['AP_ImageViewer_ViewimageViewer']));
+    await screen.findByTestId('slide-map');
+    expect(screen.queryByRole('complementary', { name: 'Sidebar' })).toBeNull();
+    cleanup();
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ uploaderId: 7 }) } });
+    renderViewer('/studies/3/images/7', makeUserAs('Site', ['AP_ImageViewer_ViewimageViewer']));
+    expect(await screen.findByLabelText('Image details')).toBeTruthy();
+  });
+
+  it('the label button opens the Macro/Label panel: 300 px images, a hover lens, a red callout on error', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ hasLabel: true, hasMacro: true }) } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    fireEvent.click(screen.getByRole('button', { name: 'Label and macro images' }));
+    const panel = screen.getByRole('region', { name: 'Label and macro images' });
+    const label = within(panel).getByRole<HTMLImageElement>('img', { name: 'Label image of the slide' });
+    expect(label.getAttribute('src')).toBe('/api/images/7/label');
+    expect(label.width).toBe(300);
+    fireEvent.pointerMove(label, { clientX: 10, clientY: 10 });
+    expect(within(panel).getByTestId('label-lens').style.backgroundImage).toContain('/api/images/7/label');
+    fireEvent.pointerLeave(label);
+    expect(within(panel).queryByTestId('label-lens')).toBeNull();
+    fireEvent.error(within(panel).getByRole('img', { name: 'Macro image of the slide' }));
+    const callout = within(panel).getByText('The macro image could not be loaded');
+    expect(callout.closest('.bp6-callout')?.className).toContain('bp6-intent-danger');
+  });
+
+  it('no label button without the label permission (the server sends hasLabel false)', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ hasLabel: false, hasMacro: false }) } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    expect(screen.queryByRole('button', { name: 'Label and macro images' })).toBeNull();
   });
 });

@@ -1,13 +1,29 @@
-import { Button, Callout, H2, NonIdealState, ProgressBar, Spinner, Tag } from '@blueprintjs/core';
-import { IMAGE_MESSAGES, type ImageView } from '@lamina/domain';
-import { useNavigate, useParams } from 'react-router';
+import { Callout, Icon, NonIdealState, ProgressBar, Spinner, Tag } from '@blueprintjs/core';
+import {
+  CASE_STATUS_LABELS,
+  EDIT_IMAGE_PERMISSIONS,
+  hasAny,
+  IMAGE_MESSAGES,
+  imageQcStepFrom,
+  readsAssignedCasesOnly,
+  viewerTabs,
+  type ImageView,
+} from '@lamina/domain';
+import { useMemo, useState } from 'react';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/ApiError';
+import { useUserInfo } from '../../api/users';
 import { usePageTitle } from '../../components/usePageTitle';
+import { useCase } from '../cases/api';
+import { EditImageDialog } from '../cases/ImageActionDialogs';
+import { imageQcOffered, PassQcButton, PassQcDialog } from '../cases/PassQc';
+import { useStudy } from '../studies/api';
+import { EditImageButton, ImageDetails } from './ImageDetails';
 import { isFailed, isProcessing, parseImageId, useImage, useTileErrorRecheck } from './imageQuery';
+import { AnnotationsPanel, QueriesPanel } from './SidebarPanels';
 import { isViewable, SlideView } from './SlideView';
 import type { CarriedView } from './ViewerEngine';
-import { isCalibrated } from './viewerGeometry';
-import './viewer.css';
+import { ViewerFrame } from './ViewerFrame';
 
 /** Where the close button goes: the study's images, or image management for an image without a study. */
 export function closeTarget(studyId: number | null): string {
@@ -17,47 +33,87 @@ export function closeTarget(studyId: number | null): string {
 /** /studies/:studyId/images/:id: the image viewer (doc 3 §2). */
 export function ImageViewerPage() {
   const params = useParams();
+  const [search] = useSearchParams();
   const imageId = parseImageId(params.id);
   const image = useImage(imageId);
   const navigate = useNavigate();
+  const user = useUserInfo().data;
+  const actions = useMemo(() => user?.actions ?? [], [user]);
   const routeStudy = parseImageId(params.studyId);
   const studyId = image.data ? image.data.studyId : routeStudy;
   const title = image.data?.name ?? `Image ${params.id ?? ''}`;
   usePageTitle(title);
+  const tabs = image.data ? viewerTabs(actions, !!user && image.data.uploaderId === user.id) : [];
 
   return (
-    <div className="lamina-viewer">
-      <div className="lamina-viewer-topbar">
-        <H2 className="lamina-viewer-title" title={title}>
-          {title}
-        </H2>
-        {image.data && image.data.processingStatus === 'SUCCESS' && (
-          <span className="lamina-viewer-pixel-size" data-testid="pixel-size">
-            {isCalibrated(image.data.physicalResolution) ? (
-              `${image.data.physicalResolution} µm/px`
-            ) : (
-              <Tag
-                minimal
-                intent="warning"
-                htmlTitle="This slide records no pixel size: lengths assume 0.2 µm per pixel and are estimates"
-              >
-                Uncalibrated: no pixel size
-              </Tag>
+    <ViewerFrame
+      title={title}
+      image={image.data}
+      onClose={() => void navigate(closeTarget(studyId))}
+      initialTab={search.get('queryId') ? 'queries' : undefined}
+      sidebar={
+        image.data && tabs.length > 0
+          ? {
+              overview: <ImageOverview image={image.data} />,
+              annotations: tabs.includes('annotations') ? <AnnotationsPanel /> : null,
+              queries: tabs.includes('queries') ? <QueriesPanel /> : null,
+            }
+          : null
+      }
+    >
+      {imageId === null ? <NoImage /> : <ImageViewerBody imageId={imageId} query={image} />}
+    </ViewerFrame>
+  );
+}
+
+/**
+ * The image viewer's Overview: the image details with Edit Image (any of the edit permissions) and
+ * Pass QC when the image's case waits for this user's QC step; a link to the case viewer.
+ */
+function ImageOverview({ image }: { image: ImageView }) {
+  const user = useUserInfo().data;
+  const actions = useMemo(() => user?.actions ?? [], [user]);
+  const reader = readsAssignedCasesOnly(user?.workAsRole ?? null);
+  const study = useStudy(image.studyId);
+  const qcStep = imageQcStepFrom(image.status);
+  const mayPassQc = qcStep !== null && actions.includes(qcStep.permission);
+  const theCase = useCase(mayPassQc || !reader ? image.caseId : null);
+  const [editing, setEditing] = useState(false);
+  const [passing, setPassing] = useState(false);
+  return (
+    <>
+      {theCase.data && (
+        <p>
+          <Link to={`/studies/${theCase.data.studyId}/cases/${theCase.data.id}`}>
+            <Icon icon="folder-open" size={12} /> Case {theCase.data.procId ?? theCase.data.id}
+          </Link>{' '}
+          <Tag minimal>{CASE_STATUS_LABELS[theCase.data.status]}</Tag>
+        </p>
+      )}
+      <ImageDetails
+        image={image}
+        reader={reader}
+        actions={
+          <>
+            {hasAny(actions, EDIT_IMAGE_PERMISSIONS) && study.data && image.status !== 'ARCHIVED' && (
+              <EditImageButton onClick={() => setEditing(true)} />
             )}
-          </span>
-        )}
-        <Button
-          variant="minimal"
-          icon="cross"
-          aria-label="Close"
-          title="Close"
-          onClick={() => void navigate(closeTarget(studyId))}
+            {theCase.data && imageQcOffered(image.status, theCase.data.status, actions) && (
+              <PassQcButton status={image.status} name={image.name} onClick={() => setPassing(true)} />
+            )}
+          </>
+        }
+      />
+      {editing && study.data && <EditImageDialog study={study.data} image={image} onClose={() => setEditing(false)} />}
+      {passing && theCase.data && (
+        <PassQcDialog
+          image={image}
+          caseId={theCase.data.id}
+          studyId={theCase.data.studyId}
+          onClose={() => setPassing(false)}
         />
-      </div>
-      <div className="lamina-viewer-body">
-        {imageId === null ? <NoImage /> : <ImageViewerBody imageId={imageId} query={image} />}
-      </div>
-    </div>
+      )}
+    </>
   );
 }
 

@@ -2,22 +2,28 @@ import type { ImageView } from '@lamina/domain';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { ViewerControls } from './ViewerControls';
 import { carriedView, ViewerEngine, type CarriedView } from './ViewerEngine';
-import { commandForKey, isHelpKey, SHORTCUT_HELP } from './viewerShortcuts';
-import { Button, Dialog, DialogBody, HTMLTable } from '@blueprintjs/core';
+import { commandForKey, isHelpKey, layerToggleForKey, SHORTCUT_HELP } from './viewerShortcuts';
+import { Button, Checkbox, Dialog, DialogBody, HTMLTable } from '@blueprintjs/core';
 import {
   brightnessFilter,
+  readAiOpacity,
   readBrightness,
+  readImageView,
   readMicroscope,
   readMiniMapExpanded,
+  writeAiOpacity,
   writeBrightness,
+  writeImageView,
   writeMicroscope,
   writeMiniMapExpanded,
 } from './viewerPreferences';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import type { CSSProperties } from 'react';
 
-/** Brightness is applied (and kept) once the slider rests this long (doc 3 §9). */
-const BRIGHTNESS_DEBOUNCE_MS = 100;
+/** Brightness and opacity are applied (and kept) once the slider rests this long (doc 3 §9). */
+const SLIDER_DEBOUNCE_MS = 100;
+/** The view is kept (local storage) once it rests this long: not on every frame of a pan. */
+const VIEW_SAVE_MS = 400;
 
 export type ViewableImage = ImageView & { width: number; height: number; tileUrl: string };
 
@@ -32,7 +38,10 @@ interface SlideViewProps {
   onTileError?: () => void;
   /** Tests inject an engine; the page makes its own. */
   engine?: ViewerEngine;
-  /** Open at this view instead of fitting the slide (the case viewer switching images). */
+  /**
+   * Open at this view (the case viewer switching images); without it, at the view the image was
+   * last left at on this browser, else fitted.
+   */
   initialView?: CarriedView | undefined;
   /** Told of every view change (the case viewer keeps the last one). */
   onView?: ((view: CarriedView) => void) | undefined;
@@ -58,16 +67,26 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
           physicalResolution: image.physicalResolution,
           magnifications: image.magnifications,
         },
-        { miniMapExpanded: readMiniMapExpanded(), initialView },
+        { miniMapExpanded: readMiniMapExpanded(), initialView: initialView ?? readImageView(image.id) },
       ),
   );
   const snapshot = useSyncExternalStore(engine.subscribe, () => engine.snapshot);
   const [helpOpen, setHelpOpen] = useState(false);
   const [brightness, setBrightness] = useState(readBrightness);
   const [microscope, setMicroscope] = useState(readMicroscope);
-  const appliedBrightness = useDebouncedValue(brightness, BRIGHTNESS_DEBOUNCE_MS);
+  const appliedBrightness = useDebouncedValue(brightness, SLIDER_DEBOUNCE_MS);
   useEffect(() => writeBrightness(appliedBrightness), [appliedBrightness]);
   useEffect(() => writeMicroscope(microscope), [microscope]);
+  // Annotation layers (their drawing comes with the annotations work): shown by default; 'a' and
+  // 'i' toggle them. The AI opacity starts at 0 unless the user set it (doc 3 §9).
+  const [annotationsVisible, setAnnotationsVisible] = useState(true);
+  const [aiVisible, setAiVisible] = useState(true);
+  const hasAi = image.mldFile !== null;
+  const [aiOpacity, setAiOpacity] = useState(readAiOpacity);
+  const appliedAiOpacity = useDebouncedValue(aiOpacity, SLIDER_DEBOUNCE_MS);
+  useEffect(() => {
+    if (hasAi) writeAiOpacity(appliedAiOpacity);
+  }, [hasAi, appliedAiOpacity]);
   const mapRef = useRef<HTMLDivElement>(null);
   const miniMapRef = useRef<HTMLDivElement>(null);
 
@@ -80,8 +99,17 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   useEffect(() => engine.on('miniMap', ({ expanded }) => writeMiniMapExpanded(expanded)), [engine]);
 
   useEffect(() => {
-    if (!onView) return;
-    return engine.on('view', (view) => onView(carriedView(view, image)));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const off = engine.on('view', (view) => {
+      const carried = carriedView(view, image);
+      onView?.(carried);
+      clearTimeout(timer);
+      timer = setTimeout(() => writeImageView(image.id, carried), VIEW_SAVE_MS);
+    });
+    return () => {
+      off();
+      clearTimeout(timer);
+    };
   }, [engine, onView, image]);
 
   useEffect(() => {
@@ -97,6 +125,13 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
       if (isHelpKey(event)) {
         event.preventDefault();
         setHelpOpen(true);
+        return;
+      }
+      const layer = layerToggleForKey(event);
+      if (layer) {
+        event.preventDefault();
+        if (layer === 'annotations') setAnnotationsVisible((visible) => !visible);
+        else setAiVisible((visible) => !visible);
         return;
       }
       const command = commandForKey(event);
@@ -130,7 +165,18 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
         onBrightness={setBrightness}
         microscope={microscope}
         onMicroscope={setMicroscope}
+        aiOpacity={hasAi && aiVisible ? aiOpacity : null}
+        onAiOpacity={setAiOpacity}
       />
+      {/* Bottom right (doc 3 §2): the annotations checkbox; the annotation toolbar joins it. */}
+      <div className="lamina-viewer-annotations" hidden={!snapshot.overlaysVisible} data-testid="annotation-controls">
+        <Checkbox
+          className="lamina-viewer-panel"
+          label="Annotations"
+          checked={annotationsVisible}
+          onChange={() => setAnnotationsVisible((visible) => !visible)}
+        />
+      </div>
       <Button
         className="lamina-shortcuts-button"
         icon="key-command"

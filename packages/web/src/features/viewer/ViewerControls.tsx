@@ -2,7 +2,32 @@ import { Button, ButtonGroup, Slider } from '@blueprintjs/core';
 import type { Ref } from 'react';
 import type { ViewerCommand, ViewerSnapshot } from './ViewerEngine';
 import { formatMagnification } from './viewerGeometry';
-import { BRIGHTNESS_RANGE } from './viewerPreferences';
+import { BRIGHTNESS_RANGE, OPACITY_RANGE } from './viewerPreferences';
+
+/** A captioned whole-number slider of the view settings (brightness, opacity). */
+function SettingSlider(props: {
+  caption: string;
+  /** The handle's accessible name. */
+  label: string;
+  range: { min: number; max: number };
+  value: number;
+  onChange: (value: number) => void;
+}) {
+  return (
+    <label className="lamina-brightness">
+      <span className="lamina-viewer-caption">{props.caption}</span>
+      <Slider
+        min={props.range.min}
+        max={props.range.max}
+        stepSize={1}
+        labelRenderer={false}
+        value={props.value}
+        onChange={props.onChange}
+        handleHtmlProps={{ 'aria-label': props.label }}
+      />
+    </label>
+  );
+}
 
 interface ViewerControlsProps {
   snapshot: ViewerSnapshot;
@@ -16,9 +41,15 @@ interface ViewerControlsProps {
   /** Microscope mode: the surround dimmed with 70% black (doc 3 §2, §9). */
   microscope: boolean;
   onMicroscope: (on: boolean) => void;
+  /** The AI annotations' opacity 0…100; the slider shows only when the image has AI annotations. */
+  aiOpacity: number | null;
+  onAiOpacity: (value: number) => void;
 }
 
-/** Bottom-left controls (doc 3 §2): z-stack slider, mini-map and its toggle, zoom with magnification, scale bar. */
+/**
+ * Bottom-left controls (doc 3 §2): z-stack slider, mini-map and its toggle, zoom with magnification,
+ * microscope mode, brightness, scale bar, and the AI opacity slider when the image has AI annotations.
+ */
 export function ViewerControls(props: ViewerControlsProps) {
   const { snapshot, stackSize, onCommand, miniMapRef } = props;
   const { view, miniMapExpanded, overlaysVisible, stack } = snapshot;
@@ -72,18 +103,13 @@ export function ViewerControls(props: ViewerControlsProps) {
           aria-pressed={props.microscope}
           onClick={() => props.onMicroscope(!props.microscope)}
         />
-        <label className="lamina-brightness">
-          <span className="lamina-viewer-caption">Brightness</span>
-          <Slider
-            min={BRIGHTNESS_RANGE.min}
-            max={BRIGHTNESS_RANGE.max}
-            stepSize={1}
-            labelRenderer={false}
-            value={props.brightness}
-            onChange={props.onBrightness}
-            handleHtmlProps={{ 'aria-label': 'Brightness' }}
-          />
-        </label>
+        <SettingSlider
+          caption="Brightness"
+          label="Brightness"
+          range={BRIGHTNESS_RANGE}
+          value={props.brightness}
+          onChange={props.onBrightness}
+        />
       </div>
       <div
         className="lamina-viewer-panel lamina-scale-bar"
@@ -97,6 +123,17 @@ export function ViewerControls(props: ViewerControlsProps) {
         <div className="lamina-scale-bar-line" style={{ width: view.scaleBar.widthPx }} />
         <span>{view.scaleBar.label}</span>
       </div>
+      {props.aiOpacity !== null && (
+        <div className="lamina-viewer-panel" data-testid="ai-opacity">
+          <SettingSlider
+            caption="AI opacity"
+            label="AI annotation opacity"
+            range={OPACITY_RANGE}
+            value={props.aiOpacity}
+            onChange={props.onAiOpacity}
+          />
+        </div>
+      )}
     </div>
   );
 }

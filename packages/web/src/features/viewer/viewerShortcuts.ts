@@ -32,6 +32,18 @@ export function commandForKey(
   return magnification === null ? null : { type: 'zoomToMagnification', magnification };
 }
 
+/** Keys that toggle the viewer's layers (doc 3 §2): the page holds these states, not the map engine. */
+export type LayerToggle = 'annotations' | 'ai';
+const LAYER_KEYS: Readonly<Record<string, LayerToggle>> = { a: 'annotations', i: 'ai' };
+
+/** The layer a key toggles, or null (typing in a field, a modifier held, another key). */
+export function layerToggleForKey(
+  event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>,
+): LayerToggle | null {
+  if (event.ctrlKey || event.metaKey || event.altKey || isTypingTarget(event.target)) return null;
+  return LAYER_KEYS[event.key] ?? null;
+}
+
 /**
  * The shortcuts as the keyboard shortcuts dialog lists them (doc 3 §2): the bound keys above, the
  * magnification jumps, and '?' for the dialog itself. The annotation tool keys join with the
@@ -43,6 +55,8 @@ export const SHORTCUT_HELP: readonly { keys: string; action: string }[] = [
   { keys: '-', action: 'Zoom out' },
   { keys: '1 – 6', action: 'Jump to 1.25x, 2.5x, 5x, 10x, 20x, 40x' },
   { keys: 'c', action: 'Show or hide the mini-map and the other controls' },
+  { keys: 'a', action: 'Show or hide the annotations' },
+  { keys: 'i', action: 'Show or hide the AI annotation layers' },
   { keys: '?', action: 'This list of shortcuts' },
 ];
 

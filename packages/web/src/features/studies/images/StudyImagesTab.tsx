@@ -5,12 +5,12 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { errorMessage } from '../../../api/ApiError';
 import { useUserInfo } from '../../../api/users';
-import { showToast } from '../../../components/appToaster';
 import { DataTable } from '../../../components/DataTable';
 import { useDebouncedValue } from '../../../components/useDebouncedValue';
 import { sortParam, useTableState } from '../../../components/useTableState';
 import { UploadImagesDialog } from '../../upload';
-import { fetchDownloadUrl, studyImageKeys, useStudyImages } from './api';
+import { studyImageKeys, useStudyImages } from './api';
+import { downloadImage } from './downloadImage';
 import { studyImageColumns, type ImageSelection } from './imageColumns';
 import { ImageActionDialog, type ImageDialogKind } from '../../cases/ImageActionDialogs';
 import { BulkImageDialog, type BulkKind } from '../../cases/BulkImageDialog';
@@ -61,13 +61,7 @@ export function StudyImagesTab({ study }: { study: StudyView }) {
   const canDownload = hasAny(actions, ['IM_ImagesListTab_DownloadImages']);
   const canOpen = hasAny(actions, ['AP_ImageViewer_ViewimageViewer']);
 
-  async function handleDownload(image: StudyImageRow) {
-    try {
-      window.open(await fetchDownloadUrl(image.id), '_blank', 'noopener');
-    } catch (error) {
-      void showToast(errorMessage(error), 'danger');
-    }
-  }
+  const handleDownload = (image: StudyImageRow) => downloadImage(image.id);
 
   const open = (kind: ImageDialogKind) => (image: StudyImageRow) => setRowDialog({ kind, image });
   const canAssign = hasAny(actions, ['IM_ImagesListTab_AssignImagetoCase']);

@@ -1,14 +1,4 @@
-import {
-  Button,
-  Checkbox,
-  Icon,
-  Menu,
-  MenuItem,
-  PopoverNext,
-  ProgressBar,
-  Tooltip,
-  type IconName,
-} from '@blueprintjs/core';
+import { Checkbox, Icon, MenuItem, ProgressBar, Tooltip, type IconName } from '@blueprintjs/core';
 import {
   imageQueryState,
   isProcessing,
@@ -16,8 +6,8 @@ import {
   type ImageQueryState,
   type StudyImageRow,
 } from '@lamina/domain';
-import type { MouseEvent } from 'react';
 import { Link } from 'react-router';
+import { RowMenu } from '../../../components/RowMenu';
 import type { DataColumn } from '../../../components/DataTable';
 import { formatLongDate } from '../../../util/formatDate';
 
@@ -105,7 +95,7 @@ function UploadedCell({ value }: { value: string }) {
   );
 }
 
-function RowMenu({ image, actions }: { image: StudyImageRow; actions: ImageRowActions }) {
+function ImageRowMenu({ image, actions }: { image: StudyImageRow; actions: ImageRowActions }) {
   const item = (key: keyof ImageRowActions, icon: IconName, text: string, shown = true, intent?: 'danger') =>
     actions[key] && shown ? (
       <MenuItem key={key} icon={icon} text={text} intent={intent} onClick={() => actions[key]?.(image)} />
@@ -123,17 +113,8 @@ function RowMenu({ image, actions }: { image: StudyImageRow; actions: ImageRowAc
     item('onReplace', 'swap-horizontal', 'Replace', canReplace(image)),
     item('onArchive', 'archive', 'Archive', true, 'danger'),
     item('onDownload', 'download', 'Download'),
-  ].filter(Boolean);
-  if (items.length === 0) return null;
-  // The menu lives inside a clickable row: its clicks must not open the viewer.
-  const stop = (event: MouseEvent) => event.stopPropagation();
-  return (
-    <span onClick={stop} onKeyDown={(event) => event.stopPropagation()} role="presentation">
-      <PopoverNext content={<Menu>{items}</Menu>} placement="bottom-end">
-        <Button variant="minimal" icon="more" aria-label={`Actions for ${image.name}`} />
-      </PopoverNext>
-    </span>
-  );
+  ];
+  return <RowMenu label={`Actions for ${image.name}`} items={items} />;
 }
 
 /** Columns of the study page's Images tab (doc 2 §2.5). */
@@ -235,7 +216,7 @@ export function studyImageColumns(actions: ImageRowActions, selection?: ImageSel
       header: 'Actions',
       align: 'center',
       width: '6rem',
-      cell: (image) => <RowMenu image={image} actions={actions} />,
+      cell: (image) => <ImageRowMenu image={image} actions={actions} />,
     });
   }
   return columns;

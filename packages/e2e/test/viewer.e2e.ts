@@ -1,0 +1,185 @@
+import { CASE_MESSAGES, MESSAGES } from '@lamina/domain';
+import type { Frame, Locator, Page } from 'playwright-core';
+import sharp from 'sharp';
+import { describe, expect } from 'vitest';
+import { demoStudyId, loginViaUi, logout, mutationHeaders, waitForPath } from '../src/app.js';
+import { e2eTest as test, saveScreenshot } from '../src/browser.js';
+import { appUrl } from '../src/env.js';
+
+/** The demo cases exist once the demo slide is processed (up to ~2 min after the server starts). */
+const DEMO_READY_TIMEOUT = 150_000;
+
+/** The id of a demo case by its Endo Procedure ID, waiting for the demo cases to exist. */
+async function demoCaseId(page: Page, studyId: number, procId: string): Promise<number> {
+  let id: number | undefined;
+  await expect
+    .poll(
+      async () => {
+        const response = await page.request.get(appUrl(`/api/studies/${studyId}/cases?procId=${procId}`));
+        const { cases } = (await response.json()) as { cases?: { id: number; procId: string | null }[] };
+        id = cases?.find((c) => c.procId === procId)?.id;
+        return id;
+      },
+      { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
+    )
+    .toBeDefined();
+  return id as number;
+}
+
+async function caseStatus(page: Page, caseId: number): Promise<string> {
+  const response = await page.request.get(appUrl(`/api/cases/${caseId}`));
+  return ((await response.json()) as { case: { status: string } }).case.status;
+}
+
+const dialog = (scope: Page | Frame, name: string): Locator => scope.getByRole('dialog', { name });
+
+/** Presses the top bar's case action and its confirmation ('Confirm Case Status Change', or 'Mark as Scored'). */
+async function confirmCaseAction(scope: Page | Frame, action: string): Promise<void> {
+  await scope.getByRole('button', { name: action, exact: true }).click();
+  const title = action === 'Mark as Scored' ? action : 'Confirm Case Status Change';
+  await dialog(scope, title).getByRole('button', { name: action, exact: true }).click();
+}
+
+/**
+ * Share of the pixels of a screenshot that are stained tissue (the demo slide's pinks and purples:
+ * red and blue well above green), not the white of an empty canvas nor the grey of the controls.
+ */
+async function tissueFraction(png: Buffer): Promise<number> {
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  let tissue = 0;
+  for (let i = 0; i < data.length; i += info.channels) {
+    const [r, g, b] = [data[i] ?? 0, data[i + 1] ?? 0, data[i + 2] ?? 0];
+    if (r - g > 30 && b - g > 15) tissue++;
+  }
+  return tissue / (info.width * info.height);
+}
+
+/** The slide is drawn when its tile canvas shows tissue. */
+async function expectTissue(page: Page, name: string): Promise<void> {
+  const map = page.getByTestId('slide-map');
+  await expect.poll(async () => tissueFraction(await map.screenshot()), { timeout: 20_000 }).toBeGreaterThan(0.05);
+  await saveScreenshot(page, name);
+}
+
+/** The view the viewer keeps of an image (doc 3 §3): its resolution and centre. */
+async function storedView(page: Page): Promise<string> {
+  return page.evaluate(() => window.localStorage.getItem('lamina.viewer.views') ?? '');
+}
+
+describe('viewer, QC and scoring (issue 13)', () => {
+  test(
+    'lab QC → ISC QC → reader1 reads (pan, 10x, microscope) and marks scored → reader2 completes; NOTO embedded',
+    { timeout: 360_000 },
+    async ({ page }) => {
+      // Lab technician: pass the lab QC of a demo case from the case viewer.
+      await loginViaUi(page, 'labtech');
+      await waitForPath(page, '/studies');
+      const studyId = await demoStudyId(page);
+      const caseId = await demoCaseId(page, studyId, 'ENDO-1001');
+      const caseUrl = appUrl(`/studies/${studyId}/cases/${caseId}`);
+      await page.goto(caseUrl);
+      await expectTissue(page, 'viewer-labtech-case.png');
+      await confirmCaseAction(page, 'Pass Lab QC');
+      await expect.poll(async () => page.getByTestId('case-status').textContent()).toBe('Pending QC');
+      await logout(page);
+
+      // ISC: reader2 joins reader1 on the case (through the API: the dialog has its own test), and
+      // a processed demo case goes to the NOTO reader alone; then ISC QC from the case viewer.
+      await loginViaUi(page, 'isc');
+      const headers = await mutationHeaders(page);
+      const readerIds = async (...names: string[]) => {
+        const ids: number[] = [];
+        for (const name of names) {
+          const response = await page.request.get(appUrl(`/api/studies/${studyId}/users?name=${name}`));
+          const { readers } = (await response.json()) as { readers: { id: number; username: string }[] };
+          const reader = readers.find((r) => r.username === name);
+          if (!reader) throw new Error(`${name} is not a reader of the demo study`);
+          ids.push(reader.id);
+        }
+        return ids;
+      };
+      const assign = async (id: number, names: string[]) => {
+        const response = await page.request.patch(appUrl(`/api/cases/${id}`), {
+          headers,
+          data: { readers: { ids: await readerIds(...names), reasonForChange: 'E2E reading' } },
+        });
+        expect(response.status(), await response.text()).toBe(200);
+      };
+      await assign(caseId, ['reader1', 'reader2']);
+      const notoCaseId = await demoCaseId(page, studyId, 'ENDO-1003');
+      await assign(notoCaseId, ['noto']);
+      await page.goto(caseUrl);
+      await confirmCaseAction(page, 'Pass ISC QC');
+      await expect.poll(async () => page.getByTestId('case-status').textContent()).toBe('Processed');
+      await logout(page);
+
+      // reader1: open the case, pan with the arrow keys, 10x with '4', microscope mode, mark scored.
+      await loginViaUi(page, 'reader1');
+      await page.goto(caseUrl);
+      await expectTissue(page, 'viewer-reader1-case.png');
+      const map = page.getByTestId('slide-map');
+      await map.focus();
+      await page.keyboard.press('4');
+      await expect.poll(async () => page.getByTestId('magnification').textContent()).toBe('10x');
+      await expect.poll(async () => storedView(page)).not.toBe('');
+      const before = await storedView(page);
+      for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowDown');
+      // The view moved (and is kept: the next visit opens here).
+      await expect.poll(async () => storedView(page)).not.toBe(before);
+      await page.getByRole('button', { name: 'Microscope' }).click();
+      await page.getByTestId('microscope-mode').waitFor();
+      await expectTissue(page, 'viewer-reader1-10x-microscope.png');
+      // Blinded: only the procedure IDs in the case details.
+      const details = (await page.getByRole('region', { name: 'Case details' }).textContent()) ?? '';
+      for (const hidden of ['Subject ID', 'Site ID', 'Visit ID', 'CR Assigned']) expect(details).not.toContain(hidden);
+      // The zoom is kept for the next visit (doc 3 §3).
+      await page.reload();
+      await expect.poll(async () => page.getByTestId('magnification').textContent()).toBe('10x');
+      await page.getByRole('button', { name: 'Microscope' }).click();
+      await confirmCaseAction(page, 'Mark as Scored');
+      await waitForPath(page, `/studies/${studyId}`);
+      expect(await caseStatus(page, caseId)).toBe('PROCESSED');
+      await logout(page);
+
+      // reader2: the last assigned reader's mark completes the case.
+      await loginViaUi(page, 'reader2');
+      await page.goto(caseUrl);
+      await expectTissue(page, 'viewer-reader2-case.png');
+      await confirmCaseAction(page, 'Mark as Scored');
+      await waitForPath(page, `/studies/${studyId}`);
+      await page.locator('.bp6-toast').filter({ hasText: CASE_MESSAGES.scoredComplete }).waitFor();
+      expect(await caseStatus(page, caseId)).toBe('COMPLETED');
+      await page.goto(appUrl(`/studies/${studyId}/cases`));
+      await page
+        .getByRole('table', { name: 'Cases' })
+        .getByRole('row')
+        .filter({ hasText: 'ENDO-1001' })
+        .getByText('Completed')
+        .waitFor();
+      await logout(page);
+
+      // NOTO, embedded in an iframe of the same origin: no close button; the mark ends on /successMessage.
+      await loginViaUi(page, 'noto');
+      await waitForPath(page, '/assigned');
+      await page.getByText('ENDO-1003').waitFor();
+      await page.goto(appUrl('/api/auth/session'));
+      await page.evaluate(
+        (src) => {
+          document.body.innerHTML = `<iframe id="noto" src="${src}" style="width:1260px;height:780px;border:0"></iframe>`;
+        },
+        appUrl(`/studies/${studyId}/cases/${notoCaseId}?embeddedBy=NOTO`),
+      );
+      const frame =
+        page.frame({ url: /embeddedBy=NOTO/ }) ?? (await (await page.waitForSelector('#noto')).contentFrame());
+      if (!frame) throw new Error('the embedded frame did not load');
+      await frame.getByTestId('slide-map').waitFor();
+      expect(await frame.getByRole('button', { name: 'Close' }).count()).toBe(0);
+      await saveScreenshot(page, 'viewer-noto-embedded.png');
+      await confirmCaseAction(frame, 'Mark as Scored');
+      await expect.poll(() => new URL(frame.url()).pathname).toBe('/successMessage');
+      await frame.getByText(MESSAGES.imageMarkedScored).waitFor();
+      expect(await caseStatus(page, notoCaseId)).toBe('COMPLETED');
+    },
+  );
+});

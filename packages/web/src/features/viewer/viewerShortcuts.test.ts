@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { commandForKey, isHelpKey, layerToggleForKey, SHORTCUT_HELP } from './viewerShortcuts';
+
+const key = (k: string, extra: Partial<KeyboardEvent> = {}) =>
+  ({ key: k, target: document.body, ctrlKey: false, metaKey: false, altKey: false, ...extra }) as KeyboardEvent;
+
+afterEach(() => {
+  document.body.innerHTML = '';
+});
+
+describe('viewer keyboard shortcuts (doc 3 §2)', () => {
+  it('arrows pan 80 px (the engine default), + = - zoom, c toggles the overlays', () => {
+    expect(commandForKey(key('ArrowLeft'))).toEqual({ type: 'pan', direction: 'left' });
+    expect(commandForKey(key('ArrowDown'))).toEqual({ type: 'pan', direction: 'down' });
+    expect(commandForKey(key('+'))).toEqual({ type: 'zoomIn' });
+    expect(commandForKey(key('='))).toEqual({ type: 'zoomIn' });
+    expect(commandForKey(key('-'))).toEqual({ type: 'zoomOut' });
+    expect(commandForKey(key('c'))).toEqual({ type: 'toggleOverlays' });
+  });
+
+  it('1 to 6 jump to 1.25x, 2.5x, 5x, 10x, 20x, 40x', () => {
+    expect(['1', '2', '3', '4', '5', '6'].map((k) => commandForKey(key(k)))).toEqual(
+      [1.25, 2.5, 5, 10, 20, 40].map((magnification) => ({ type: 'zoomToMagnification', magnification })),
+    );
+    expect(commandForKey(key('7'))).toBeNull();
+  });
+
+  it('a toggles the annotations and i the AI layers', () => {
+    expect(layerToggleForKey(key('a'))).toBe('annotations');
+    expect(layerToggleForKey(key('i'))).toBe('ai');
+    expect(layerToggleForKey(key('x'))).toBeNull();
+  });
+
+  it('ignored while typing in an input, a textarea, a select or editable text, and with Ctrl/Cmd/Alt', () => {
+    for (const tag of ['input', 'textarea', 'select']) {
+      const field = document.createElement(tag);
+      document.body.appendChild(field);
+      expect(commandForKey(key('+', { target: field }))).toBeNull();
+      expect(layerToggleForKey(key('a', { target: field }))).toBeNull();
+      expect(isHelpKey(key('?', { target: field }))).toBe(false);
+    }
+    const editable = document.createElement('div');
+    editable.contentEditable = 'true';
+    Object.defineProperty(editable, 'isContentEditable', { value: true });
+    expect(commandForKey(key('4', { target: editable }))).toBeNull();
+    expect(commandForKey(key('+', { ctrlKey: true }))).toBeNull();
+    expect(layerToggleForKey(key('a', { metaKey: true }))).toBeNull();
+    expect(isHelpKey(key('?', { altKey: true }))).toBe(false);
+    expect(isHelpKey(key('?'))).toBe(true);
+  });
+
+  it('the dialog lists every bound key', () => {
+    const keys = SHORTCUT_HELP.map((s) => s.keys);
+    for (const k of ['+ or =', '-', '1 – 6', 'c', 'a', 'i', '?']) expect(keys).toContain(k);
+  });
+});
