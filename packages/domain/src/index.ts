@@ -15,3 +15,4 @@ export * from './images.js';
 export * from './cases.js';
 export * from './imageActions.js';
 export * from './viewer.js';
+export * from './imageManagement.js';

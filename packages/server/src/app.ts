@@ -22,6 +22,7 @@ import { studyRoutes } from './modules/studies/studyRoutes.js';
 import { createSlidePipeline, slideApiRoutes, type SlidePipelineOverrides } from './modules/images/slidePipeline.js';
 import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
 import { caseRoutes } from './modules/cases/caseRoutes.js';
+import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
 import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
 
 export interface AppDeps {
@@ -106,6 +107,7 @@ export async function buildApp({
     await app.register(studyRoutes(database.db));
     await app.register(slideApiRoutes(database, config, slides));
     await app.register(caseRoutes(database.db));
+    await app.register(imageManagementRoutes(database.db));
     await app.register((await import('./modules/users/userManagementRoutes.js')).userManagementRoutes(database.db));
   }
 

@@ -386,6 +386,28 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
     audit: 'CASE_CREATED',
   },
   'GET /api/cases/assigned': { as: 'CR', scope: 'global', request: () => ({ url: '/api/cases/assigned' }) },
+  'POST /api/imageManagement/images': {
+    as: 'LabTech',
+    scope: 'global',
+    request: () => ({ url: '/api/imageManagement/images', payload: {} }),
+    audit: { none: 'a list: reads only' },
+  },
+  'POST /api/imageManagement/cases': {
+    as: 'LabTech',
+    scope: 'global',
+    request: () => ({ url: '/api/imageManagement/cases', payload: {} }),
+    audit: { none: 'a list: reads only' },
+  },
+  'GET /api/imageManagement/imageRecord/:id': {
+    as: 'LabTech',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/imageManagement/imageRecord/${s.imageId}` }),
+  },
+  'GET /api/imageManagement/caseRecord/:id': {
+    as: 'LabTech',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/imageManagement/caseRecord/${s.caseId}` }),
+  },
   'GET /api/cases/:id': { as: 'LabTech', scope: 'scoped', request: (s) => ({ url: `/api/cases/${s.caseId}` }) },
   'PATCH /api/cases/:id': {
     scope: 'scoped',

@@ -1,7 +1,27 @@
-import { useParams } from 'react-router';
+import { H2, HTMLTable, Icon, NonIdealState, Tooltip } from '@blueprintjs/core';
+import {
+  CASE_STATUS_LABELS,
+  CASE_STATUSES,
+  IM_CASE_COLUMNS,
+  IM_CASE_SORT_KEYS,
+  IM_IMAGE_COLUMNS,
+  IM_IMAGE_SORT_KEYS,
+  IMAGE_STATUS_LABELS,
+  IMAGE_STATUSES,
+  type ImCaseColumnKey,
+  type ImCaseRecord,
+  type ImImageColumnKey,
+  type ImImageRecord,
+} from '@lamina/domain';
+import { useNavigate, useParams } from 'react-router';
 import { NotFoundPage } from '../../app/NotFoundPage';
-import { PlaceholderPage } from '../../components/PlaceholderPage';
 import { RouteTabs, parseTab, type RouteTab } from '../../components/RouteTabs';
+import { usePageTitle } from '../../components/usePageTitle';
+import { formatLongDate } from '../../util/formatDate';
+import { useImCases, useImImages } from './api';
+import { ImListTab } from './ImListTab';
+import { ImCaseRowMenu, ImImageRowMenu } from './ImRowMenus';
+import './imageManagement.css';
 
 type ImageManagementTab = 'images' | 'cases' | 'annotations';
 const TABS: readonly RouteTab<ImageManagementTab>[] = [
@@ -10,19 +30,140 @@ const TABS: readonly RouteTab<ImageManagementTab>[] = [
   { id: 'annotations', label: 'Annotations' },
 ];
 
-const DESCRIPTIONS: Record<ImageManagementTab, string> = {
-  images: 'Every image across your studies: upload, assign to a study and case, quality checks.',
-  cases: 'Every case across your studies, with its status and images.',
-  annotations: 'Annotations across your studies.',
-};
+const IMAGE_STATUS_OPTIONS = IMAGE_STATUSES.map((value) => ({ value, label: IMAGE_STATUS_LABELS[value] }));
+/** The case statuses the spec's filter offers (doc 2 §2.2). */
+const CASE_STATUS_OPTIONS = CASE_STATUSES.filter((s) =>
+  ['PENDING_QC', 'PENDING_LAB_QC', 'PROCESSED', 'ON_HOLD', 'COMPLETED'].includes(s),
+).map((value) => ({ value, label: CASE_STATUS_LABELS[value] }));
 
-/** /image-management/:tab? (images by default, cases, annotations). */
+/** Dates show long month, day, year, with the time in a tooltip (doc 2 §9). */
+function DateCell({ value }: { value: string | null | undefined }) {
+  const { date, time } = formatLongDate(value);
+  return (
+    <Tooltip content={time} placement="top" disabled={time === ''}>
+      <span>{date}</span>
+    </Tooltip>
+  );
+}
+
+const text = (value: string | number | null | undefined) =>
+  value === null || value === undefined || value === '' ? <span className="bp6-text-muted">-</span> : value;
+
+function imageCell(key: ImImageColumnKey, row: ImImageRecord) {
+  switch (key) {
+    case 'uploadedAt':
+      return <DateCell value={row.uploadedAt} />;
+    case 'status':
+      return row.status ? IMAGE_STATUS_LABELS[row.status] : text(null);
+    case 'inQuery':
+      return row.inQuery ? <Icon icon="chat" intent="warning" title="In query" /> : text(null);
+    default:
+      return text(row[key]);
+  }
+}
+
+function caseCell(key: ImCaseColumnKey, row: ImCaseRecord) {
+  switch (key) {
+    case 'caseCreatedAt':
+      return <DateCell value={row.caseCreatedAt} />;
+    case 'status':
+      return row.status ? CASE_STATUS_LABELS[row.status] : text(null);
+    case 'labTech':
+    case 'iscQc':
+      return text((row[key] ?? []).map((u) => u.displayName).join(', '));
+    case 'crAssignments':
+      return text((row.crAssignments ?? []).join(', '));
+    default:
+      return text(row[key]);
+  }
+}
+
+/** /image-management/:tab? — Images (default), Cases, Annotations (doc 2 §2.1–2.3). */
 export function ImageManagementPage() {
   const tab = parseTab(useParams().tab, TABS, 'images');
+  const navigate = useNavigate();
+  usePageTitle('Image Management');
   if (tab === null) return <NotFoundPage />;
   return (
-    <PlaceholderPage title="Image Management" icon="media" description={DESCRIPTIONS[tab]}>
+    <section className="lamina-page" aria-labelledby="im-title">
+      <header className="lamina-page-header">
+        <H2 id="im-title">Image Management</H2>
+      </header>
       <RouteTabs id="image-management-tabs" tabs={TABS} selected={tab} pathFor={(t) => `/image-management/${t}`} />
-    </PlaceholderPage>
+      <div className="lamina-route-tab-panel">
+        {tab === 'images' && (
+          <ImListTab<ImImageRecord, ImImageColumnKey>
+            key="images"
+            tab="images"
+            label="Images"
+            columns={IM_IMAGE_COLUMNS}
+            sortable={IM_IMAGE_SORT_KEYS}
+            defaultSort={{ id: 'uploadedAt', desc: true }}
+            cell={imageCell}
+            useList={useImImages}
+            rowId={(row) => String(row.id)}
+            onRowClick={(row) => void navigate(`/studies/${row.studyId ?? 'none'}/images/${row.id}`)}
+            statuses={IMAGE_STATUS_OPTIONS}
+            statusKey="imageStatusFilter"
+            statusTitle="Status"
+            emptyMessage="No images match"
+            rowMenu={(row) => <ImImageRowMenu row={row} />}
+          />
+        )}
+        {tab === 'cases' && (
+          <ImListTab<ImCaseRecord, ImCaseColumnKey>
+            key="cases"
+            tab="cases"
+            label="Cases"
+            columns={IM_CASE_COLUMNS}
+            sortable={IM_CASE_SORT_KEYS}
+            defaultSort={{ id: 'caseCreatedAt', desc: true }}
+            cell={caseCell}
+            useList={useImCases}
+            rowId={(row) => String(row.caseId)}
+            onRowClick={(row) => void navigate(`/studies/${row.studyId}/cases/${row.caseId}`)}
+            statuses={CASE_STATUS_OPTIONS}
+            statusKey="caseStatusFilter"
+            statusTitle="Case Status"
+            emptyMessage="No cases match"
+            rowMenu={(row) => <ImCaseRowMenu row={row} />}
+          />
+        )}
+        {tab === 'annotations' && <AnnotationsTab />}
+      </div>
+    </section>
+  );
+}
+
+/** The Annotations tab (doc 2 §2.3): its help text and table; imported .mld files fill it (issue 17). */
+function AnnotationsTab() {
+  return (
+    <>
+      <p className="lamina-im-help">
+        Annotation layers are imported from Visiopharm .mld files to give central readers AI annotations: heatmap, HPFs,
+        tissue detection and point counts.
+      </p>
+      <HTMLTable className="lamina-table" aria-label="Imported annotations" compact>
+        <thead>
+          <tr>
+            {[
+              'Imported Annotations File',
+              'Status',
+              'APP Sequence',
+              'Layers',
+              'Image File',
+              'Endo/Histo Procedure ID',
+              'Import Date',
+              'User',
+            ].map((header) => (
+              <th key={header} scope="col">
+                {header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+      </HTMLTable>
+      <NonIdealState icon="layers" title="No imported annotations" />
+    </>
   );
 }

@@ -1,0 +1,89 @@
+import type { Page } from 'playwright-core';
+import { describe, expect } from 'vitest';
+import { DEMO_STUDY, loginViaUi, logout, setChecked, waitForPath } from '../src/app.js';
+import { e2eTest as test, saveScreenshot } from '../src/browser.js';
+import { appUrl } from '../src/env.js';
+
+/** The demo slides exist once the demo slide is processed (up to ~2 min after the server starts). */
+const DEMO_READY_TIMEOUT = 150_000;
+
+async function headers(page: Page, table: string): Promise<string[]> {
+  const cells = await page.getByRole('table', { name: table }).locator('thead th').allTextContents();
+  return cells.map((c) => c.trim());
+}
+
+describe('Image Management (issue 12)', () => {
+  test(
+    'a lab technician filters by study and status and hides a column that stays hidden; a data manager sees its defaults',
+    { timeout: 240_000 },
+    async ({ page }) => {
+      await loginViaUi(page, 'labtech');
+      await waitForPath(page, '/studies');
+      await page.goto(appUrl('/image-management/images'));
+      const table = page.getByRole('table', { name: 'Images' });
+      // The demo slides (and their case copies) are listed once processed: refresh until they are.
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole('button', { name: 'Refresh' }).click();
+            await page.waitForTimeout(500);
+            return table.getByText(/^S100\d_/).count();
+          },
+          { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
+        )
+        .toBeGreaterThan(0);
+      const labHeaders = await headers(page, 'Images');
+      expect(labHeaders).toContain('File Name');
+      expect(labHeaders).toContain('QA Comments');
+      expect(labHeaders).not.toContain('Status');
+
+      // Filter: the demo study, then two statuses; the badge counts 1 + 2.
+      await page.getByRole('button', { name: /Add Filter/ }).click();
+      await page.getByRole('dialog', { name: 'Add Filter' }).getByText('Study Name').click();
+      const study = page.getByRole('dialog', { name: 'Study Name' });
+      await study.getByPlaceholder('Enter study name').fill(DEMO_STUDY);
+      await setChecked(study.getByRole('checkbox', { name: new RegExp(DEMO_STUDY) }), true);
+      await study.getByRole('button', { name: 'Back' }).click();
+      await page.getByRole('dialog', { name: 'Add Filter' }).getByText('Status').click();
+      const status = page.getByRole('dialog', { name: 'Status' });
+      await setChecked(status.getByRole('checkbox', { name: 'Lab QC Pending' }), true);
+      await setChecked(status.getByRole('checkbox', { name: 'Case Assignment Pending' }), true);
+      await status.getByRole('button', { name: 'Done' }).click();
+      await expect.poll(async () => page.getByTestId('filter-count').textContent()).toBe('3');
+      await expect.poll(async () => table.locator('tbody tr').count()).toBeGreaterThan(0);
+      // Every row is of the demo study.
+      const studyNames = await table.locator('tbody tr td:nth-child(4)').allTextContents();
+      expect(studyNames.every((name) => name.startsWith(DEMO_STUDY))).toBe(true);
+
+      // Hide Accession Number: gone, and still gone after a reload (the cookie).
+      await page.getByRole('button', { name: /Show\/Hide Columns/ }).click();
+      const columns = page.getByRole('dialog', { name: 'Show/Hide Columns' });
+      await setChecked(columns.getByRole('checkbox', { name: 'Accession Number' }), false);
+      await columns.getByRole('button', { name: 'Done' }).click();
+      expect(await headers(page, 'Images')).not.toContain('Accession Number');
+      await page.reload();
+      await table.locator('tbody tr').first().waitFor();
+      expect(await headers(page, 'Images')).not.toContain('Accession Number');
+      // The filters are kept for the browser tab.
+      expect(await page.getByTestId('filter-count').textContent()).toBe('3');
+      await saveScreenshot(page, 'image-management-labtech.png');
+      await logout(page);
+
+      // A data manager: the spec's defaults for DM (Histo Procedure ID; no file name, no upload date).
+      await loginViaUi(page, 'dm');
+      await page.goto(appUrl('/image-management/images'));
+      await page.getByRole('table', { name: 'Images' }).locator('tbody tr').first().waitFor();
+      const dmHeaders = await headers(page, 'Images');
+      expect(dmHeaders).toContain('Histo Procedure ID');
+      expect(dmHeaders).toContain('Visit ID');
+      expect(dmHeaders).not.toContain('File Name');
+      expect(dmHeaders).not.toContain('Upload Date');
+      await page.goto(appUrl('/image-management/cases'));
+      await page.getByRole('table', { name: 'Cases' }).locator('tbody tr').first().waitFor();
+      const caseHeaders = await headers(page, 'Cases');
+      expect(caseHeaders).toEqual(expect.arrayContaining(['Date Created', 'CR Assignment']));
+      expect(caseHeaders).not.toContain('ISC QC');
+      await saveScreenshot(page, 'image-management-dm-cases.png');
+    },
+  );
+});

@@ -1,0 +1,40 @@
+import { userDisplayName, type ImCaseRecord, type ImImageRecord } from '@lamina/domain';
+import type { CaseRecordRow, ImageRecordRow } from './imQueries.js';
+
+const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : (value as string));
+
+/**
+ * An image record: the identifiers, then exactly the columns the query selected (the user's
+ * viewable ones) — a column the user may not view is absent, not null.
+ */
+export function presentImageRecord(row: ImageRecordRow): ImImageRecord {
+  const { id, study_id, case_id, ...columns } = row;
+  const record: Record<string, unknown> = { id, studyId: study_id, caseId: case_id, ...columns };
+  if ('uploadedAt' in columns) record.uploadedAt = iso(columns.uploadedAt);
+  return record as ImImageRecord;
+}
+
+type UserJson = { id: number; username: string; firstName: string | null; lastName: string | null };
+
+export function presentCaseRecord(row: CaseRecordRow): ImCaseRecord {
+  const { case_id, study_id, prev_workflow_statuses, ...columns } = row;
+  const record: Record<string, unknown> = {
+    caseId: case_id,
+    studyId: study_id,
+    prevWorkflowStatuses: prev_workflow_statuses,
+    ...columns,
+  };
+  if ('caseCreatedAt' in columns) record.caseCreatedAt = iso(columns.caseCreatedAt);
+  for (const key of ['labTech', 'iscQc'] as const)
+    if (key in columns)
+      record[key] = ((columns[key] as UserJson[] | null) ?? []).map((u) => ({
+        id: u.id,
+        username: u.username,
+        displayName: userDisplayName(u),
+      }));
+  if ('crAssignments' in columns)
+    record.crAssignments = ((columns.crAssignments as Omit<UserJson, 'id'>[] | null) ?? []).map((u) =>
+      userDisplayName(u),
+    );
+  return record as ImCaseRecord;
+}

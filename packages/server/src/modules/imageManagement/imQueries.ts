@@ -1,0 +1,321 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely } from 'kysely';
+import {
+  IM_DATE_FILTER_DAYS,
+  VIEW_ALL_STUDIES,
+  type CaseStatus,
+  type ImCaseColumnKey,
+  type ImCaseSortKey,
+  type ImDateFilter,
+  type ImageStatus,
+  type ImImageColumnKey,
+  type ImImageSortKey,
+} from '@lamina/domain';
+import type { DB } from '../../platform/db/schema.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import { likeContains } from '../../platform/db/paging.js';
+import { visibleStudies } from '../../platform/rbac/studyScope.js';
+import { readerSeesCase, readerSeesImage } from '../cases/readerVisibility.js';
+
+/** Queries of Image Management: SQL only (which columns a user may see is the domain's table). */
+
+/** A column's SQL under its record key; subqueries in parentheses. */
+const aliased = (expression: Expression<unknown>, key: string) => sql`(${expression})`.as(key);
+type Q = Kysely<DB>;
+type ImageEb = ExpressionBuilder<
+  DB & { s: DB['studies']; c: DB['cases']; o: DB['organizations'] },
+  'images' | 's' | 'c' | 'o'
+>;
+type CaseEb = ExpressionBuilder<DB & { s: DB['studies'] }, 'cases' | 's'>;
+
+export interface ListWindow {
+  limit?: number;
+  offset?: number;
+}
+
+export interface ImListFilters {
+  /** Trimmed; searched in the columns the user may view only (a search must not reveal a hidden value). */
+  searchText?: string | undefined;
+  studyIds: readonly number[];
+  dateFilter?: ImDateFilter | null | undefined;
+  now: Date;
+}
+
+/** The first upload time a quick range keeps (server time), or null for All time. */
+export function dateFloor(filter: ImDateFilter | null | undefined, now: Date): Date | null {
+  if (!filter || filter === 'AllTime') return null;
+  if (filter === 'Yesterday') {
+    const start = new Date(now);
+    start.setUTCHours(0, 0, 0, 0);
+    start.setUTCDate(start.getUTCDate() - 1);
+    return start;
+  }
+  return new Date(now.getTime() - IM_DATE_FILTER_DAYS[filter] * 86_400_000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Images
+// ---------------------------------------------------------------------------------------------
+
+/** Each image column as SQL (a case's subject, site and visit win over the image's own). */
+const IMAGE_SQL: Record<ImImageColumnKey, (eb: ImageEb) => Expression<unknown>> = {
+  imageFilename: (eb) => eb.ref('images.name'),
+  accessionNumber: (eb) => eb.ref('images.accession_number'),
+  sponsor: (eb) => eb.ref('s.sponsor'),
+  studyName: (eb) => eb.ref('s.name'),
+  protocolId: (eb) => eb.ref('images.protocol_id'),
+  siteId: (eb) => eb.fn.coalesce('c.site_id', 'images.site_id'),
+  subjectId: (eb) => eb.fn.coalesce('c.subject_id', 'images.subject_id'),
+  visitId: (eb) => eb.fn.coalesce('c.visit_id', 'images.visit_id'),
+  labVisitId: (eb) => eb.ref('images.lab_visit_id'),
+  histoProcedureId: (eb) => eb.ref('c.histo_procedure_id'),
+  endoProcedureId: (eb) => eb.ref('c.proc_id'),
+  anatomicalSegment: (eb) => eb.ref('images.biopsy_location'),
+  specimenCollectionDate: (eb) => eb.fn.coalesce('images.specimen_collection_date', 'c.specimen_collection_date'),
+  uploadedAt: (eb) => eb.ref('images.uploaded_at'),
+  status: (eb) => eb.ref('images.status'),
+  inQuery: (eb) =>
+    eb.exists(
+      eb
+        .selectFrom('queries')
+        .select('queries.id')
+        .where('queries.object_type', '=', 'IMAGE')
+        .whereRef('queries.object_id', '=', 'images.id')
+        .where('queries.query_status', '=', 'OPEN'),
+    ),
+  organizationName: (eb) => eb.ref('o.name'),
+  qaComments: (eb) => eb.ref('images.qa_comments'),
+};
+
+/** Text columns the search looks in (those the user may view). */
+const IMAGE_SEARCHED: readonly ImImageColumnKey[] = [
+  'imageFilename',
+  'accessionNumber',
+  'studyName',
+  'protocolId',
+  'siteId',
+  'subjectId',
+  'visitId',
+  'labVisitId',
+  'histoProcedureId',
+  'endoProcedureId',
+  'anatomicalSegment',
+  'organizationName',
+];
+
+function imagesFrom(db: Q, principal: Principal) {
+  const viewAll = principal.actions.has(VIEW_ALL_STUDIES);
+  return db
+    .selectFrom('images')
+    .leftJoin('studies as s', 's.id', 'images.study_id')
+    .leftJoin('cases as c', 'c.id', 'images.case_id')
+    .leftJoin('organizations as o', 'o.id', 'images.organization_id')
+    .where((eb) =>
+      eb.or([
+        eb('images.study_id', 'in', db.selectFrom('studies').select('studies.id').where(visibleStudies(principal))),
+        // Images without a study (sample data not yet matched): only for who sees every study.
+        ...(viewAll ? [eb('images.study_id', 'is', null)] : []),
+      ]),
+    )
+    .where(readerSeesImage(principal));
+}
+
+export interface ImageListOptions extends ImListFilters, ListWindow {
+  statuses: readonly ImageStatus[];
+  columns: readonly ImImageColumnKey[];
+  sort: ImImageSortKey;
+  descending: boolean;
+}
+
+function filteredImages(db: Q, principal: Principal, options: Omit<ImageListOptions, 'sort' | 'descending'>) {
+  let query = imagesFrom(db, principal);
+  const visible = new Set(options.columns);
+  if (options.searchText) {
+    const like = likeContains(options.searchText);
+    const searched = IMAGE_SEARCHED.filter((key) => visible.has(key));
+    query = query.where((eb) =>
+      eb.or(searched.map((key) => eb(sql`${IMAGE_SQL[key](eb as ImageEb)}::text`, 'ilike', like))),
+    );
+  }
+  if (options.studyIds.length > 0) query = query.where('images.study_id', 'in', [...options.studyIds]);
+  const floor = dateFloor(options.dateFilter, options.now);
+  if (floor) query = query.where('images.uploaded_at', '>=', floor);
+  // Archived images only when asked for by their status.
+  query =
+    options.statuses.length > 0
+      ? query.where('images.status', 'in', [...options.statuses])
+      : query.where('images.status', '!=', 'ARCHIVED');
+  return query;
+}
+
+/** One page of the image list, with the total of the filtered list. */
+export async function listImages(db: Q, principal: Principal, options: ImageListOptions) {
+  const base = filteredImages(db, principal, options);
+  const direction = options.descending ? 'desc' : 'asc';
+  let page = base
+    .select((eb) => [
+      'images.id',
+      'images.study_id',
+      'images.case_id',
+      ...options.columns.map((key) => aliased(IMAGE_SQL[key](eb as ImageEb), key)),
+    ])
+    .orderBy((eb) => sql`(${IMAGE_SQL[options.sort](eb as ImageEb)}) ${sql.raw(direction)} nulls last`)
+    .orderBy('images.id', direction);
+  if (options.limit !== undefined) page = page.limit(options.limit);
+  if (options.offset) page = page.offset(options.offset);
+  const [rows, total] = await Promise.all([
+    page.execute(),
+    base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows: rows as unknown as ImageRecordRow[], total: total.n };
+}
+
+/** One image's row (the one-row refresh), or undefined when it is not visible. */
+export async function imageRecord(db: Q, principal: Principal, imageId: number, columns: readonly ImImageColumnKey[]) {
+  const row = await imagesFrom(db, principal)
+    .select((eb) => [
+      'images.id',
+      'images.study_id',
+      'images.case_id',
+      ...columns.map((key) => aliased(IMAGE_SQL[key](eb as ImageEb), key)),
+    ])
+    .where('images.id', '=', imageId)
+    .executeTakeFirst();
+  return row as unknown as ImageRecordRow | undefined;
+}
+
+export type ImageRecordRow = { id: number; study_id: number | null; case_id: number | null } & Partial<
+  Record<ImImageColumnKey, unknown>
+>;
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+// ---------------------------------------------------------------------------------------------
+
+const liveImages = (eb: CaseEb) =>
+  eb
+    .selectFrom('images')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .whereRef('images.case_id', '=', 'cases.id')
+    .where('images.status', '!=', 'ARCHIVED');
+
+const userList = (eb: CaseEb, column: 'cases.qc1_by' | 'cases.qc2_by') =>
+  eb
+    .selectFrom('users')
+    .select(
+      sql`coalesce(json_agg(json_build_object('id', users.id, 'username', users.username, 'firstName', users.first_name, 'lastName', users.last_name)), '[]'::json)`.as(
+        'list',
+      ),
+    )
+    .whereRef('users.id', '=', column);
+
+/** Each case column as SQL. */
+const CASE_SQL: Record<ImCaseColumnKey, (eb: CaseEb) => Expression<unknown>> = {
+  histoProcedureId: (eb) => eb.ref('cases.histo_procedure_id'),
+  procId: (eb) => eb.ref('cases.proc_id'),
+  studyName: (eb) => eb.ref('s.name'),
+  siteId: (eb) => eb.ref('cases.site_id'),
+  subjectId: (eb) => eb.ref('cases.subject_id'),
+  visitId: (eb) => eb.ref('cases.visit_id'),
+  caseCreatedAt: (eb) => eb.ref('cases.created_at'),
+  imagesExpected: (eb) => eb.ref('cases.images_expected'),
+  totalImages: liveImages,
+  status: (eb) => eb.ref('cases.status'),
+  openQueries: (eb) =>
+    eb
+      .selectFrom('queries')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .whereRef('queries.case_id', '=', 'cases.id')
+      .where('queries.query_status', '=', 'OPEN'),
+  labTech: (eb) => userList(eb, 'cases.qc1_by'),
+  iscQc: (eb) => userList(eb, 'cases.qc2_by'),
+  crAssignments: (eb) =>
+    eb
+      .selectFrom('case_readers')
+      .innerJoin('users', 'users.id', 'case_readers.user_id')
+      .select(
+        sql`coalesce(json_agg(json_build_object('username', users.username, 'firstName', users.first_name, 'lastName', users.last_name) order by users.username), '[]'::json)`.as(
+          'list',
+        ),
+      )
+      .whereRef('case_readers.case_id', '=', 'cases.id'),
+};
+
+const CASE_SEARCHED: readonly ImCaseColumnKey[] = [
+  'histoProcedureId',
+  'procId',
+  'studyName',
+  'siteId',
+  'subjectId',
+  'visitId',
+];
+
+function casesFrom(db: Q, principal: Principal) {
+  return db
+    .selectFrom('cases')
+    .innerJoin('studies as s', 's.id', 'cases.study_id')
+    .where('cases.study_id', 'in', db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)))
+    .where(readerSeesCase(principal));
+}
+
+export interface CaseListOptions extends ImListFilters, ListWindow {
+  statuses: readonly CaseStatus[];
+  columns: readonly ImCaseColumnKey[];
+  sort: ImCaseSortKey;
+  descending: boolean;
+}
+
+function filteredCases(db: Q, principal: Principal, options: Omit<CaseListOptions, 'sort' | 'descending'>) {
+  let query = casesFrom(db, principal);
+  const visible = new Set(options.columns);
+  if (options.searchText) {
+    const like = likeContains(options.searchText);
+    const searched = CASE_SEARCHED.filter((key) => visible.has(key));
+    query = query.where((eb) =>
+      eb.or(searched.map((key) => eb(sql`${CASE_SQL[key](eb as CaseEb)}::text`, 'ilike', like))),
+    );
+  }
+  if (options.studyIds.length > 0) query = query.where('cases.study_id', 'in', [...options.studyIds]);
+  // Upload Date of a case: when it was created.
+  const floor = dateFloor(options.dateFilter, options.now);
+  if (floor) query = query.where('cases.created_at', '>=', floor);
+  query =
+    options.statuses.length > 0
+      ? query.where('cases.status', 'in', [...options.statuses])
+      : query.where('cases.status', '!=', 'ARCHIVED');
+  return query;
+}
+
+const caseColumns = (eb: CaseEb, columns: readonly ImCaseColumnKey[]) => [
+  'cases.id as case_id' as const,
+  'cases.study_id' as const,
+  'cases.prev_workflow_statuses' as const,
+  ...columns.map((key) => aliased(CASE_SQL[key](eb), key)),
+];
+
+export async function listCases(db: Q, principal: Principal, options: CaseListOptions) {
+  const base = filteredCases(db, principal, options);
+  const direction = options.descending ? 'desc' : 'asc';
+  let page = base
+    .select((eb) => caseColumns(eb as CaseEb, options.columns))
+    .orderBy((eb) => sql`(${CASE_SQL[options.sort](eb as CaseEb)}) ${sql.raw(direction)} nulls last`)
+    .orderBy('cases.id', direction);
+  if (options.limit !== undefined) page = page.limit(options.limit);
+  if (options.offset) page = page.offset(options.offset);
+  const [rows, total] = await Promise.all([
+    page.execute(),
+    base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows: rows as unknown as CaseRecordRow[], total: total.n };
+}
+
+export async function caseRecord(db: Q, principal: Principal, caseId: number, columns: readonly ImCaseColumnKey[]) {
+  const row = await casesFrom(db, principal)
+    .select((eb) => caseColumns(eb as CaseEb, columns))
+    .where('cases.id', '=', caseId)
+    .executeTakeFirst();
+  return row as unknown as CaseRecordRow | undefined;
+}
+
+export type CaseRecordRow = { case_id: number; study_id: number; prev_workflow_statuses: string[] } & Partial<
+  Record<ImCaseColumnKey, unknown>
+>;

@@ -1,0 +1,140 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  CASE_MESSAGES,
+  IM_CASE_COLUMNS,
+  IM_IMAGE_COLUMNS,
+  IMAGE_MESSAGES,
+  imCaseListRequestSchema,
+  imCaseListResponseSchema,
+  imCaseRecordResponseSchema,
+  imImageListRequestSchema,
+  imImageListResponseSchema,
+  imImageRecordResponseSchema,
+  viewableColumns,
+  type ImCaseSortKey,
+  type ImImageSortKey,
+  type Permission,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import { pageWindow, parseSort } from '../../platform/db/paging.js';
+import { NotFoundError } from '../../platform/errors.js';
+import { principalOf } from '../../platform/http/requestContext.js';
+import { idParams } from '../../platform/http/params.js';
+import { policy, scope } from '../../platform/rbac/policy.js';
+import { caseScope } from '../cases/caseScope.js';
+import { imageScope } from '../images/imageScope.js';
+import { caseRecord, imageRecord, listCases, listImages } from './imQueries.js';
+import { presentCaseRecord, presentImageRecord } from './imPresenter.js';
+
+export const IM_IMAGES_PERMISSION: Permission = 'IM_ImageListTab_ViewImageslistTab';
+export const IM_CASES_PERMISSION: Permission = 'IM_CaseListTab_ViewPage';
+
+/** A sort key the user may not view is no sort key for them (the order would tell the hidden values). */
+function allowedSort<K extends string>(sort: K | `-${K}`, viewable: ReadonlySet<string>, fallback: `-${K}`) {
+  const parsed = parseSort<K>(sort);
+  return viewable.has(parsed.key) ? parsed : parseSort<K>(fallback);
+}
+
+/**
+ * Image Management (doc 2 §2.1–2.2, §3, §7): the cross-study image and case lists over the studies
+ * the user may see, and one-row refreshes. Every response holds only the columns the user's
+ * permissions let them view (the domain's IM_IMAGE_COLUMNS / IM_CASE_COLUMNS).
+ */
+export function imageManagementRoutes(db: Db) {
+  return async (app: FastifyInstance) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post(
+      '/api/imageManagement/images',
+      {
+        config: {
+          policy: policy.anyOf(
+            [IM_IMAGES_PERMISSION],
+            scope.global('lists the images of the studies the user may see (visibleStudies)'),
+          ),
+        },
+        schema: { body: imImageListRequestSchema, response: { 200: imImageListResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const body = request.body;
+        const columns = viewableColumns(IM_IMAGE_COLUMNS, principal.actions).map((c) => c.key);
+        const { key, descending } = allowedSort<ImImageSortKey>(body.sort, new Set(columns), '-uploadedAt');
+        const { rows, total } = await listImages(db, principal, {
+          searchText: body.searchText?.trim() || undefined,
+          studyIds: body.studyFilter?.selectedIds ?? [],
+          dateFilter: body.dateFilter,
+          statuses: body.imageStatusFilter ?? [],
+          now: new Date(),
+          columns,
+          sort: key,
+          descending,
+          ...pageWindow(body.page, body.pageSize),
+        });
+        return { success: true as const, results: rows.map(presentImageRecord), total };
+      },
+    );
+
+    r.post(
+      '/api/imageManagement/cases',
+      {
+        config: {
+          policy: policy.anyOf(
+            [IM_CASES_PERMISSION],
+            scope.global('lists the cases of the studies the user may see (visibleStudies)'),
+          ),
+        },
+        schema: { body: imCaseListRequestSchema, response: { 200: imCaseListResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const body = request.body;
+        const columns = viewableColumns(IM_CASE_COLUMNS, principal.actions).map((c) => c.key);
+        const { key, descending } = allowedSort<ImCaseSortKey>(body.sort, new Set(columns), '-caseCreatedAt');
+        const { rows, total } = await listCases(db, principal, {
+          searchText: body.searchText?.trim() || undefined,
+          studyIds: body.studyFilter?.selectedIds ?? [],
+          dateFilter: body.dateFilter,
+          statuses: body.caseStatusFilter ?? [],
+          now: new Date(),
+          columns,
+          sort: key,
+          descending,
+          ...pageWindow(body.page, body.pageSize),
+        });
+        return { success: true as const, results: rows.map(presentCaseRecord), total };
+      },
+    );
+
+    r.get(
+      '/api/imageManagement/imageRecord/:id',
+      {
+        config: { policy: policy.anyOf([IM_IMAGES_PERMISSION], imageScope) },
+        schema: { params: idParams, response: { 200: imImageRecordResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const columns = viewableColumns(IM_IMAGE_COLUMNS, principal.actions).map((c) => c.key);
+        const row = await imageRecord(db, principal, request.params.id, columns);
+        if (!row) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
+        return { success: true as const, results: presentImageRecord(row) };
+      },
+    );
+
+    r.get(
+      '/api/imageManagement/caseRecord/:id',
+      {
+        config: { policy: policy.anyOf([IM_CASES_PERMISSION], caseScope()) },
+        schema: { params: idParams, response: { 200: imCaseRecordResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const columns = viewableColumns(IM_CASE_COLUMNS, principal.actions).map((c) => c.key);
+        const row = await caseRecord(db, principal, request.params.id, columns);
+        if (!row) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
+        return { success: true as const, results: presentCaseRecord(row) };
+      },
+    );
+  };
+}

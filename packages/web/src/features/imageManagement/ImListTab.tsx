@@ -1,0 +1,199 @@
+import { Button, Checkbox, Dialog, DialogBody, DialogFooter, InputGroup, Tag, Tooltip } from '@blueprintjs/core';
+import {
+  imFilterCount,
+  viewableColumns,
+  visibleByDefault,
+  type ImColumn,
+  type ImFilters,
+  type RoleName,
+} from '@lamina/domain';
+import { useQueryClient, type UseQueryResult } from '@tanstack/react-query';
+import { useMemo, useState, type ReactNode } from 'react';
+import { errorMessage } from '../../api/ApiError';
+import { useUserInfo } from '../../api/users';
+import { DataTable, type DataColumn } from '../../components/DataTable';
+import { useDebouncedValue } from '../../components/useDebouncedValue';
+import { sortParam, useTableState } from '../../components/useTableState';
+import { imKeys, type ImListParams, type ImListTab as Tab } from './api';
+import { ImFilterDialog } from './ImFilterDialog';
+import { readColumnChoices, readFilters, writeColumnChoices, writeFilters } from './imPreferences';
+
+interface ImListTabProps<Row, K extends string> {
+  tab: Tab;
+  /** The tab's column table (the domain's IM_IMAGE_COLUMNS or IM_CASE_COLUMNS). */
+  columns: readonly ImColumn<K>[];
+  sortable: readonly string[];
+  defaultSort: { id: K; desc: boolean };
+  cell: (key: K, row: Row) => ReactNode;
+  useList: (params: ImListParams) => UseQueryResult<{ results: Row[]; total: number }>;
+  rowId: (row: Row) => string;
+  onRowClick: (row: Row) => void;
+  statuses: readonly { value: string; label: string }[];
+  statusKey: 'imageStatusFilter' | 'caseStatusFilter';
+  statusTitle: string;
+  label: string;
+  emptyMessage: string;
+  /** The row's '…' menu (its actions by permission). */
+  rowMenu: (row: Row) => ReactNode;
+}
+
+/**
+ * One list of Image Management (doc 2 §2.1–2.2): the toolbar (search, Add Filter with its count
+ * badge, refresh, Show/Hide Columns with the hidden count) over a server-side table of the columns
+ * the user may view, shown per the role's defaults or the user's saved choice.
+ */
+export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) {
+  const { tab } = props;
+  const user = useUserInfo().data;
+  const role = (user?.workAsRole?.name ?? null) as RoleName | null;
+  const queryClient = useQueryClient();
+  const viewable = useMemo(() => viewableColumns(props.columns, user?.actions ?? []), [props.columns, user]);
+  const [choices, setChoices] = useState<Record<string, boolean>>(() => readColumnChoices(tab));
+  const shown = viewable.filter((c) => choices[c.key] ?? visibleByDefault(c, role));
+  const [filters, setFiltersState] = useState<ImFilters>(() => readFilters(tab));
+  const [search, setSearch] = useState(filters.searchText ?? '');
+  const [dialog, setDialog] = useState<'filter' | 'columns' | null>(null);
+  const searchText = useDebouncedValue(search.trim());
+  const applied: ImFilters = { ...filters, searchText: searchText || undefined };
+  const table = useTableState('userRowsPerPage', props.defaultSort, JSON.stringify(applied));
+  const list = props.useList({
+    filters: applied,
+    pageIndex: table.pageIndex,
+    pageSize: table.pageSize,
+    sort: sortParam(table.sort),
+  });
+
+  const setFilters = (next: ImFilters) => {
+    setFiltersState(next);
+    writeFilters(tab, { ...next, searchText: search.trim() || undefined });
+  };
+  const setSearchText = (text: string) => {
+    setSearch(text);
+    writeFilters(tab, { ...filters, searchText: text.trim() || undefined });
+  };
+  const count = imFilterCount(applied, tab);
+  const hidden = viewable.length - shown.length;
+
+  const columns: DataColumn<Row>[] = [
+    ...shown.map((c) => ({
+      id: c.key,
+      header: c.label,
+      sortable: props.sortable.includes(c.key),
+      cell: (row: Row) => props.cell(c.key, row),
+    })),
+    { id: 'actions', header: 'Actions', align: 'center', width: '6rem', cell: props.rowMenu },
+  ];
+
+  return (
+    <>
+      <div className="lamina-toolbar">
+        <InputGroup
+          className="lamina-search"
+          leftIcon="search"
+          placeholder="Search"
+          aria-label={`Search ${props.label.toLowerCase()}`}
+          value={search}
+          onValueChange={setSearchText}
+        />
+        <Button icon="filter" onClick={() => setDialog('filter')} aria-label={`Add Filter (${count} set)`}>
+          Add Filter{' '}
+          {count > 0 && (
+            <Tag round intent="primary" data-testid="filter-count">
+              {count}
+            </Tag>
+          )}
+        </Button>
+        <Tooltip content="Refresh" placement="top">
+          <Button
+            icon="refresh"
+            aria-label="Refresh"
+            onClick={() => void queryClient.invalidateQueries({ queryKey: imKeys.all })}
+          />
+        </Tooltip>
+        <Button icon="column-layout" onClick={() => setDialog('columns')}>
+          Show/Hide Columns{' '}
+          {hidden > 0 && (
+            <Tag round minimal data-testid="hidden-count">
+              {hidden}
+            </Tag>
+          )}
+        </Button>
+      </div>
+      <div className="lamina-im-list">
+        <DataTable
+          label={props.label}
+          columns={columns}
+          rows={list.data?.results}
+          getRowId={props.rowId}
+          state={table}
+          total={list.data?.total ?? 0}
+          isLoading={list.isPending}
+          isFetching={list.isFetching}
+          error={list.isError ? errorMessage(list.error) : null}
+          emptyMessage={props.emptyMessage}
+          onRowClick={props.onRowClick}
+        />
+      </div>
+      {dialog === 'filter' && (
+        <ImFilterDialog
+          filters={filters}
+          onChange={setFilters}
+          statuses={props.statuses}
+          statusKey={props.statusKey}
+          statusTitle={props.statusTitle}
+          onClose={() => setDialog(null)}
+        />
+      )}
+      {dialog === 'columns' && (
+        <ColumnsDialog
+          columns={viewable}
+          isShown={(c) => shown.includes(c)}
+          onChange={(key, show) => {
+            const next = { ...choices, [key]: show };
+            setChoices(next);
+            writeColumnChoices(tab, next);
+          }}
+          onReset={() => {
+            setChoices({});
+            writeColumnChoices(tab, {});
+          }}
+          onClose={() => setDialog(null)}
+        />
+      )}
+    </>
+  );
+}
+
+/** Show/Hide Columns (doc 2 §2.1, §6): only the columns the user may view. */
+function ColumnsDialog<K extends string>(props: {
+  columns: readonly ImColumn<K>[];
+  isShown: (column: ImColumn<K>) => boolean;
+  onChange: (key: K, show: boolean) => void;
+  onReset: () => void;
+  onClose: () => void;
+}) {
+  return (
+    <Dialog isOpen onClose={props.onClose} title="Show/Hide Columns" style={{ width: 380 }}>
+      <DialogBody>
+        <div className="lamina-im-choices" role="group" aria-label="Columns">
+          {props.columns.map((c) => (
+            <Checkbox
+              key={c.key}
+              label={c.label}
+              checked={props.isShown(c)}
+              onChange={(event) => props.onChange(c.key, event.currentTarget.checked)}
+            />
+          ))}
+        </div>
+      </DialogBody>
+      <DialogFooter
+        actions={
+          <>
+            <Button variant="minimal" text="Reset to defaults" onClick={props.onReset} />
+            <Button intent="primary" text="Done" onClick={props.onClose} />
+          </>
+        }
+      />
+    </Dialog>
+  );
+}

@@ -1,0 +1,242 @@
+import { ROLE_PERMISSIONS, type ImCaseRecord, type ImImageRecord } from '@lamina/domain';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setCsrfToken } from '../../api/client';
+import { makeStudy, makeUserAs } from '../../test/fixtures';
+import { mockFetch } from '../../test/mockFetch';
+import { LocationProbe, renderRoutes } from '../../test/render';
+import { ImageManagementPage } from './ImageManagementPage';
+import { columnsCookie } from './imPreferences';
+
+const labtech = () => makeUserAs('LabTech', [...ROLE_PERMISSIONS.LabTech]);
+const isc = () => makeUserAs('ISC', [...ROLE_PERMISSIONS.ISC]);
+
+const image: ImImageRecord = {
+  id: 11,
+  studyId: 3,
+  caseId: null,
+  imageFilename: 'COLON-4711.svs',
+  accessionNumber: 'ACC-4711',
+  sponsor: 'Gut Pharma',
+  studyName: 'UC-301',
+  protocolId: 'P-1',
+  siteId: 'SITE-1',
+  subjectId: 'SUBJ-1',
+  visitId: 'V1',
+  labVisitId: 'LV1',
+  anatomicalSegment: 'Rectum',
+  specimenCollectionDate: null,
+  uploadedAt: '2026-11-20T10:00:00.000Z',
+  inQuery: true,
+  organizationName: 'Gut Lab',
+  qaComments: null,
+};
+
+const aCase: ImCaseRecord = {
+  caseId: 40,
+  studyId: 3,
+  prevWorkflowStatuses: ['PENDING_LAB_QC'],
+  studyName: 'UC-301',
+  siteId: 'SITE-1',
+  subjectId: 'SUBJ-1',
+  visitId: 'V1',
+  status: 'PENDING_QC',
+  openQueries: 2,
+  labTech: [{ id: 5, username: 'labtech', displayName: 'Leo Tech' }],
+  caseCreatedAt: '2026-11-20T10:00:00.000Z',
+};
+
+function renderIm(path = '/image-management/images', extra: Parameters<typeof mockFetch>[0] = {}, user = labtech()) {
+  const mock = mockFetch({
+    'POST /api/imageManagement/images': { body: { success: true, results: [image], total: 1 } },
+    'POST /api/imageManagement/cases': { body: { success: true, results: [aCase], total: 1 } },
+    'GET /api/studies/list': { body: { success: true, studies: [{ id: 3, name: 'UC-301' }], total: 1 } },
+    'GET /api/studies/3': { body: makeStudy({ id: 3 }) },
+    ...extra,
+  });
+  renderRoutes(
+    [
+      { path: '/image-management/:tab?', element: <ImageManagementPage /> },
+      { path: '*', element: <LocationProbe /> },
+    ],
+    { path, user },
+  );
+  return mock;
+}
+
+const headers = () =>
+  Array.from(screen.getByRole('table', { name: 'Images' }).querySelectorAll('thead th'), (th) =>
+    th.textContent?.trim(),
+  );
+
+beforeEach(() => {
+  setCsrfToken('token');
+  window.sessionStorage.clear();
+  document.cookie = `${columnsCookie('images')}=; max-age=0; path=/`;
+  document.cookie = `${columnsCookie('cases')}=; max-age=0; path=/`;
+});
+afterEach(cleanup);
+
+describe('Image Management: Images tab', () => {
+  it('shows a lab technician’s default columns (doc 2 §6) and asks for the newest uploads first', async () => {
+    const { calls } = renderIm();
+    await screen.findByText('COLON-4711.svs');
+    expect(headers()).toEqual([
+      'File Name',
+      'Accession Number',
+      'Sponsor',
+      'Study Name',
+      'Protocol ID',
+      'Site ID',
+      'Subject ID',
+      'Lab Visit ID',
+      'Anatomical Segment',
+      'Collection Date',
+      'Upload Date',
+      'In Query',
+      'Organization',
+      'QA Comments',
+      'Actions',
+    ]);
+    const call = calls.find((c) => c.path === '/api/imageManagement/images');
+    expect(call?.body).toMatchObject({ page: 1, pageSize: 20, sort: '-uploadedAt' });
+  });
+
+  it('Add Filter steps from the menu to a filter and back; the badge counts; filters are kept for the tab', async () => {
+    const { calls } = renderIm();
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: /Add Filter/ }));
+    const dialog = await screen.findByRole('dialog', { name: 'Add Filter' });
+    fireEvent.click(within(dialog).getByText('Status'));
+    const statusStep = await screen.findByRole('dialog', { name: 'Status' });
+    fireEvent.click(within(statusStep).getByRole('checkbox', { name: 'Lab QC Pending' }));
+    fireEvent.click(within(statusStep).getByRole('checkbox', { name: 'ISC QC Pending' }));
+    fireEvent.click(within(statusStep).getByRole('button', { name: 'Back' }));
+    const menu = await screen.findByRole('dialog', { name: 'Add Filter' });
+    fireEvent.click(within(menu).getByText('Upload Date'));
+    fireEvent.click(
+      within(await screen.findByRole('dialog', { name: 'Upload Date' })).getByRole('radio', { name: 'Last 7 Days' }),
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'Done' }));
+    expect((await screen.findByTestId('filter-count')).textContent).toBe('3');
+    await waitFor(() =>
+      expect(calls.filter((c) => c.path === '/api/imageManagement/images').at(-1)?.body).toMatchObject({
+        imageStatusFilter: ['LAB_QC_PENDING', 'ISC_QC_PENDING'],
+        dateFilter: 'Last7',
+        page: 1,
+      }),
+    );
+    cleanup();
+    renderIm();
+    expect((await screen.findByTestId('filter-count')).textContent).toBe('3');
+  });
+
+  it('the study filter searches studies by name and counts once', async () => {
+    const { calls } = renderIm();
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: /Add Filter/ }));
+    fireEvent.click(within(await screen.findByRole('dialog', { name: 'Add Filter' })).getByText('Study Name'));
+    const step = await screen.findByRole('dialog', { name: 'Study Name' });
+    fireEvent.change(within(step).getByPlaceholderText('Enter study name'), { target: { value: 'UC' } });
+    fireEvent.click(await within(step).findByRole('checkbox', { name: 'UC-301' }));
+    expect(within(step).getByText('UC-301', { selector: '.bp6-tag span, .bp6-tag' })).toBeTruthy();
+    fireEvent.click(within(step).getByRole('button', { name: 'Done' }));
+    expect((await screen.findByTestId('filter-count')).textContent).toBe('1');
+    await waitFor(() =>
+      expect(calls.filter((c) => c.path === '/api/imageManagement/images').at(-1)?.body).toMatchObject({
+        studyFilter: { selectedIds: [3] },
+      }),
+    );
+  });
+
+  it('Show/Hide Columns lists the viewable columns; a hidden one stays hidden after a reload (cookie)', async () => {
+    renderIm();
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: /Show\/Hide Columns/ }));
+    const dialog = await screen.findByRole('dialog', { name: 'Show/Hide Columns' });
+    // Viewable but hidden by default for a lab technician: Visit ID. Not viewable: Status.
+    expect(within(dialog).getByRole<HTMLInputElement>('checkbox', { name: 'Visit ID' }).checked).toBe(false);
+    expect(within(dialog).queryByRole('checkbox', { name: 'Status' })).toBeNull();
+    fireEvent.click(within(dialog).getByRole('checkbox', { name: 'Accession Number' }));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Done' }));
+    expect(headers()).not.toContain('Accession Number');
+    expect(screen.getByTestId('hidden-count').textContent).toBe('2');
+    cleanup();
+    renderIm();
+    await screen.findByText('COLON-4711.svs');
+    expect(headers()).not.toContain('Accession Number');
+  });
+
+  it('searches after the typing stops, from the first page', async () => {
+    const { calls } = renderIm();
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.change(screen.getByRole('textbox', { name: 'Search images' }), { target: { value: '  colon ' } });
+    await waitFor(() =>
+      expect(calls.filter((c) => c.path === '/api/imageManagement/images').at(-1)?.body).toMatchObject({
+        searchText: 'colon',
+        page: 1,
+      }),
+    );
+    expect(screen.getByTestId('filter-count').textContent).toBe('1');
+  });
+
+  it('a list error shows in a red callout in place of the table', async () => {
+    renderIm('/image-management/images', {
+      'POST /api/imageManagement/images': { status: 500, body: { success: false, message: 'Database down' } },
+    });
+    const message = await screen.findByText('Database down', undefined, { timeout: 4000 });
+    expect(message.closest('.bp6-callout')?.className).toContain('bp6-intent-danger');
+  });
+
+  it('a row opens the image viewer', async () => {
+    renderIm();
+    fireEvent.click(await screen.findByText('COLON-4711.svs'));
+    expect((await screen.findByTestId('location')).textContent).toBe('/studies/3/images/11');
+  });
+});
+
+describe('Image Management: row menus', () => {
+  it('an image row offers the actions of the role; Copy Image opens the study page’s dialog, not the viewer', async () => {
+    renderIm('/image-management/images', {}, isc());
+    fireEvent.click(await screen.findByRole('button', { name: 'Actions for COLON-4711.svs' }));
+    const items = (await screen.findAllByRole('menuitem')).map((item) => item.textContent);
+    expect(items).toEqual([
+      'Assign to Case',
+      'Copy Image',
+      'Move Image',
+      'View Image',
+      'Download Image',
+      'Archive Image',
+    ]);
+    fireEvent.click(screen.getByRole('menuitem', { name: 'Copy Image' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Copy Image' });
+    fireEvent.click(within(dialog).getByLabelText('Name of the copy'));
+    expect(screen.queryByTestId('location')).toBeNull();
+  });
+
+  it('a case row offers Revert Status, Put on Hold, View Images and Archive Case by permission', async () => {
+    renderIm('/image-management/cases', {}, isc());
+    fireEvent.click(await screen.findByRole('button', { name: 'Actions for case 40' }));
+    const items = (await screen.findAllByRole('menuitem')).map((item) => item.textContent);
+    expect(items).toEqual(['Revert Status', 'Put on Hold', 'View Images', 'Archive Case']);
+    fireEvent.click(screen.getByRole('menuitem', { name: 'View Images' }));
+    expect((await screen.findByTestId('location')).textContent).toBe('/studies/3/cases/40');
+  });
+});
+
+describe('Image Management: Cases and Annotations tabs', () => {
+  it('lists the cases with their columns; a row opens the case viewer', async () => {
+    renderIm('/image-management/cases');
+    expect(await screen.findByText('Leo Tech')).toBeTruthy();
+    const table = screen.getByRole('table', { name: 'Cases' });
+    expect(within(table).getByText('Pending QC')).toBeTruthy();
+    fireEvent.click(within(table).getByText('SUBJ-1'));
+    expect((await screen.findByTestId('location')).textContent).toBe('/studies/3/cases/40');
+  });
+
+  it('the Annotations tab explains where imported annotations come from', async () => {
+    renderIm('/image-management/annotations');
+    expect(await screen.findByText(/imported from Visiopharm \.mld files/)).toBeTruthy();
+    expect(screen.getByRole('table', { name: 'Imported annotations' })).toBeTruthy();
+  });
+});

@@ -1,0 +1,64 @@
+import { IM_MESSAGES, imCaseListResponseSchema, imImageListResponseSchema, type ImFilters } from '@lamina/domain';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { withFallbackMessage } from '../../api/ApiError';
+import { apiFetch } from '../../api/client';
+
+export type ImListTab = 'images' | 'cases';
+
+export interface ImListParams {
+  filters: ImFilters;
+  pageIndex: number;
+  pageSize: number;
+  sort: string;
+}
+
+export const imKeys = {
+  all: ['imageManagement'] as const,
+  list: (tab: ImListTab, params: ImListParams) => ['imageManagement', tab, params] as const,
+};
+
+function body(params: ImListParams) {
+  return { ...params.filters, page: params.pageIndex + 1, pageSize: params.pageSize, sort: params.sort };
+}
+
+/** POST /api/imageManagement/images: one page of the image list with the total (doc 2 §7). */
+export function fetchImImages(params: ImListParams, signal?: AbortSignal) {
+  return withFallbackMessage(
+    apiFetch('/api/imageManagement/images', {
+      method: 'POST',
+      body: body(params),
+      schema: imImageListResponseSchema,
+      signal,
+    }),
+    IM_MESSAGES.unableToFetchImages,
+  );
+}
+
+/** POST /api/imageManagement/cases (the spec uses the images message for both fetches, doc 2 §8). */
+export function fetchImCases(params: ImListParams, signal?: AbortSignal) {
+  return withFallbackMessage(
+    apiFetch('/api/imageManagement/cases', {
+      method: 'POST',
+      body: body(params),
+      schema: imCaseListResponseSchema,
+      signal,
+    }),
+    IM_MESSAGES.unableToFetchImages,
+  );
+}
+
+export function useImImages(params: ImListParams) {
+  return useQuery({
+    queryKey: imKeys.list('images', params),
+    queryFn: ({ signal }) => fetchImImages(params, signal),
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useImCases(params: ImListParams) {
+  return useQuery({
+    queryKey: imKeys.list('cases', params),
+    queryFn: ({ signal }) => fetchImCases(params, signal),
+    placeholderData: keepPreviousData,
+  });
+}
