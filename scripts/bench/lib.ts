@@ -1,12 +1,15 @@
 /**
  * Shared pieces of the benchmarks (npm run bench:*): tools, the bench slide, the real server as a
- * child process, HTTP helpers, memory sampling and wrk. Benchmarks print figures; they are not tests.
+ * child process, the upload of a slide through the product's path, nginx, HTTP helpers, memory
+ * sampling and wrk. Benchmarks print figures; they are not tests.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ImageView } from '@lamina/domain';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BENCH_DIR = path.join(ROOT, '.tmp', 'bench');
@@ -278,4 +281,137 @@ export function cpuInfo(): string {
   const model = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
   const cores = readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? 0;
   return `${cores} x ${model}, Node ${process.version}`;
+}
+
+/** The demo accounts' password the benchmarks start the server with (DEMO_PASSWORD). */
+export const BENCH_PASSWORD = 'bench-password';
+
+/** PUT a file to a signed URL, streamed. */
+export function putFile(url: string, file: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = request(
+      target,
+      { method: 'PUT', headers: { 'Content-Type': 'image/tiff', 'Content-Length': statSync(file).size } },
+      (res) => {
+        res.resume();
+        res.on('end', () => ((res.statusCode ?? 500) < 300 ? resolve() : reject(new Error(`PUT ${res.statusCode}`))));
+      },
+    );
+    req.on('error', reject);
+    createReadStream(file).pipe(req);
+  });
+}
+
+/**
+ * The product's path for a slide: as the demo `uploader`, a signed URL for the first DEMO- study,
+ * the file PUT to it, the image registered, then polled until the worker has built the pyramid.
+ */
+export async function uploadAndProcess(
+  server: RunningServer,
+  slide: string,
+  password = BENCH_PASSWORD,
+): Promise<ImageView> {
+  const session: Session = await login(server.url, 'uploader', password);
+  const { studies } = await api<{ studies: { id: number; name: string }[] }>(
+    server.url,
+    session,
+    'GET',
+    '/api/studies/list?page=1&pageSize=100',
+  );
+  const study = studies.find((s) => s.name.startsWith('DEMO-')) ?? studies[0];
+  if (!study) throw new Error('no study visible to uploader');
+  const name = path.basename(slide);
+  const signed = await api<{ data: { urls: { signedUrl: string; s3Key: string }[] } }>(
+    server.url,
+    session,
+    'POST',
+    '/api/signed-urls',
+    {
+      studyId: study.id,
+      fileNames: [name],
+    },
+  );
+  const target = signed.data.urls[0];
+  if (!target) throw new Error('no signed URL');
+  const size = statSync(slide).size;
+  let started = Date.now();
+  await putFile(new URL(target.signedUrl, server.url).toString(), slide);
+  log(
+    `uploaded ${(size / 1024 / 1024).toFixed(0)} MB through the signed URL in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  started = Date.now();
+  const { image } = await api<{ image: ImageView }>(server.url, session, 'POST', '/api/images', {
+    name,
+    s3Key: target.s3Key,
+    studyId: study.id,
+  });
+  for (;;) {
+    const current = await api<ImageView>(server.url, session, 'GET', `/api/images/${image.id}`);
+    if (current.processingStatus === 'SUCCESS') {
+      log(
+        `processed by the worker in ${((Date.now() - started) / 1000).toFixed(1)} s: ${current.width} x ${current.height}, maxTmsZoom ${current.maxTmsZoom}`,
+      );
+      return current;
+    }
+    if (current.processingStatus === 'FAIL') throw new Error(`processing failed: ${current.statusMessage ?? ''}`);
+    await sleep(1000);
+  }
+}
+
+export interface NginxOptions {
+  /** The folder served. */
+  root: string;
+  port: number;
+  /** nginx's prefix folder (config, pid, logs, temp). */
+  prefix: string;
+  /** worker_processes; default 1. */
+  workers?: string;
+  /** Directives inside `server { }` after `listen` and `root`. */
+  serverDirectives?: string;
+  /** `default_type` of the http block; default image/jpeg (tiles without an extension). */
+  defaultType?: string;
+}
+
+/** Debian's nginx in the foreground with a config of our own; resolves once the port answers. */
+export async function startNginx(options: NginxOptions): Promise<ChildProcess> {
+  const { root, port, prefix } = options;
+  mkdirSync(prefix, { recursive: true });
+  const conf = path.join(prefix, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `daemon off;
+worker_processes ${options.workers ?? '1'};
+worker_rlimit_nofile 20000;
+user root;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  keepalive_requests 1000000;
+  open_file_cache max=16000 inactive=120s;
+  client_body_temp_path ${prefix}/body;
+  default_type ${options.defaultType ?? 'image/jpeg'};
+  server {
+    listen 127.0.0.1:${port};
+    root ${root};
+    ${options.serverDirectives ?? ''}
+  }
+}
+`,
+  );
+  const child = spawn('nginx', ['-c', conf, '-p', prefix], { stdio: 'inherit' });
+  for (let i = 0; i < 100; i++) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      return child;
+    } catch {
+      await sleep(100);
+    }
+  }
+  throw new Error('nginx did not start');
 }

@@ -12,53 +12,33 @@
  * Environment: BENCH_SLIDE (e.g. 24x18), BENCH_SECONDS (default 15), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (32), NGINX_WORKERS (default 1: one process each, as one Node process).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ImageView } from '@lamina/domain';
 import {
-  api,
   BENCH_DIR,
+  BENCH_PASSWORD,
   benchSlide,
   cpuInfo,
   ensureTools,
   formatLoad,
   freePort,
   log,
-  login,
   runWrk,
   sampleMemory,
-  sleep,
+  startNginx,
   startServer,
+  uploadAndProcess,
   type LoadResult,
-  type RunningServer,
-  type Session,
 } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const NGINX_WORKERS = process.env.NGINX_WORKERS ?? '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const PASSWORD = 'bench-password';
+const PASSWORD = BENCH_PASSWORD;
 const SECRET = 'bench-session-secret';
-
-/** PUT a file to a signed URL, streamed. */
-function putFile(url: string, file: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const req = request(
-      target,
-      { method: 'PUT', headers: { 'Content-Type': 'image/tiff', 'Content-Length': statSync(file).size } },
-      (res) => {
-        res.resume();
-        res.on('end', () => ((res.statusCode ?? 500) < 300 ? resolve() : reject(new Error(`PUT ${res.statusCode}`))));
-      },
-    );
-    req.on('error', reject);
-    createReadStream(file).pipe(req);
-  });
-}
 
 function median(results: LoadResult[]): LoadResult {
   const sorted = [...results].sort((a, b) => a.perSecond - b.perSecond);
@@ -69,54 +49,6 @@ function median(results: LoadResult[]): LoadResult {
 
 function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-}
-
-async function uploadAndProcess(server: RunningServer, slide: string): Promise<ImageView> {
-  const session: Session = await login(server.url, 'uploader', PASSWORD);
-  const { studies } = await api<{ studies: { id: number; name: string }[] }>(
-    server.url,
-    session,
-    'GET',
-    '/api/studies/list?page=1&pageSize=100',
-  );
-  const study = studies.find((s) => s.name.startsWith('DEMO-')) ?? studies[0];
-  if (!study) throw new Error('no study visible to uploader');
-  const name = path.basename(slide);
-  const signed = await api<{ data: { urls: { signedUrl: string; s3Key: string }[] } }>(
-    server.url,
-    session,
-    'POST',
-    '/api/signed-urls',
-    {
-      studyId: study.id,
-      fileNames: [name],
-    },
-  );
-  const target = signed.data.urls[0];
-  if (!target) throw new Error('no signed URL');
-  const size = statSync(slide).size;
-  let started = Date.now();
-  await putFile(new URL(target.signedUrl, server.url).toString(), slide);
-  log(
-    `uploaded ${(size / 1024 / 1024).toFixed(0)} MB through the signed URL in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-  );
-  started = Date.now();
-  const { image } = await api<{ image: ImageView }>(server.url, session, 'POST', '/api/images', {
-    name,
-    s3Key: target.s3Key,
-    studyId: study.id,
-  });
-  for (;;) {
-    const current = await api<ImageView>(server.url, session, 'GET', `/api/images/${image.id}`);
-    if (current.processingStatus === 'SUCCESS') {
-      log(
-        `processed by the worker in ${((Date.now() - started) / 1000).toFixed(1)} s: ${current.width} x ${current.height}, maxTmsZoom ${current.maxTmsZoom}`,
-      );
-      return current;
-    }
-    if (current.processingStatus === 'FAIL') throw new Error(`processing failed: ${current.statusMessage ?? ''}`);
-    await sleep(1000);
-  }
 }
 
 /** Every tile of every zoom (levels halve with floor, as libvips writes them). */
@@ -155,47 +87,6 @@ async function extractTiles(baseUrl: string, paths: string[], root: string): Pro
   return bytes;
 }
 
-async function startNginx(root: string, port: number, prefix: string): Promise<ChildProcess> {
-  mkdirSync(prefix, { recursive: true });
-  const conf = path.join(prefix, 'nginx.conf');
-  writeFileSync(
-    conf,
-    `daemon off;
-worker_processes ${NGINX_WORKERS};
-worker_rlimit_nofile 20000;
-user root;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  tcp_nodelay on;
-  keepalive_requests 1000000;
-  open_file_cache max=16000 inactive=120s;
-  client_body_temp_path ${prefix}/body;
-  default_type image/jpeg;
-  server {
-    listen 127.0.0.1:${port};
-    root ${root};
-    location /tiles/ { add_header Cache-Control "private, max-age=31536000, immutable"; }
-  }
-}
-`,
-  );
-  const child = spawn('nginx', ['-c', conf, '-p', prefix], { stdio: 'inherit' });
-  for (let i = 0; i < 100; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/`);
-      return child;
-    } catch {
-      await sleep(100);
-    }
-  }
-  throw new Error('nginx did not start');
-}
-
 async function main(): Promise<void> {
   ensureTools(['vips', 'nginx', 'wrk']);
   log(cpuInfo());
@@ -228,7 +119,13 @@ async function main(): Promise<void> {
       `${paths.length} tiles (${(bytes / 1024 / 1024).toFixed(1)} MB, ${(bytes / paths.length / 1024).toFixed(1)} KB each) copied out for nginx`,
     );
 
-    nginx = await startNginx(staticRoot, nginxPort, path.join(BENCH_DIR, 'nginx'));
+    nginx = await startNginx({
+      root: staticRoot,
+      port: nginxPort,
+      prefix: path.join(BENCH_DIR, 'nginx'),
+      workers: NGINX_WORKERS,
+      serverDirectives: 'location /tiles/ { add_header Cache-Control "private, max-age=31536000, immutable"; }',
+    });
     const nginxUrl = `http://127.0.0.1:${nginxPort}`;
     log(
       `warm-up: 5 s each; then ${ROUNDS} alternating rounds of ${SECONDS} s each (Lamina, nginx with ${NGINX_WORKERS} worker)`,
