@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { TEXT_LIMITS } from './constants.js';
-import { CASE_STATUSES, IMAGE_STATUSES } from './images.js';
+import { CASE_FIELD_RULES, CASE_MESSAGES, caseFieldError, type CaseField } from './cases.js';
+import { FILE_NAME_EXTRA_PERMISSION, IMAGE_ACTION_MESSAGES, imageFieldError } from './imageActions.js';
+import { CASE_STATUSES, IMAGE_STATUSES, type ImageStatus } from './images.js';
 import type { Permission } from './permissions.js';
 import type { RoleName } from './roles.js';
 import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
@@ -21,6 +23,18 @@ const ALL: DefaultFor = { except: [] };
 const only = (...roles: RoleName[]): DefaultFor => ({ only: roles });
 const except = (...roles: RoleName[]): DefaultFor => ({ except: roles });
 
+/**
+ * How an editable column's value is given (Edit Column, doc 2 §5): free text, one of the study
+ * configuration's visit or lab visit IDs, a study or organization by name, a date, a count.
+ */
+export type ImEditKind = 'text' | 'visitOption' | 'labVisitOption' | 'study' | 'organization' | 'date' | 'count';
+
+export interface ImColumnEdit {
+  /** The AP_*_Edit* permission (doc 2 §6); the study name's is the one for an empty study (see mayEditImColumn). */
+  permission: Permission;
+  kind: ImEditKind;
+}
+
 export interface ImColumn<K extends string> {
   key: K;
   /** The table header and the CSV header. */
@@ -29,6 +43,8 @@ export interface ImColumn<K extends string> {
   view: Permission | null;
   /** Who sees it before choosing (doc 2 §6 default column visibility). */
   defaultFor: DefaultFor;
+  /** Whether and how the column is edited with Edit Column; null: never (derived or counted values). */
+  edit: ImColumnEdit | null;
 }
 
 const col = <K extends string>(
@@ -36,37 +52,96 @@ const col = <K extends string>(
   label: string,
   view: Permission | null,
   defaultFor: DefaultFor,
+  edit: ImColumnEdit | null = null,
 ): ImColumn<K> => ({
   key,
   label,
   view,
   defaultFor,
+  edit,
 });
+const edits = (permission: Permission, kind: ImEditKind = 'text'): ImColumnEdit => ({ permission, kind });
 
 const LAB = ['LabTech', 'UPLOADER'] as const;
 
 /** The image table's columns (doc 2 §3 image record, §6 default visibility, image table). */
 export const IM_IMAGE_COLUMNS = [
-  col('imageFilename', 'File Name', 'AP_ImageData_ViewFilename', only('SystemAdmin', 'StudyAdmin', 'ISC', ...LAB)),
-  col('accessionNumber', 'Accession Number', 'AP_ImageData_ViewAccesionNumber', ALL),
+  col(
+    'imageFilename',
+    'File Name',
+    'AP_ImageData_ViewFilename',
+    only('SystemAdmin', 'StudyAdmin', 'ISC', ...LAB),
+    edits('AP_ImageData_EditFileName'),
+  ),
+  col(
+    'accessionNumber',
+    'Accession Number',
+    'AP_ImageData_ViewAccesionNumber',
+    ALL,
+    edits('AP_ImageData_EditAccessionNumber'),
+  ),
   col('sponsor', 'Sponsor', 'AP_StudyData_ViewSponsor', only(...LAB, 'DM')),
-  col('studyName', 'Study Name', 'AP_StudyData_ViewStudyName', ALL),
-  col('protocolId', 'Protocol ID', 'AP_ImageData_ViewProtocolID', except('PM', 'SPONSOR')),
-  col('siteId', 'Site ID', 'AP_CaseData_ViewSiteID', ALL),
-  col('subjectId', 'Subject ID', 'AP_CaseData_ViewSubjectID', ALL),
-  col('visitId', 'Visit ID', 'AP_CaseData_ViewVisitID', except(...LAB)),
-  // The lab's name for the visit: viewed with the Visit ID (the spec lists no permission of its own).
-  col('labVisitId', 'Lab Visit ID', 'AP_CaseData_ViewVisitID', only('SystemAdmin', 'StudyAdmin', 'ISC', ...LAB)),
-  col('histoProcedureId', 'Histo Procedure ID', 'AP_CaseData_ViewHistopathologyProcedureID', only('DM')),
+  col('studyName', 'Study Name', 'AP_StudyData_ViewStudyName', ALL, edits('AP_StudyData_EditStudyName', 'study')),
+  col(
+    'protocolId',
+    'Protocol ID',
+    'AP_ImageData_ViewProtocolID',
+    except('PM', 'SPONSOR'),
+    edits('AP_ImageData_EditProtocolID'),
+  ),
+  col('siteId', 'Site ID', 'AP_CaseData_ViewSiteID', ALL, edits('AP_CaseData_EditSiteID')),
+  col('subjectId', 'Subject ID', 'AP_CaseData_ViewSubjectID', ALL, edits('AP_CaseData_EditSubjectID')),
+  col(
+    'visitId',
+    'Visit ID',
+    'AP_CaseData_ViewVisitID',
+    except(...LAB),
+    edits('AP_CaseData_EditVisitID', 'visitOption'),
+  ),
+  // The lab's name for the visit: viewed and edited with the Visit ID (the spec lists no permission of its own).
+  col(
+    'labVisitId',
+    'Lab Visit ID',
+    'AP_CaseData_ViewVisitID',
+    only('SystemAdmin', 'StudyAdmin', 'ISC', ...LAB),
+    edits('AP_CaseData_EditVisitID', 'labVisitOption'),
+  ),
+  // The case's procedure IDs: an edit changes the image's case.
+  col(
+    'histoProcedureId',
+    'Histo Procedure ID',
+    'AP_CaseData_ViewHistopathologyProcedureID',
+    only('DM'),
+    edits('AP_CaseData_EditHistopathologyProcedureID'),
+  ),
   col(
     'endoProcedureId',
     'Endo Procedure ID',
     'AP_CaseData_ViewEndoProcedureID',
     only('SystemAdmin', 'StudyAdmin', 'ISC', 'PM', 'DM'),
+    edits('AP_CaseData_EditEndoProcedureID'),
   ),
-  col('anatomicalSegment', 'Anatomical Segment', 'AP_ImageData_ViewAnatomicalSegment', ALL),
-  col('specimenCollectionDate', 'Collection Date', 'AP_CaseData_ViewCollectionDate', ALL),
-  col('uploadedAt', 'Upload Date', 'AP_ImageData_ViewImageUploadDate', except('DM', 'SPONSOR')),
+  col(
+    'anatomicalSegment',
+    'Anatomical Segment',
+    'AP_ImageData_ViewAnatomicalSegment',
+    ALL,
+    edits('AP_ImageData_EditAnatomicalSegment'),
+  ),
+  col(
+    'specimenCollectionDate',
+    'Collection Date',
+    'AP_CaseData_ViewCollectionDate',
+    ALL,
+    edits('AP_CaseData_EditCollectionDate', 'date'),
+  ),
+  col(
+    'uploadedAt',
+    'Upload Date',
+    'AP_ImageData_ViewImageUploadDate',
+    except('DM', 'SPONSOR'),
+    edits('AP_ImageData_EditImageUploadDate', 'date'),
+  ),
   col('status', 'Status', 'AP_ImageData_ViewImageStatus', except(...LAB)),
   col('inQuery', 'In Query', 'AP_ImageData_ViewInQuery', only(...LAB, 'PM', 'DM', 'SPONSOR')),
   col(
@@ -74,8 +149,9 @@ export const IM_IMAGE_COLUMNS = [
     'Organization',
     'AP_ImageData_ViewUploaderOrganization',
     only('SystemAdmin', 'StudyAdmin', 'ISC', ...LAB),
+    edits('AP_ImageData_EditUploaderOrganization', 'organization'),
   ),
-  col('qaComments', 'QA Comments', 'AP_ImageData_ViewQAComments', only(...LAB)),
+  col('qaComments', 'QA Comments', 'AP_ImageData_ViewQAComments', only(...LAB), edits('AP_ImageData_EditQAComments')),
 ] as const;
 
 /** The case table's columns (doc 2 §3 case record, §6 default visibility, case table). */
@@ -85,19 +161,29 @@ export const IM_CASE_COLUMNS = [
     'Histo Procedure ID',
     'AP_CaseData_ViewHistopathologyProcedureID',
     only('SystemAdmin', 'StudyAdmin', 'ISC', 'PM', 'DM'),
+    edits('AP_CaseData_EditHistopathologyProcedureID'),
   ),
   col(
     'procId',
     'Endo Procedure ID',
     'AP_CaseData_ViewEndoProcedureID',
     only('SystemAdmin', 'StudyAdmin', 'ISC', 'PM', 'DM'),
+    edits('AP_CaseData_EditEndoProcedureID'),
   ),
   col('studyName', 'Study Name', 'AP_StudyData_ViewStudyName', ALL),
-  col('siteId', 'Site ID', 'AP_CaseData_ViewSiteID', ALL),
-  col('subjectId', 'Subject ID', 'AP_CaseData_ViewSubjectID', ALL),
-  col('visitId', 'Visit ID', 'AP_CaseData_ViewVisitID', ALL),
+  col('siteId', 'Site ID', 'AP_CaseData_ViewSiteID', ALL, edits('AP_CaseData_EditSiteID')),
+  col('subjectId', 'Subject ID', 'AP_CaseData_ViewSubjectID', ALL, edits('AP_CaseData_EditSubjectID')),
+  col('visitId', 'Visit ID', 'AP_CaseData_ViewVisitID', ALL, edits('AP_CaseData_EditVisitID', 'visitOption')),
   col('caseCreatedAt', 'Date Created', null, only('DM')),
-  col('imagesExpected', 'Images Expected', 'AP_CaseData_ViewExpectedNoofimages', except(...LAB)),
+  col(
+    'imagesExpected',
+    'Images Expected',
+    'AP_CaseData_ViewExpectedNoofimages',
+    except(...LAB),
+    edits('AP_CaseData_EditExpectedNoofImages', 'count'),
+  ),
+  // Counted from the case's live images: not a value anyone types (AP_CaseData_EditNoofImagesReceived
+  // has nothing to edit).
   col('totalImages', 'Images Received', 'AP_CaseData_ViewNoofimagesReceived', except(...LAB)),
   col('status', 'Status', null, ALL),
   col('openQueries', 'Queries', null, only(...LAB, 'PM', 'DM', 'SPONSOR')),
@@ -299,6 +385,220 @@ export const IM_MESSAGES = {
   unableToFetchImages: 'Unable to fetch image management images tab results',
   unableToFetchCasesCsv: 'Unable to fetch image management cases tab results',
   unableToFetchCaseRecord: 'Unable to fetch image management case record by id.',
-  noOptionsConfigured: 'No options configured',
-  unableToEditColumn: 'Unable to edit column successfully',
 } as const;
+
+// ---------------------------------------------------------------------------------------------
+// Edit Column (doc 2 §5, §6, §7): POST /api/imageManagement/{id}/editImageColumn
+// ---------------------------------------------------------------------------------------------
+
+export const IM_EDIT_TABS = ['images', 'cases'] as const;
+export type ImEditTab = (typeof IM_EDIT_TABS)[number];
+
+/** The spec's Edit Column messages (doc 2 §8) and Lamina's reasons behind its refusals. */
+export const IM_EDIT_MESSAGES = {
+  unableToEditColumn: 'Unable to edit column successfully',
+  noOptionsConfigured: 'No options configured',
+  unableToLoadLabVisitIds: 'Unable to load lab visit ids from study config.',
+  unchanged: 'The value is unchanged',
+  organizationNotFound: 'Organization not found',
+  notEditable: (label: string) => `${label} cannot be edited`,
+  notPermitted: (label: string) => `You may not edit ${label}`,
+  required: (label: string) => `${label} is required`,
+  notAnOption: (label: string) => `${label} must be one of the study configuration's options`,
+  labVisitNotNow:
+    'Lab Visit ID can be edited only for an image without a case, in a study, while it is Processing, Case Assignment Pending or Lab QC Pending',
+  onlyWithoutCase: (label: string) =>
+    `${label} can be edited only for an image without a case; edit the case to change it for its images`,
+  noCase: (label: string) => `The image has no case, so it has no ${label}`,
+  noStudy: (label: string) => `The image has no study, so it has no ${label}`,
+  badDate: (label: string) => `${label} must be a date (YYYY-MM-DD)`,
+  futureDate: (label: string) => `${label} cannot be in the future`,
+  badCount: (label: string) => `${label} must be a whole number from 0 to ${IM_MAX_IMAGES_EXPECTED}`,
+  updated: (label: string) => `${label} updated`,
+} as const;
+
+/** The largest Images Expected a case may hold. */
+export const IM_MAX_IMAGES_EXPECTED = 1000;
+/** QA comments: longer than an identifier (a lab's remark). */
+export const IM_QA_COMMENTS_MAX = 1000;
+
+/** Image statuses in which the Lab Visit ID may be edited (doc 2 §5). */
+export const LAB_VISIT_EDITABLE_STATUSES: readonly ImageStatus[] = [
+  'PROCESSING',
+  'CASE_ASSIGNMENT_PENDING',
+  'LAB_QC_PENDING',
+];
+
+/** doc 2 §5: the Lab Visit ID is editable only without a case, in a study, in one of three statuses. */
+export function labVisitEditable(image: { caseId: number | null; studyId: number | null; status: string }): boolean {
+  return (
+    image.caseId === null &&
+    image.studyId !== null &&
+    (LAB_VISIT_EDITABLE_STATUSES as readonly string[]).includes(image.status)
+  );
+}
+
+/** Image columns that belong to the image's case when it has one (doc 2 §5: edited only without a case). */
+export const IM_IMAGE_CASE_OWNED: readonly ImImageColumnKey[] = ['siteId', 'subjectId', 'visitId'];
+/** Image columns that are the case's own fields: an edit changes the image's case. */
+export const IM_IMAGE_CASE_FIELDS: Readonly<Partial<Record<ImImageColumnKey, CaseField>>> = {
+  histoProcedureId: 'histoProcedureId',
+  endoProcedureId: 'procId',
+};
+
+/** Case columns that are the case dialog's fields. */
+export const IM_CASE_FIELDS: Readonly<Partial<Record<ImCaseColumnKey, CaseField>>> = {
+  histoProcedureId: 'histoProcedureId',
+  procId: 'procId',
+  siteId: 'siteId',
+  subjectId: 'subjectId',
+  visitId: 'visitId',
+};
+
+/** A column of a tab by its key, or undefined. */
+export function imColumn(tab: ImEditTab, key: string): ImColumn<string> | undefined {
+  const columns: readonly ImColumn<string>[] = tab === 'images' ? IM_IMAGE_COLUMNS : IM_CASE_COLUMNS;
+  return columns.find((c) => c.key === key);
+}
+
+/**
+ * Whether the user may edit a column (doc 2 §5–6): they view it and hold its edit permission; the
+ * study name needs EditStudyName when the image has none and EditStudyNamePopulated when it has one;
+ * the file name also needs the pass-lab-QC permission (doc 2 §5, Edit Image).
+ */
+export function mayEditImColumn(column: ImColumn<string>, actions: Held, current?: { populated: boolean }): boolean {
+  if (!column.edit) return false;
+  if (column.view !== null && !holds(actions, column.view)) return false;
+  if (column.key === 'studyName' && column.edit.kind === 'study')
+    return current === undefined
+      ? holds(actions, 'AP_StudyData_EditStudyName') || holds(actions, 'AP_StudyData_EditStudyNamePopulated')
+      : holds(actions, current.populated ? 'AP_StudyData_EditStudyNamePopulated' : 'AP_StudyData_EditStudyName');
+  if (!holds(actions, column.edit.permission)) return false;
+  return column.key !== 'imageFilename' || holds(actions, FILE_NAME_EXTRA_PERMISSION);
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Whether a YYYY-MM-DD string is a real calendar date. */
+export function isCalendarDate(value: string): boolean {
+  const m = DATE.exec(value);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.toISOString().slice(0, 10) === value;
+}
+
+/**
+ * The message for a typed Edit Column value (format and length, the same in the dialog and on the
+ * server), or null. `value` is trimmed; null or '' is empty. Options, studies and organizations are
+ * checked against the database by the server.
+ */
+export function imColumnValueError(
+  tab: ImEditTab,
+  column: ImColumn<string>,
+  value: string | null,
+  now: Date = new Date(),
+): string | null {
+  const { key, label } = column;
+  const kind = column.edit?.kind;
+  const caseField =
+    tab === 'cases'
+      ? IM_CASE_FIELDS[key as ImCaseColumnKey]
+      : (IM_IMAGE_CASE_FIELDS[key as ImImageColumnKey] ??
+        (IM_IMAGE_CASE_OWNED.includes(key as ImImageColumnKey) ? (key as CaseField) : undefined));
+  if (caseField) {
+    if (caseField === 'procId' && (value === null || value === ''))
+      return IM_EDIT_MESSAGES.required(CASE_FIELD_RULES.procId.label);
+    return caseFieldError(caseField, value || null);
+  }
+  if (key === 'imageFilename') return imageFieldError('imageName', value);
+  if (key === 'accessionNumber') return imageFieldError('accessionNumber', value || null);
+  if (key === 'anatomicalSegment') return imageFieldError('biopsyLocation', value || null);
+  if (value === null || value === '') return null;
+  switch (kind) {
+    case 'date':
+      if (!isCalendarDate(value)) return IM_EDIT_MESSAGES.badDate(label);
+      return value > now.toISOString().slice(0, 10) ? IM_EDIT_MESSAGES.futureDate(label) : null;
+    case 'count': {
+      const n = Number(value);
+      return /^\d+$/.test(value) && n <= IM_MAX_IMAGES_EXPECTED ? null : IM_EDIT_MESSAGES.badCount(label);
+    }
+    case 'study':
+      return Array.from(value).length > TEXT_LIMITS.studyName
+        ? `${label} must be less than ${TEXT_LIMITS.studyName} characters`
+        : null;
+    default: {
+      const max = key === 'qaComments' ? IM_QA_COMMENTS_MAX : TEXT_LIMITS.identifier;
+      return Array.from(value).length > max ? `${label} must be less than ${max} characters` : null;
+    }
+  }
+}
+
+/** The refusal when a reason is missing (doc 2 §8): the image's or the case's message. */
+export function imReasonRequired(tab: ImEditTab): string {
+  return tab === 'images' ? IMAGE_ACTION_MESSAGES.updateReasonRequired : CASE_MESSAGES.editReasonRequired;
+}
+
+/**
+ * The body (doc 2 §7): `{ tabName, columnName, columnValue, reasonForChange }`; the call's other form
+ * (`editingColumnName`, `newColumnValue`, `imageId`) is read the same way.
+ */
+export const editImColumnRequestSchema = z.preprocess(
+  (body) => {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+    const b = body as Record<string, unknown>;
+    return {
+      tabName: b.tabName,
+      columnName: b.columnName ?? b.editingColumnName,
+      columnValue: b.columnValue !== undefined ? b.columnValue : b.newColumnValue,
+      reasonForChange: b.reasonForChange,
+    };
+  },
+  z.object({
+    tabName: z.enum(IM_EDIT_TABS),
+    columnName: z.string().min(1).max(100),
+    columnValue: z
+      .union([z.string().max(2000), z.number().int().min(0).max(1_000_000)])
+      .nullable()
+      .transform((v) => (v === null ? null : String(v).trim())),
+    reasonForChange: z.string().max(TEXT_LIMITS.reason).nullish(),
+  }),
+);
+export type EditImColumnRequest = z.input<typeof editImColumnRequestSchema>;
+
+export const editImColumnResponseSchema = z.object({ success: z.literal(true), message: z.string() });
+
+/** Image statuses that the completeness of an image's study data moves between. */
+const DATA_STATUSES: readonly string[] = ['STUDY_ASSIGNMENT_PENDING', 'DATA_INCOMPLETE', 'CASE_ASSIGNMENT_PENDING'];
+
+/**
+ * The status an image's study data gives it (docs/SAMPLE-DATA.md): an image in a study, without a
+ * case and waiting for one, whose subject, site and visit are all known waits for a case
+ * (CASE_ASSIGNMENT_PENDING); lacking any of them it is DATA_INCOMPLETE — set by a sample-data
+ * import (`markIncomplete`), left by any edit that completes the data. Other images keep theirs.
+ */
+export function imageDataStatus(
+  image: {
+    status: string;
+    studyId: number | null;
+    caseId: number | null;
+    siteId: string | null;
+    subjectId: string | null;
+    visitId: string | null;
+  },
+  options: { markIncomplete: boolean },
+): ImageStatus {
+  const status = image.status as ImageStatus;
+  if (!DATA_STATUSES.includes(status) || image.studyId === null || image.caseId !== null) return status;
+  const complete = [image.siteId, image.subjectId, image.visitId].every((v) => v !== null && v.trim() !== '');
+  if (complete) return 'CASE_ASSIGNMENT_PENDING';
+  if (options.markIncomplete) return 'DATA_INCOMPLETE';
+  return status === 'STUDY_ASSIGNMENT_PENDING' ? 'CASE_ASSIGNMENT_PENDING' : status;
+}
+
+/** Who may call Edit Column at all: any column's edit permission (each column then checks its own). */
+export const IM_EDIT_PERMISSIONS: readonly Permission[] = [
+  ...new Set<Permission>([
+    ...[...IM_IMAGE_COLUMNS, ...IM_CASE_COLUMNS].flatMap((c) => (c.edit ? [c.edit.permission] : [])),
+    'AP_StudyData_EditStudyNamePopulated',
+  ]),
+];

@@ -398,6 +398,16 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
     request: () => ({ url: '/api/imageManagement/cases', payload: {} }),
     audit: { none: 'a list: reads only' },
   },
+  'POST /api/imageManagement/:id/editImageColumn': {
+    as: 'LabTech',
+    scope: 'scoped',
+    request: (s) => ({
+      url: `/api/imageManagement/${s.imageId}/editImageColumn`,
+      // A new value each time (an unchanged value is refused); a reason, since one may exist.
+      payload: { tabName: 'images', columnName: 'qaComments', columnValue: `QA ${unique()}`, reasonForChange: 'Walk' },
+    }),
+    audit: 'IMAGE_EDITED',
+  },
   'GET /api/imageManagement/imageRecord/:id': {
     as: 'LabTech',
     scope: 'scoped',

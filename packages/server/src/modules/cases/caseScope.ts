@@ -1,5 +1,8 @@
 import { CASE_MESSAGES } from '@lamina/domain';
-import { idParam, scope } from '../../platform/rbac/policy.js';
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../../platform/auth/principal.js';
+import type { Db } from '../../platform/db/database.js';
+import { idParam, scope, type ResourceStudy } from '../../platform/rbac/policy.js';
 import { readerSeesCase } from './readerVisibility.js';
 
 /**
@@ -7,15 +10,24 @@ import { readerSeesCase } from './readerVisibility.js';
  * found' for a missing case, one in a study the user cannot see, or (blinded readers) one they are
  * not assigned to.
  */
+export const caseStudyOf = async (
+  db: Db,
+  request: FastifyRequest,
+  principal: Principal,
+  param = 'id',
+): Promise<ResourceStudy> => {
+  const id = idParam(request, param);
+  if (id === null) return { found: false };
+  const row = await db
+    .selectFrom('cases')
+    .select('study_id')
+    .where('id', '=', id)
+    .where(readerSeesCase(principal))
+    .executeTakeFirst();
+  return row ? { found: true, studyId: row.study_id } : { found: false };
+};
+
 export const caseScope = (param = 'id') =>
-  scope.resource('case', CASE_MESSAGES.caseNotFound, async (db, request, principal) => {
-    const id = idParam(request, param);
-    if (id === null) return { found: false };
-    const row = await db
-      .selectFrom('cases')
-      .select('study_id')
-      .where('id', '=', id)
-      .where(readerSeesCase(principal))
-      .executeTakeFirst();
-    return row ? { found: true, studyId: row.study_id } : { found: false };
-  });
+  scope.resource('case', CASE_MESSAGES.caseNotFound, (db, request, principal) =>
+    caseStudyOf(db, request, principal, param),
+  );

@@ -38,7 +38,12 @@ import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
-import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
+import {
+  changeEvents,
+  requireReasonsForChange,
+  type FieldChange,
+  type ReasonRule,
+} from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { caseImages, caseReaders, latestCaseComment, readersInStudy, selectCase } from './caseQueries.js';
 import { revokeCaseReaders } from './readerVisibility.js';
@@ -175,8 +180,17 @@ export class CaseService {
     });
   }
 
-  /** PATCH /api/cases/{id}: only changed fields; each change needs its reason. */
-  async edit(principal: Principal, actor: Actor, caseId: number, request: EditCaseRequest): Promise<void> {
+  /**
+   * PATCH /api/cases/{id}: only changed fields; each change needs its reason (the case dialog's
+   * rule), or the caller's rule (Image Management's Edit Column asks one only where a value existed).
+   */
+  async edit(
+    principal: Principal,
+    actor: Actor,
+    caseId: number,
+    request: EditCaseRequest,
+    reasonRule: ReasonRule = caseEditReasonRule,
+  ): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       const current = await this.lock(tx, caseId);
       const changes: FieldChange[] = [];
@@ -232,7 +246,7 @@ export class CaseService {
           after: sorted(imageIds),
           reason: request.images?.reasonForChange,
         });
-      const real = requireReasonsForChange(changes, caseEditReasonRule);
+      const real = requireReasonsForChange(changes, reasonRule);
       if (real.length === 0) return;
 
       const fieldChanges = real.filter((c) => c.field !== 'readers' && c.field !== 'images');

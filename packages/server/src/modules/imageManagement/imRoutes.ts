@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   CASE_MESSAGES,
@@ -12,18 +12,22 @@ import {
   imImageListResponseSchema,
   imImageRecordResponseSchema,
   viewableColumns,
+  editImColumnRequestSchema,
+  editImColumnResponseSchema,
+  IM_EDIT_PERMISSIONS,
   type ImCaseSortKey,
   type ImImageSortKey,
   type Permission,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { pageWindow, parseSort } from '../../platform/db/paging.js';
-import { NotFoundError } from '../../platform/errors.js';
-import { principalOf } from '../../platform/http/requestContext.js';
+import { ForbiddenError, NotFoundError } from '../../platform/errors.js';
+import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { policy, scope } from '../../platform/rbac/policy.js';
-import { caseScope } from '../cases/caseScope.js';
-import { imageScope } from '../images/imageScope.js';
+import { caseScope, caseStudyOf } from '../cases/caseScope.js';
+import { imageScope, imageStudyOf } from '../images/imageScope.js';
+import { ImEditService } from './imEditService.js';
 import { caseRecord, imageRecord, listCases, listImages } from './imQueries.js';
 import { presentCaseRecord, presentImageRecord } from './imPresenter.js';
 
@@ -36,14 +40,43 @@ function allowedSort<K extends string>(sort: K | `-${K}`, viewable: ReadonlySet<
   return viewable.has(parsed.key) ? parsed : parseSort<K>(fallback);
 }
 
+/** Whether the body addresses a case (tabName 'cases'); otherwise the id is an image's. */
+const addressesCase = (request: FastifyRequest) =>
+  (request.body as { tabName?: unknown } | undefined)?.tabName === 'cases';
+
+/** Edit Column's `{id}` is an image or a case, as its body's tabName says. */
+const editColumnScope = scope.resource(
+  'image or case (by tabName)',
+  (request) => (addressesCase(request) ? CASE_MESSAGES.caseNotFound : IMAGE_MESSAGES.imageNotFound),
+  (db, request, principal) =>
+    addressesCase(request) ? caseStudyOf(db, request, principal) : imageStudyOf(db, request, principal),
+);
+
 /**
  * Image Management (doc 2 §2.1–2.2, §3, §7): the cross-study image and case lists over the studies
  * the user may see, and one-row refreshes. Every response holds only the columns the user's
  * permissions let them view (the domain's IM_IMAGE_COLUMNS / IM_CASE_COLUMNS).
  */
 export function imageManagementRoutes(db: Db) {
+  const edits = new ImEditService(db);
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post(
+      '/api/imageManagement/:id/editImageColumn',
+      {
+        config: { policy: policy.anyOf(IM_EDIT_PERMISSIONS, editColumnScope) },
+        schema: { params: idParams, body: editImColumnRequestSchema, response: { 200: editImColumnResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        // The tab itself: its list's view permission.
+        const tab = request.body.tabName === 'cases' ? IM_CASES_PERMISSION : IM_IMAGES_PERMISSION;
+        if (!principal.actions.has(tab)) throw new ForbiddenError();
+        const message = await edits.editColumn(principal, actorOf(request), request.params.id, request.body);
+        return { success: true as const, message };
+      },
+    );
 
     r.post(
       '/api/imageManagement/images',

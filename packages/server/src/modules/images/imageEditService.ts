@@ -210,7 +210,7 @@ export class ImageEditService {
           throw new ForbiddenError(
             field === 'imageName' ? IMAGE_ACTION_MESSAGES.fileNameReadOnly : IMAGE_ACTION_MESSAGES.fieldNotEditable,
           );
-        if (field === 'biopsyLocation' && value !== null) await this.checkSegment(tx, image.study_id, value);
+        if (field === 'biopsyLocation' && value !== null) await checkSegment(tx, image.study_id, value);
         changes.push({ field, before, after: value, reason: given.reasonForChange });
       }
       const real = requireReasonsForChange(changes, imageEditReasonRule);
@@ -265,7 +265,11 @@ export class ImageEditService {
       );
       if (request.preview) return changes;
 
-      const reason = moveReason(request.reasonForChange, failure);
+      // A first study is no change of recorded data: its reason is optional (doc 2 §5, Edit Column).
+      const reason =
+        image.study_id === null && isEmptyValue(request.reasonForChange)
+          ? null
+          : moveReason(request.reasonForChange, failure);
       await revokeCaseReaders(tx, image.case_id);
       await tx
         .updateTable('images')
@@ -430,16 +434,17 @@ export class ImageEditService {
       return accept;
     });
   }
+}
 
-  private async checkSegment(tx: Tx, studyId: number | null, value: string): Promise<void> {
-    if (studyId === null) return;
-    const study = await tx
-      .selectFrom('studies')
-      .select('anatomical_segments')
-      .where('id', '=', studyId)
-      .executeTakeFirst();
-    const segments = study?.anatomical_segments ?? [];
-    if (segments.length > 0 && !segments.includes(value))
-      throw new BadRequestError(IMAGE_ACTION_MESSAGES.segmentNotInStudy);
-  }
+/** An anatomical segment must be one of the study's, when the study names its segments. */
+export async function checkSegment(tx: Tx, studyId: number | null, value: string): Promise<void> {
+  if (studyId === null) return;
+  const study = await tx
+    .selectFrom('studies')
+    .select('anatomical_segments')
+    .where('id', '=', studyId)
+    .executeTakeFirst();
+  const segments = study?.anatomical_segments ?? [];
+  if (segments.length > 0 && !segments.includes(value))
+    throw new BadRequestError(IMAGE_ACTION_MESSAGES.segmentNotInStudy);
 }

@@ -1,5 +1,8 @@
 import { IMAGE_MESSAGES } from '@lamina/domain';
-import { idParam, scope } from '../../platform/rbac/policy.js';
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../../platform/auth/principal.js';
+import type { Db } from '../../platform/db/database.js';
+import { idParam, scope, type ResourceStudy } from '../../platform/rbac/policy.js';
 import { readerSeesImage } from '../cases/readerVisibility.js';
 
 /**
@@ -7,8 +10,13 @@ import { readerSeesImage } from '../cases/readerVisibility.js';
  * study; the guard answers 404 'Image not found' for a missing image, one the user cannot see, and
  * for a blinded reader one outside their assigned cases or hidden from readers.
  */
-export const imageScope = scope.resource('image', IMAGE_MESSAGES.imageNotFound, async (db, request, principal) => {
-  const id = idParam(request);
+export const imageStudyOf = async (
+  db: Db,
+  request: FastifyRequest,
+  principal: Principal,
+  param = 'id',
+): Promise<ResourceStudy> => {
+  const id = idParam(request, param);
   if (id === null) return { found: false };
   const row = await db
     .selectFrom('images')
@@ -17,4 +25,8 @@ export const imageScope = scope.resource('image', IMAGE_MESSAGES.imageNotFound, 
     .where(readerSeesImage(principal))
     .executeTakeFirst();
   return row ? { found: true, studyId: row.study_id } : { found: false };
-});
+};
+
+export const imageScope = scope.resource('image', IMAGE_MESSAGES.imageNotFound, (db, request, principal) =>
+  imageStudyOf(db, request, principal),
+);

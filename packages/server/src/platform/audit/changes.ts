@@ -10,6 +10,9 @@ export interface FieldChange {
   reason?: string | null | undefined;
 }
 
+/** A reason-for-change rule: the message refusing a change, or null when it may go through. */
+export type ReasonRule = (before: unknown, after: unknown, reason: string | null | undefined) => string | null;
+
 /**
  * Enforces a reason-for-change rule of the domain package on the server (400 with the spec's
  * message, nothing changes): by default the rule of image and case edits — a changed field whose
@@ -19,7 +22,7 @@ export interface FieldChange {
  */
 export function requireReasonsForChange(
   changes: readonly FieldChange[],
-  rule: (before: unknown, after: unknown, reason: string | null | undefined) => string | null = reasonForChangeError,
+  rule: ReasonRule = reasonForChangeError,
 ): FieldChange[] {
   for (const change of changes) {
     const message = rule(change.before, change.after, change.reason);

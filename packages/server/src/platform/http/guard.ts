@@ -123,7 +123,8 @@ async function studyInScope(
         (found.studyId === null
           ? principal.actions.has(VIEW_ALL_STUDIES)
           : await canSeeStudy(db, principal, found.studyId));
-      if (!found.found || !visible) throw new NotFoundError(scope.notFound);
+      if (!found.found || !visible)
+        throw new NotFoundError(typeof scope.notFound === 'function' ? scope.notFound(request) : scope.notFound);
       return found.studyId;
     }
   }

@@ -25,7 +25,8 @@ export type Scope =
   | {
       readonly kind: 'resource';
       readonly resource: string;
-      readonly notFound: string;
+      /** The 404 message; a function when the request says which kind of resource it addresses. */
+      readonly notFound: string | ((request: FastifyRequest) => string);
       /** The principal lets a resolver hide what a blinded reader may not open (found: false). */
       readonly studyOf: (db: Db, request: FastifyRequest, principal: Principal) => Promise<ResourceStudy>;
     }
@@ -68,7 +69,7 @@ export const scope = {
   study: (resolve: StudyResolver): Scope => ({ kind: 'study', resolve }),
   resource: (
     resource: string,
-    notFound: string,
+    notFound: string | ((request: FastifyRequest) => string),
     studyOf: (db: Db, request: FastifyRequest, principal: Principal) => Promise<ResourceStudy>,
   ): Scope => ({ kind: 'resource', resource, notFound, studyOf }),
   global: (why: string): Scope => ({ kind: 'global', why }),
