@@ -103,6 +103,20 @@ export interface ViewerEngineOptions {
   initialView?: CarriedView | undefined;
 }
 
+/**
+ * The DOM event the map's element fires after each frame the map draws (bubbling): whether every
+ * tile of the view at the level shown is loaded and drawn, and where the view is. What the viewer
+ * benchmark (scripts/bench/viewer.ts) and browser tests wait on; the engine's own listeners need none.
+ */
+export const VIEWER_FRAME_EVENT = 'lamina-viewer-frame';
+
+export interface ViewerFrameDetail {
+  /** Every tile of the view at the level drawn is loaded and drawn (no blank or coarser stand-in). */
+  complete: boolean;
+  center: [number, number];
+  resolution: number;
+}
+
 /** A view carried from one slide to another: its resolution and its centre as a fraction of the size. */
 export interface CarriedView {
   resolution: number;
@@ -234,6 +248,20 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     this.view.on('change:resolution', () => this.clipEdges());
     this.clipEdges();
     this.map.on('change:size', () => this.fitOnce());
+    this.map.on('postrender', () => this.announceFrame());
+  }
+
+  /** Fires VIEWER_FRAME_EVENT on the map's element for the frame just drawn. */
+  private announceFrame(): void {
+    const target = this.map.getTargetElement();
+    if (!target) return;
+    const centre = this.view.getCenter();
+    const detail: ViewerFrameDetail = {
+      complete: this.layers[this.stackIndex]?.getRenderer()?.renderComplete ?? false,
+      center: [centre?.[0] ?? 0, centre?.[1] ?? 0],
+      resolution: this.view.getResolution() ?? 1,
+    };
+    target.dispatchEvent(new CustomEvent(VIEWER_FRAME_EVENT, { bubbles: true, detail }));
   }
 
   private makeSnapshot(): ViewerSnapshot {
