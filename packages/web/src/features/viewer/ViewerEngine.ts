@@ -1,6 +1,9 @@
-import OlMap from 'ol/Map';
+import OlMap, { type FrameState } from 'ol/Map';
 import View from 'ol/View';
+import ViewHint from 'ol/ViewHint';
 import OverviewMap from 'ol/control/OverviewMap';
+import { easeOut } from 'ol/easing';
+import DragPan from 'ol/interaction/DragPan';
 import { defaults as defaultInteractions } from 'ol/interaction/defaults';
 import TileLayer from 'ol/layer/Tile';
 import Projection from 'ol/proj/Projection';
@@ -8,6 +11,7 @@ import XYZ from 'ol/source/XYZ';
 import TileGrid from 'ol/tilegrid/TileGrid';
 import { TILE_SIZE } from '@lamina/domain';
 import { TypedEmitter } from './typedEmitter';
+import { Glide, GLIDE_MS } from './viewerGlide';
 import {
   fitResolution,
   fullResolutionPower,
@@ -134,6 +138,14 @@ export function carriedView(
   };
 }
 
+/**
+ * Tiles loading at once while the view moves (OpenLayers' default when it rests). OpenLayers 10
+ * itself starts at most 2 a frame then, and none when the frame took over 8 ms — on a slow or busy
+ * machine the tiles of a glide's end came only after it stopped (the `loadTilesWhileAnimating` and
+ * `loadTilesWhileInteracting` options that lifted this are gone since OpenLayers 7).
+ */
+const TILES_LOADING_WHILE_MOVING = 16;
+
 const DIRECTION: Record<PanDirection, [number, number]> = {
   left: [-1, 0],
   right: [1, 0],
@@ -238,7 +250,12 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
       layers: this.layers,
       view: this.view,
       controls: [],
-      interactions: defaultInteractions({ keyboard: false, altShiftDragRotate: false, pinchRotate: false }),
+      interactions: defaultInteractions({
+        keyboard: false,
+        altShiftDragRotate: false,
+        pinchRotate: false,
+        dragPan: false,
+      }).extend([new DragPan({ kinetic: new Glide((distance, angle) => this.glide(distance, angle)) })]),
     });
     this.current = this.makeSnapshot();
     this.view.on(['change:resolution', 'change:center'], () => {
@@ -248,7 +265,37 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     this.view.on('change:resolution', () => this.clipEdges());
     this.clipEdges();
     this.map.on('change:size', () => this.fitOnce());
-    this.map.on('postrender', () => this.announceFrame());
+    this.map.on('postrender', (event) => {
+      this.loadTilesWhileMoving(event.frameState);
+      this.announceFrame();
+    });
+  }
+
+  /**
+   * A flick's glide (see viewerGlide): `distance` screen pixels in the direction of `angle`, over
+   * GLIDE_MS with ease-out. OpenLayers queues the tiles of where it ends from the first frame.
+   */
+  private glide(distance: number, angle: number): void {
+    const [x, y] = this.view.getCenter() ?? [];
+    const resolution = this.view.getResolution();
+    if (x === undefined || y === undefined || !resolution) return;
+    // Screen y grows downwards, the map's y upwards.
+    const target: [number, number] = [
+      x - distance * Math.cos(angle) * resolution,
+      y + distance * Math.sin(angle) * resolution,
+    ];
+    this.view.animate({ center: this.view.getConstrainedCenter(target), duration: GLIDE_MS, easing: easeOut });
+  }
+
+  /** While the view is animated or dragged, keeps tiles loading as when it rests (see TILES_LOADING_WHILE_MOVING). */
+  private loadTilesWhileMoving(frameState: FrameState | null): void {
+    if (!frameState) return;
+    const hints = frameState.viewHints;
+    if (!hints[ViewHint.ANIMATING] && !hints[ViewHint.INTERACTING]) return;
+    const queue = frameState.tileQueue;
+    if (queue.isEmpty() || queue.getTilesLoading() >= TILES_LOADING_WHILE_MOVING) return;
+    queue.reprioritize();
+    queue.loadMoreTiles(TILES_LOADING_WHILE_MOVING, TILES_LOADING_WHILE_MOVING);
   }
 
   /** Fires VIEWER_FRAME_EVENT on the map's element for the frame just drawn. */
