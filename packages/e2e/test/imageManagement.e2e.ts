@@ -67,6 +67,29 @@ describe('Image Management (issue 12)', () => {
       // The filters are kept for the browser tab.
       expect(await page.getByTestId('filter-count').textContent()).toBe('3');
       await saveScreenshot(page, 'image-management-labtech.png');
+
+      // Edit Column: set an empty QA comment (no reason asked), then change it (a reason is required).
+      const row = table.locator('tbody tr').first();
+      const editQa = async (value: string, reason?: string) => {
+        await row.hover();
+        await row.getByRole('button', { name: 'Edit QA Comments' }).click();
+        const edit = page.getByRole('dialog', { name: 'Edit QA Comments' });
+        await edit.getByLabel('New QA Comments').fill(value);
+        const confirm = edit.getByRole('button', { name: 'Confirm' });
+        if (reason !== undefined) {
+          expect(await confirm.isDisabled()).toBe(true);
+          await edit.getByLabel(/Reason for change/).fill(reason);
+          await saveScreenshot(page, 'image-management-edit-column.png');
+        } else expect(await edit.getByLabel(/Reason for change/).count()).toBe(0);
+        await confirm.click();
+        await edit.waitFor({ state: 'detached' });
+        await row.getByText(value).waitFor();
+      };
+      const first = `E2E fold ${Date.now()}`;
+      const current =
+        (await row.getByRole('button', { name: 'Edit QA Comments' }).locator('xpath=..').textContent()) ?? '';
+      await editQa(first, current.trim() === '-' || current.trim() === '' ? undefined : 'E2E: lab remark');
+      await editQa(`${first} (checked)`, 'E2E: the fold was checked');
       await logout(page);
 
       // A data manager: the spec's defaults for DM (Histo Procedure ID; no file name, no upload date).

@@ -1,20 +1,23 @@
 import { Button, Checkbox, Dialog, DialogBody, DialogFooter, InputGroup, Tag, Tooltip } from '@blueprintjs/core';
 import {
   imFilterCount,
+  mayEditImColumn,
   viewableColumns,
   visibleByDefault,
   type ImColumn,
+  type ImEditTab,
   type ImFilters,
   type RoleName,
 } from '@lamina/domain';
 import { useQueryClient, type UseQueryResult } from '@tanstack/react-query';
-import { useMemo, useState, type ReactNode } from 'react';
+import { useMemo, useState, type MouseEvent, type ReactNode } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { DataTable, type DataColumn } from '../../components/DataTable';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { sortParam, useTableState } from '../../components/useTableState';
 import { imKeys, type ImListParams, type ImListTab as Tab } from './api';
+import { EditColumnDialog, type ColumnEdit } from './EditColumnDialog';
 import { ImFilterDialog } from './ImFilterDialog';
 import { readColumnChoices, readFilters, writeColumnChoices, writeFilters } from './imPreferences';
 
@@ -35,6 +38,12 @@ interface ImListTabProps<Row, K extends string> {
   emptyMessage: string;
   /** The row's '…' menu (its actions by permission). */
   rowMenu: (row: Row) => ReactNode;
+  /** Edit Column: the row's id and study for the call, and a column's value as the dialog shows it. */
+  edit: {
+    tab: ImEditTab;
+    target: (row: Row) => { id: number; studyId: number | null };
+    value: (key: K, row: Row) => string | null;
+  };
 }
 
 /**
@@ -53,6 +62,11 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
   const [filters, setFiltersState] = useState<ImFilters>(() => readFilters(tab));
   const [search, setSearch] = useState(filters.searchText ?? '');
   const [dialog, setDialog] = useState<'filter' | 'columns' | null>(null);
+  const [editing, setEditing] = useState<ColumnEdit | null>(null);
+  const editable = useMemo(
+    () => new Set(viewable.filter((c) => mayEditImColumn(c, user?.actions ?? [])).map((c) => c.key)),
+    [viewable, user],
+  );
   const searchText = useDebouncedValue(search.trim());
   const applied: ImFilters = { ...filters, searchText: searchText || undefined };
   const table = useTableState('userRowsPerPage', props.defaultSort, JSON.stringify(applied));
@@ -79,7 +93,24 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
       id: c.key,
       header: c.label,
       sortable: props.sortable.includes(c.key),
-      cell: (row: Row) => props.cell(c.key, row),
+      cell: (row: Row) =>
+        editable.has(c.key) ? (
+          <EditableCell
+            label={c.label}
+            onEdit={() =>
+              setEditing({
+                tab: props.edit.tab,
+                column: c,
+                current: props.edit.value(c.key, row),
+                ...props.edit.target(row),
+              })
+            }
+          >
+            {props.cell(c.key, row)}
+          </EditableCell>
+        ) : (
+          props.cell(c.key, row)
+        ),
     })),
     { id: 'actions', header: 'Actions', align: 'center', width: '6rem', cell: props.rowMenu },
   ];
@@ -144,6 +175,7 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
           onClose={() => setDialog(null)}
         />
       )}
+      {editing && <EditColumnDialog edit={editing} onClose={() => setEditing(null)} />}
       {dialog === 'columns' && (
         <ColumnsDialog
           columns={viewable}
@@ -195,5 +227,30 @@ function ColumnsDialog<K extends string>(props: {
         }
       />
     </Dialog>
+  );
+}
+
+/**
+ * A value the user may edit: the value and a pencil (shown on the row's hover or focus, always
+ * reachable by Tab) that opens Edit Column. Its clicks and keys do not open the row.
+ */
+function EditableCell({ label, onEdit, children }: { label: string; onEdit: () => void; children: ReactNode }) {
+  const open = (event: MouseEvent) => {
+    event.stopPropagation();
+    onEdit();
+  };
+  return (
+    <span className="lamina-im-editable">
+      <span className="lamina-im-editable-value">{children}</span>
+      <Button
+        className="lamina-im-edit"
+        variant="minimal"
+        size="small"
+        icon="edit"
+        aria-label={`Edit ${label}`}
+        onClick={open}
+        onKeyDown={(event) => event.stopPropagation()}
+      />
+    </span>
   );
 }

@@ -240,3 +240,97 @@ describe('Image Management: Cases and Annotations tabs', () => {
     expect(screen.getByRole('table', { name: 'Imported annotations' })).toBeTruthy();
   });
 });
+
+describe('Image Management: Edit Column (doc 2 §5)', () => {
+  const EDIT = 'POST /api/imageManagement/11/editImageColumn';
+
+  it('a value that exists: Confirm waits for a different value and a reason; the call carries both; the row does not open', async () => {
+    const { calls } = renderIm('/image-management/images', {
+      [EDIT]: { body: { success: true, message: 'Subject ID updated' } },
+    });
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Edit Subject ID' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Edit Subject ID' });
+    // The pencil does not open the row (the viewer's route would show the location probe).
+    expect(screen.queryByTestId('location')).toBeNull();
+    const confirm = within(dialog).getByRole('button', { name: 'Confirm' });
+    expect(confirm).toHaveProperty('disabled', true);
+    fireEvent.change(within(dialog).getByLabelText('New Subject ID'), { target: { value: 'SUBJ-2' } });
+    expect(confirm).toHaveProperty('disabled', true);
+    fireEvent.change(within(dialog).getByLabelText(/Reason for change/), { target: { value: 'Mistyped' } });
+    expect(confirm).toHaveProperty('disabled', false);
+    fireEvent.click(confirm);
+    await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Edit Subject ID' })).toBeNull());
+    expect(calls.find((c) => c.path === '/api/imageManagement/11/editImageColumn')?.body).toEqual({
+      tabName: 'images',
+      columnName: 'subjectId',
+      columnValue: 'SUBJ-2',
+      reasonForChange: 'Mistyped',
+    });
+  });
+
+  it('an empty value: no reason is asked, Confirm waits for a value', async () => {
+    const { calls } = renderIm('/image-management/images', {
+      [EDIT]: { body: { success: true, message: 'QA Comments updated' } },
+    });
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Edit QA Comments' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Edit QA Comments' });
+    expect(within(dialog).queryByLabelText(/Reason for change/)).toBeNull();
+    const confirm = within(dialog).getByRole('button', { name: 'Confirm' });
+    expect(confirm).toHaveProperty('disabled', true);
+    fireEvent.change(within(dialog).getByLabelText('New QA Comments'), { target: { value: 'Fold at the edge' } });
+    fireEvent.click(confirm);
+    await waitFor(() =>
+      expect(calls.find((c) => c.path === '/api/imageManagement/11/editImageColumn')?.body).toMatchObject({
+        columnValue: 'Fold at the edge',
+        reasonForChange: null,
+      }),
+    );
+  });
+
+  it("Lab Visit ID is chosen from the study's options; with none, 'No options configured' and no Confirm", async () => {
+    renderIm('/image-management/images', {
+      'GET /api/studies/3': { body: makeStudy({ id: 3, visitIds: ['V1', 'V2'], labVisitIds: ['LV1', 'LV2'] }) },
+    });
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Edit Lab Visit ID' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Edit Lab Visit ID' });
+    const select = await within(dialog).findByRole<HTMLSelectElement>('combobox');
+    expect(Array.from(select.options, (o) => o.value)).toEqual(['', 'LV1', 'LV2']);
+    cleanup();
+    renderIm('/image-management/images', {
+      'GET /api/studies/3': { body: makeStudy({ id: 3, visitIds: [], labVisitIds: [] }) },
+    });
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Edit Lab Visit ID' }));
+    const empty = await screen.findByRole('dialog', { name: 'Edit Lab Visit ID' });
+    await within(empty).findByText('No options configured');
+    expect(within(empty).getByRole('button', { name: 'Confirm' })).toHaveProperty('disabled', true);
+  });
+
+  it("the server's refusal shows in a red callout and the dialog stays open", async () => {
+    renderIm('/image-management/images', {
+      [EDIT]: {
+        status: 409,
+        body: { success: false, message: 'Subject ID can be edited only for an image without a case' },
+      },
+    });
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Edit Subject ID' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Edit Subject ID' });
+    fireEvent.change(within(dialog).getByLabelText('New Subject ID'), { target: { value: 'SUBJ-2' } });
+    fireEvent.change(within(dialog).getByLabelText(/Reason for change/), { target: { value: 'x' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
+    const alert = await within(dialog).findByRole('alert');
+    expect(alert.textContent).toContain('only for an image without a case');
+  });
+
+  it('columns the role may not edit have no pencil (a lab technician may not edit the sponsor or the organization)', async () => {
+    renderIm();
+    await screen.findByText('COLON-4711.svs');
+    expect(screen.queryByRole('button', { name: 'Edit Sponsor' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Edit Organization' })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Edit Accession Number' })).toBeTruthy();
+  });
+});

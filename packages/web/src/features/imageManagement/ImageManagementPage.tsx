@@ -78,6 +78,18 @@ function caseCell(key: ImCaseColumnKey, row: ImCaseRecord) {
   }
 }
 
+/** A value as Edit Column shows and edits it: text as is, the upload date as its calendar date. */
+function imageValue(key: ImImageColumnKey, row: ImImageRecord): string | null {
+  const value = row[key];
+  if (key === 'uploadedAt' && typeof value === 'string') return value.slice(0, 10);
+  return typeof value === 'string' ? value : null;
+}
+
+function caseValue(key: ImCaseColumnKey, row: ImCaseRecord): string | null {
+  const value = row[key];
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : null;
+}
+
 /** /image-management/:tab? — Images (default), Cases, Annotations (doc 2 §2.1–2.3). */
 export function ImageManagementPage() {
   const tab = parseTab(useParams().tab, TABS, 'images');
@@ -108,6 +120,7 @@ export function ImageManagementPage() {
             statusTitle="Status"
             emptyMessage="No images match"
             rowMenu={(row) => <ImImageRowMenu row={row} />}
+            edit={{ tab: 'images', target: (row) => ({ id: row.id, studyId: row.studyId }), value: imageValue }}
           />
         )}
         {tab === 'cases' && (
@@ -127,6 +140,7 @@ export function ImageManagementPage() {
             statusTitle="Case Status"
             emptyMessage="No cases match"
             rowMenu={(row) => <ImCaseRowMenu row={row} />}
+            edit={{ tab: 'cases', target: (row) => ({ id: row.caseId, studyId: row.studyId }), value: caseValue }}
           />
         )}
         {tab === 'annotations' && <AnnotationsTab />}

@@ -1,5 +1,13 @@
-import { IM_MESSAGES, imCaseListResponseSchema, imImageListResponseSchema, type ImFilters } from '@lamina/domain';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import {
+  IM_EDIT_MESSAGES,
+  IM_MESSAGES,
+  editImColumnResponseSchema,
+  imCaseListResponseSchema,
+  imImageListResponseSchema,
+  type EditImColumnRequest,
+  type ImFilters,
+} from '@lamina/domain';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { withFallbackMessage } from '../../api/ApiError';
 import { apiFetch } from '../../api/client';
 
@@ -60,5 +68,25 @@ export function useImCases(params: ImListParams) {
     queryKey: imKeys.list('cases', params),
     queryFn: ({ signal }) => fetchImCases(params, signal),
     placeholderData: keepPreviousData,
+  });
+}
+
+/**
+ * POST /api/imageManagement/{id}/editImageColumn (doc 2 §7): `id` is the image's (images tab) or the
+ * case's (cases tab). On success both lists refresh (a case edit shows in the image rows too).
+ */
+export function useEditColumn() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, body }: { id: number; body: EditImColumnRequest }) =>
+      withFallbackMessage(
+        apiFetch(`/api/imageManagement/${id}/editImageColumn`, {
+          method: 'POST',
+          body,
+          schema: editImColumnResponseSchema,
+        }),
+        IM_EDIT_MESSAGES.unableToEditColumn,
+      ),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: imKeys.all }),
   });
 }
