@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TEXT_LIMITS } from './constants.js';
+import { ddMmmYyyy } from './csv.js';
 import { CASE_FIELD_RULES, CASE_MESSAGES, caseFieldError, type CaseField } from './cases.js';
 import { FILE_NAME_EXTRA_PERMISSION, IMAGE_ACTION_MESSAGES, imageFieldError } from './imageActions.js';
 import { CASE_STATUSES, IMAGE_STATUSES, type ImageStatus } from './images.js';
@@ -248,6 +249,11 @@ export const imFiltersSchema = z.object({
   dateFilter: z.enum(IM_DATE_FILTERS).nullish(),
   imageStatusFilter: z.array(z.enum(IMAGE_STATUSES)).max(IMAGE_STATUSES.length).optional(),
   caseStatusFilter: z.array(z.enum(CASE_STATUSES)).max(CASE_STATUSES.length).optional(),
+  /**
+   * The columns the user shows (Show/Hide Columns), for the CSV export; the server keeps only those
+   * they may view. Absent: the role's default columns.
+   */
+  columns: z.array(z.string().max(100)).max(100).optional(),
 });
 export type ImFilters = z.input<typeof imFiltersSchema>;
 
@@ -602,3 +608,34 @@ export const IM_EDIT_PERMISSIONS: readonly Permission[] = [
     'AP_StudyData_EditStudyNamePopulated',
   ]),
 ];
+
+// ---------------------------------------------------------------------------------------------
+// CSV export (doc 2 §7): ?reportFormat=csv on both list calls
+// ---------------------------------------------------------------------------------------------
+
+/** The export permission of each tab (doc 2 §6, image toolbar and case menu). */
+export const IM_EXPORT_PERMISSIONS: Readonly<Record<'images' | 'cases', Permission>> = {
+  images: 'IM_ImagesListTab_ExportImageManagementTable',
+  cases: 'IM_CaseListTab_ExportCaseLevelReport',
+};
+
+/** `image-mgmt-images_{date}.csv` / `image-mgmt-cases_{date}.csv` (doc 2 §7), the date DD-MMM-YYYY. */
+export function imCsvFileName(tab: 'images' | 'cases', now: Date): string {
+  return `image-mgmt-${tab}_${ddMmmYyyy(now)}.csv`;
+}
+
+/**
+ * The columns an export writes, in the table's order: those the user shows (or, without a choice,
+ * the role's defaults), of those they may view — never a column their role may not view.
+ */
+export function imExportColumns<K extends string>(
+  columns: readonly ImColumn<K>[],
+  actions: Held,
+  role: RoleName | null,
+  shown: readonly string[] | undefined,
+): ImColumn<K>[] {
+  const viewable = viewableColumns(columns, actions);
+  return shown === undefined
+    ? viewable.filter((c) => visibleByDefault(c, role))
+    : viewable.filter((c) => shown.includes(c.key));
+}

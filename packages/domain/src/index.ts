@@ -16,3 +16,4 @@ export * from './cases.js';
 export * from './imageActions.js';
 export * from './viewer.js';
 export * from './imageManagement.js';
+export * from './csv.js';

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import { DEMO_STUDY, loginViaUi, logout, setChecked, waitForPath } from '../src/app.js';
@@ -107,6 +108,20 @@ describe('Image Management (issue 12)', () => {
       expect(caseHeaders).toEqual(expect.arrayContaining(['Date Created', 'CR Assignment']));
       expect(caseHeaders).not.toContain('ISC QC');
       await saveScreenshot(page, 'image-management-dm-cases.png');
+
+      // Export Report: the cases as CSV, named as the spec says, the DM's columns, parsed.
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Export Report' }).click(),
+      ]);
+      expect(download.suggestedFilename()).toMatch(/^image-mgmt-cases_\d{2}-[A-Z][a-z]{2}-\d{4}\.csv$/);
+      const csv = await readFile(await download.path(), 'utf8');
+      expect(csv.startsWith('\uFEFF')).toBe(true);
+      const lines = csv.slice(1).trimEnd().split('\r\n');
+      const header = (lines[0] ?? '').split(',');
+      expect(header).toEqual(caseHeaders.filter((h) => h !== 'Actions'));
+      expect(lines.length).toBeGreaterThan(1);
+      expect(lines.slice(1).some((line) => line.includes('ENDO-1001'))).toBe(true);
     },
   );
 });

@@ -1,4 +1,13 @@
-import { userDisplayName, type ImCaseRecord, type ImImageRecord } from '@lamina/domain';
+import {
+  CASE_STATUS_LABELS,
+  IMAGE_STATUS_LABELS,
+  userDisplayName,
+  type CsvValue,
+  type ImCaseColumnKey,
+  type ImCaseRecord,
+  type ImImageColumnKey,
+  type ImImageRecord,
+} from '@lamina/domain';
 import type { CaseRecordRow, ImageRecordRow } from './imQueries.js';
 
 const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : (value as string));
@@ -37,4 +46,29 @@ export function presentCaseRecord(row: CaseRecordRow): ImCaseRecord {
       userDisplayName(u),
     );
   return record as ImCaseRecord;
+}
+
+/** An image record's CSV cells for the export's columns: statuses by their labels, times ISO 8601 UTC. */
+export function imageCsvCells(record: ImImageRecord, columns: readonly ImImageColumnKey[]): CsvValue[] {
+  return columns.map((key) => {
+    if (key === 'status') return record.status ? IMAGE_STATUS_LABELS[record.status] : null;
+    return record[key];
+  });
+}
+
+/** A case record's CSV cells: statuses by their labels, people by their names ('; ' between). */
+export function caseCsvCells(record: ImCaseRecord, columns: readonly ImCaseColumnKey[]): CsvValue[] {
+  return columns.map((key) => {
+    switch (key) {
+      case 'status':
+        return record.status ? CASE_STATUS_LABELS[record.status] : null;
+      case 'labTech':
+      case 'iscQc':
+        return (record[key] ?? []).map((u) => u.displayName).join('; ');
+      case 'crAssignments':
+        return (record.crAssignments ?? []).join('; ');
+      default:
+        return record[key];
+    }
+  });
 }

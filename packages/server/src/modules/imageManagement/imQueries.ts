@@ -38,6 +38,8 @@ export interface ImListFilters {
   studyIds: readonly number[];
   dateFilter?: ImDateFilter | null | undefined;
   now: Date;
+  /** The columns searched (those the user may view); the selected columns when absent. */
+  searchIn?: readonly string[] | undefined;
 }
 
 /** The first upload time a quick range keeps (server time), or null for All time. */
@@ -128,7 +130,7 @@ export interface ImageListOptions extends ImListFilters, ListWindow {
 
 function filteredImages(db: Q, principal: Principal, options: Omit<ImageListOptions, 'sort' | 'descending'>) {
   let query = imagesFrom(db, principal);
-  const visible = new Set(options.columns);
+  const visible = new Set<string>(options.searchIn ?? options.columns);
   if (options.searchText) {
     const like = likeContains(options.searchText);
     const searched = IMAGE_SEARCHED.filter((key) => visible.has(key));
@@ -147,11 +149,10 @@ function filteredImages(db: Q, principal: Principal, options: Omit<ImageListOpti
   return query;
 }
 
-/** One page of the image list, with the total of the filtered list. */
-export async function listImages(db: Q, principal: Principal, options: ImageListOptions) {
-  const base = filteredImages(db, principal, options);
+/** The filtered image list in its order (nulls last, then by id), every row: a page of it, or the export. */
+export function imagesQuery(db: Q, principal: Principal, options: ImageListOptions) {
   const direction = options.descending ? 'desc' : 'asc';
-  let page = base
+  return filteredImages(db, principal, options)
     .select((eb) => [
       'images.id',
       'images.study_id',
@@ -159,14 +160,21 @@ export async function listImages(db: Q, principal: Principal, options: ImageList
       ...options.columns.map((key) => aliased(IMAGE_SQL[key](eb as ImageEb), key)),
     ])
     .orderBy((eb) => sql`(${IMAGE_SQL[options.sort](eb as ImageEb)}) ${sql.raw(direction)} nulls last`)
-    .orderBy('images.id', direction);
+    .orderBy('images.id', direction)
+    .$castTo<ImageRecordRow>();
+}
+
+/** One page of the image list, with the total of the filtered list. */
+export async function listImages(db: Q, principal: Principal, options: ImageListOptions) {
+  const base = filteredImages(db, principal, options);
+  let page = imagesQuery(db, principal, options);
   if (options.limit !== undefined) page = page.limit(options.limit);
   if (options.offset) page = page.offset(options.offset);
   const [rows, total] = await Promise.all([
     page.execute(),
     base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
   ]);
-  return { rows: rows as unknown as ImageRecordRow[], total: total.n };
+  return { rows, total: total.n };
 }
 
 /** One image's row (the one-row refresh), or undefined when it is not visible. */
@@ -266,7 +274,7 @@ export interface CaseListOptions extends ImListFilters, ListWindow {
 
 function filteredCases(db: Q, principal: Principal, options: Omit<CaseListOptions, 'sort' | 'descending'>) {
   let query = casesFrom(db, principal);
-  const visible = new Set(options.columns);
+  const visible = new Set<string>(options.searchIn ?? options.columns);
   if (options.searchText) {
     const like = likeContains(options.searchText);
     const searched = CASE_SEARCHED.filter((key) => visible.has(key));
@@ -292,20 +300,26 @@ const caseColumns = (eb: CaseEb, columns: readonly ImCaseColumnKey[]) => [
   ...columns.map((key) => aliased(CASE_SQL[key](eb), key)),
 ];
 
-export async function listCases(db: Q, principal: Principal, options: CaseListOptions) {
-  const base = filteredCases(db, principal, options);
+/** The filtered case list in its order, every row: a page of it, or the export. */
+export function casesQuery(db: Q, principal: Principal, options: CaseListOptions) {
   const direction = options.descending ? 'desc' : 'asc';
-  let page = base
+  return filteredCases(db, principal, options)
     .select((eb) => caseColumns(eb as CaseEb, options.columns))
     .orderBy((eb) => sql`(${CASE_SQL[options.sort](eb as CaseEb)}) ${sql.raw(direction)} nulls last`)
-    .orderBy('cases.id', direction);
+    .orderBy('cases.id', direction)
+    .$castTo<CaseRecordRow>();
+}
+
+export async function listCases(db: Q, principal: Principal, options: CaseListOptions) {
+  const base = filteredCases(db, principal, options);
+  let page = casesQuery(db, principal, options);
   if (options.limit !== undefined) page = page.limit(options.limit);
   if (options.offset) page = page.offset(options.offset);
   const [rows, total] = await Promise.all([
     page.execute(),
     base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
   ]);
-  return { rows: rows as unknown as CaseRecordRow[], total: total.n };
+  return { rows, total: total.n };
 }
 
 export async function caseRecord(db: Q, principal: Principal, caseId: number, columns: readonly ImCaseColumnKey[]) {

@@ -15,10 +15,16 @@ import {
   editImColumnRequestSchema,
   editImColumnResponseSchema,
   IM_EDIT_PERMISSIONS,
+  IM_EXPORT_PERMISSIONS,
+  imCsvFileName,
+  imExportColumns,
+  imListQuerySchema,
   type ImCaseSortKey,
   type ImImageSortKey,
   type Permission,
+  type RoleName,
 } from '@lamina/domain';
+import type { Principal } from '../../platform/auth/principal.js';
 import type { Db } from '../../platform/db/database.js';
 import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { ForbiddenError, NotFoundError } from '../../platform/errors.js';
@@ -28,8 +34,9 @@ import { policy, scope } from '../../platform/rbac/policy.js';
 import { caseScope, caseStudyOf } from '../cases/caseScope.js';
 import { imageScope, imageStudyOf } from '../images/imageScope.js';
 import { ImEditService } from './imEditService.js';
-import { caseRecord, imageRecord, listCases, listImages } from './imQueries.js';
-import { presentCaseRecord, presentImageRecord } from './imPresenter.js';
+import { caseRecord, casesQuery, imageRecord, imagesQuery, listCases, listImages } from './imQueries.js';
+import { caseCsvCells, imageCsvCells, presentCaseRecord, presentImageRecord } from './imPresenter.js';
+import { sendCsv } from '../../platform/http/csvStream.js';
 
 export const IM_IMAGES_PERMISSION: Permission = 'IM_ImageListTab_ViewImageslistTab';
 export const IM_CASES_PERMISSION: Permission = 'IM_CaseListTab_ViewPage';
@@ -39,6 +46,9 @@ function allowedSort<K extends string>(sort: K | `-${K}`, viewable: ReadonlySet<
   const parsed = parseSort<K>(sort);
   return viewable.has(parsed.key) ? parsed : parseSort<K>(fallback);
 }
+
+/** The role the user works as (its default columns), by name. */
+const roleOf = (principal: Principal) => (principal.workAsRole?.name ?? null) as RoleName | null;
 
 /** Whether the body addresses a case (tabName 'cases'); otherwise the id is an image's. */
 const addressesCase = (request: FastifyRequest) =>
@@ -87,22 +97,42 @@ export function imageManagementRoutes(db: Db) {
             scope.global('lists the images of the studies the user may see (visibleStudies)'),
           ),
         },
-        schema: { body: imImageListRequestSchema, response: { 200: imImageListResponseSchema } },
+        schema: {
+          querystring: imListQuerySchema,
+          body: imImageListRequestSchema,
+          response: { 200: imImageListResponseSchema },
+        },
       },
-      async (request) => {
+      async (request, reply) => {
         const principal = principalOf(request);
         const body = request.body;
-        const columns = viewableColumns(IM_IMAGE_COLUMNS, principal.actions).map((c) => c.key);
-        const { key, descending } = allowedSort<ImImageSortKey>(body.sort, new Set(columns), '-uploadedAt');
-        const { rows, total } = await listImages(db, principal, {
+        const viewable = viewableColumns(IM_IMAGE_COLUMNS, principal.actions).map((c) => c.key);
+        const { key, descending } = allowedSort<ImImageSortKey>(body.sort, new Set(viewable), '-uploadedAt');
+        const options = {
           searchText: body.searchText?.trim() || undefined,
           studyIds: body.studyFilter?.selectedIds ?? [],
           dateFilter: body.dateFilter,
           statuses: body.imageStatusFilter ?? [],
           now: new Date(),
-          columns,
+          searchIn: viewable,
+          columns: viewable,
           sort: key,
           descending,
+        };
+        if (request.query.reportFormat === 'csv') {
+          if (!principal.actions.has(IM_EXPORT_PERMISSIONS.images)) throw new ForbiddenError();
+          const exported = imExportColumns(IM_IMAGE_COLUMNS, principal.actions, roleOf(principal), body.columns);
+          const columns = exported.map((c) => c.key);
+          return sendCsv(reply, {
+            fileName: imCsvFileName('images', options.now),
+            header: exported.map((c) => c.label),
+            db,
+            query: imagesQuery(db, principal, { ...options, columns }),
+            cells: (row) => imageCsvCells(presentImageRecord(row), columns),
+          });
+        }
+        const { rows, total } = await listImages(db, principal, {
+          ...options,
           ...pageWindow(body.page, body.pageSize),
         });
         return { success: true as const, results: rows.map(presentImageRecord), total };
@@ -118,24 +148,41 @@ export function imageManagementRoutes(db: Db) {
             scope.global('lists the cases of the studies the user may see (visibleStudies)'),
           ),
         },
-        schema: { body: imCaseListRequestSchema, response: { 200: imCaseListResponseSchema } },
+        schema: {
+          querystring: imListQuerySchema,
+          body: imCaseListRequestSchema,
+          response: { 200: imCaseListResponseSchema },
+        },
       },
-      async (request) => {
+      async (request, reply) => {
         const principal = principalOf(request);
         const body = request.body;
-        const columns = viewableColumns(IM_CASE_COLUMNS, principal.actions).map((c) => c.key);
-        const { key, descending } = allowedSort<ImCaseSortKey>(body.sort, new Set(columns), '-caseCreatedAt');
-        const { rows, total } = await listCases(db, principal, {
+        const viewable = viewableColumns(IM_CASE_COLUMNS, principal.actions).map((c) => c.key);
+        const { key, descending } = allowedSort<ImCaseSortKey>(body.sort, new Set(viewable), '-caseCreatedAt');
+        const options = {
           searchText: body.searchText?.trim() || undefined,
           studyIds: body.studyFilter?.selectedIds ?? [],
           dateFilter: body.dateFilter,
           statuses: body.caseStatusFilter ?? [],
           now: new Date(),
-          columns,
+          searchIn: viewable,
+          columns: viewable,
           sort: key,
           descending,
-          ...pageWindow(body.page, body.pageSize),
-        });
+        };
+        if (request.query.reportFormat === 'csv') {
+          if (!principal.actions.has(IM_EXPORT_PERMISSIONS.cases)) throw new ForbiddenError();
+          const exported = imExportColumns(IM_CASE_COLUMNS, principal.actions, roleOf(principal), body.columns);
+          const columns = exported.map((c) => c.key);
+          return sendCsv(reply, {
+            fileName: imCsvFileName('cases', options.now),
+            header: exported.map((c) => c.label),
+            db,
+            query: casesQuery(db, principal, { ...options, columns }),
+            cells: (row) => caseCsvCells(presentCaseRecord(row), columns),
+          });
+        }
+        const { rows, total } = await listCases(db, principal, { ...options, ...pageWindow(body.page, body.pageSize) });
         return { success: true as const, results: rows.map(presentCaseRecord), total };
       },
     );

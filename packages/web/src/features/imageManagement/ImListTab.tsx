@@ -1,5 +1,6 @@
 import { Button, Checkbox, Dialog, DialogBody, DialogFooter, InputGroup, Tag, Tooltip } from '@blueprintjs/core';
 import {
+  IM_EXPORT_PERMISSIONS,
   imFilterCount,
   mayEditImColumn,
   viewableColumns,
@@ -12,11 +13,12 @@ import {
 import { useQueryClient, type UseQueryResult } from '@tanstack/react-query';
 import { useMemo, useState, type MouseEvent, type ReactNode } from 'react';
 import { errorMessage } from '../../api/ApiError';
+import { showToast } from '../../components/appToaster';
 import { useUserInfo } from '../../api/users';
 import { DataTable, type DataColumn } from '../../components/DataTable';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { sortParam, useTableState } from '../../components/useTableState';
-import { imKeys, type ImListParams, type ImListTab as Tab } from './api';
+import { exportImList, imKeys, type ImListParams, type ImListTab as Tab } from './api';
 import { EditColumnDialog, type ColumnEdit } from './EditColumnDialog';
 import { ImFilterDialog } from './ImFilterDialog';
 import { readColumnChoices, readFilters, writeColumnChoices, writeFilters } from './imPreferences';
@@ -85,6 +87,15 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
     setSearch(text);
     writeFilters(tab, { ...filters, searchText: text.trim() || undefined });
   };
+  const mayExport = (user?.actions ?? []).includes(IM_EXPORT_PERMISSIONS[tab]);
+  /** Bytes received of a running export, or null. */
+  const [exporting, setExporting] = useState<number | null>(null);
+  const exportReport = () => {
+    setExporting(0);
+    exportImList(tab, { filters: applied, sort: sortParam(table.sort), columns: shown.map((c) => c.key) }, setExporting)
+      .catch((error: unknown) => void showToast(errorMessage(error), 'danger'))
+      .finally(() => setExporting(null));
+  };
   const count = imFilterCount(applied, tab);
   const hidden = viewable.length - shown.length;
 
@@ -149,6 +160,11 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
             </Tag>
           )}
         </Button>
+        {mayExport && (
+          <Button icon="export" onClick={exportReport} disabled={exporting !== null} aria-busy={exporting !== null}>
+            {exporting === null ? 'Export Report' : `Exporting… ${formatBytes(exporting)}`}
+          </Button>
+        )}
       </div>
       <div className="lamina-im-list">
         <DataTable
@@ -253,4 +269,11 @@ function EditableCell({ label, onEdit, children }: { label: string; onEdit: () =
       />
     </span>
   );
+}
+
+/** Bytes as people read them: 0 B, 12.3 kB, 4.5 MB. */
+function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} kB`;
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
 }

@@ -1,6 +1,6 @@
 import { ROLE_PERMISSIONS, type ImCaseRecord, type ImImageRecord } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setCsrfToken } from '../../api/client';
 import { makeStudy, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
@@ -332,5 +332,58 @@ describe('Image Management: Edit Column (doc 2 §5)', () => {
     expect(screen.queryByRole('button', { name: 'Edit Sponsor' })).toBeNull();
     expect(screen.queryByRole('button', { name: 'Edit Organization' })).toBeNull();
     expect(screen.getByRole('button', { name: 'Edit Accession Number' })).toBeTruthy();
+  });
+});
+
+describe('Image Management: Export Report (doc 2 §7)', () => {
+  const dm = () => makeUserAs('DM', [...ROLE_PERMISSIONS.DM]);
+
+  it('exports the list as CSV with its filters, order and shown columns, and saves the named file', async () => {
+    const createObjectURL = vi.fn(() => 'blob:export');
+    vi.stubGlobal('URL', Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() }));
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined);
+    const { calls } = renderIm(
+      '/image-management/images',
+      {
+        'POST /api/imageManagement/images': (call) =>
+          call.query.get('reportFormat') === 'csv'
+            ? { body: 'Accession Number\r\nACC-4711\r\n' }
+            : { body: { success: true, results: [image], total: 1 } },
+      },
+      dm(),
+    );
+    await screen.findByText('ACC-4711');
+    fireEvent.click(screen.getByRole('button', { name: 'Export Report' }));
+    await waitFor(() => expect(click).toHaveBeenCalled());
+    const exported = calls.find((c) => c.query.get('reportFormat') === 'csv');
+    expect(exported?.method).toBe('POST');
+    expect(exported?.body).toMatchObject({ sort: '-uploadedAt' });
+    // The columns shown: a DM's defaults (Histo Procedure ID yes, File Name no).
+    const columns = (exported?.body as { columns: string[] }).columns;
+    expect(columns).toContain('histoProcedureId');
+    expect(columns).not.toContain('imageFilename');
+    expect(createObjectURL).toHaveBeenCalled();
+    click.mockRestore();
+  });
+
+  it('is offered only with the export permission (a lab technician lists but does not export)', async () => {
+    renderIm();
+    await screen.findByText('COLON-4711.svs');
+    expect(screen.queryByRole('button', { name: 'Export Report' })).toBeNull();
+  });
+
+  it("a failed cases export says the spec's message", async () => {
+    renderIm(
+      '/image-management/cases',
+      {
+        'POST /api/imageManagement/cases': (call) =>
+          call.query.get('reportFormat') === 'csv'
+            ? { status: 500, body: null }
+            : { body: { success: true, results: [aCase], total: 1 } },
+      },
+      dm(),
+    );
+    fireEvent.click(await screen.findByRole('button', { name: 'Export Report' }));
+    expect(await screen.findByText('Unable to fetch image management cases tab results')).toBeTruthy();
   });
 });

@@ -9,7 +9,7 @@ import {
 } from '@lamina/domain';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { withFallbackMessage } from '../../api/ApiError';
-import { apiFetch } from '../../api/client';
+import { apiDownload, apiFetch, saveDownload } from '../../api/client';
 
 export type ImListTab = 'images' | 'cases';
 
@@ -27,6 +27,27 @@ export const imKeys = {
 
 function body(params: ImListParams) {
   return { ...params.filters, page: params.pageIndex + 1, pageSize: params.pageSize, sort: params.sort };
+}
+
+/**
+ * Export Report (doc 2 §7): the list's filters and order, the shown columns, as CSV
+ * (`?reportFormat=csv`), saved as the file the server names. The cases export's failure has the
+ * spec's own message; the images export uses the list's.
+ */
+export async function exportImList(
+  tab: ImListTab,
+  params: { filters: ImFilters; sort: string; columns: readonly string[] },
+  onProgress: (bytes: number) => void,
+): Promise<void> {
+  const download = await withFallbackMessage(
+    apiDownload(`/api/imageManagement/${tab}?reportFormat=csv`, {
+      method: 'POST',
+      body: { ...params.filters, sort: params.sort, columns: params.columns },
+      onProgress,
+    }),
+    tab === 'cases' ? IM_MESSAGES.unableToFetchCasesCsv : IM_MESSAGES.unableToFetchImages,
+  );
+  saveDownload(download, `image-mgmt-${tab}.csv`);
 }
 
 /** POST /api/imageManagement/images: one page of the image list with the total (doc 2 §7). */

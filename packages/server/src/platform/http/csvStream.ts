@@ -1,0 +1,60 @@
+import { PassThrough, type Writable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import type { Compilable, Kysely } from 'kysely';
+import { CSV_BOM, csvLine, type CsvValue } from '@lamina/domain';
+import type { DB } from '../db/schema.js';
+import { forEachBatch } from '../db/cursor.js';
+
+/** Resolves when the stream wants more, rejects when it is gone (the client went away). */
+function drained(out: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error) => {
+      out.off('drain', onDrain);
+      out.off('close', onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onDrain = () => done();
+    const onClose = () => done(new Error('The download was closed'));
+    out.on('drain', onDrain);
+    out.on('close', onClose);
+  });
+}
+
+async function write(out: Writable, text: string): Promise<void> {
+  if (out.destroyed) throw new Error('The download was closed');
+  if (!out.write(text)) await drained(out);
+}
+
+/**
+ * Answers a CSV download streamed from a database cursor (forEachBatch): the header line, then one
+ * line per row, written as the client reads — memory stays at one batch, and a client that goes away
+ * ends the cursor (and its transaction). `fileName` must be plain ASCII.
+ */
+export function sendCsv<R>(
+  reply: FastifyReply,
+  options: {
+    fileName: string;
+    header: readonly string[];
+    db: Kysely<DB>;
+    query: Compilable<R>;
+    cells: (row: R) => readonly CsvValue[];
+  },
+): FastifyReply {
+  const out = new PassThrough({ highWaterMark: 256 * 1024 });
+  reply
+    .header('content-type', 'text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${options.fileName}"`)
+    .header('cache-control', 'no-store');
+  void (async () => {
+    await write(out, CSV_BOM + csvLine(options.header));
+    await forEachBatch(options.db, options.query, async (rows) => {
+      await write(out, rows.map((row) => csvLine(options.cells(row))).join(''));
+    });
+    out.end();
+  })().catch((error: unknown) => {
+    reply.log.warn({ err: error }, 'CSV export ended early');
+    out.destroy(error instanceof Error ? error : new Error(String(error)));
+  });
+  return reply.send(out);
+}
