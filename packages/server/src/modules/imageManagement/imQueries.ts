@@ -2,6 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely } from 'kysel
 import {
   IM_DATE_FILTER_DAYS,
   VIEW_ALL_STUDIES,
+  readsAssignedCasesOnly,
   type CaseStatus,
   type ImCaseColumnKey,
   type ImCaseSortKey,
@@ -54,6 +55,15 @@ export function dateFloor(filter: ImDateFilter | null | undefined, now: Date): D
   return new Date(now.getTime() - IM_DATE_FILTER_DAYS[filter] * 86_400_000);
 }
 
+/**
+ * Sort keys that are never null (NOT NULL columns, counts): ordered without NULLS LAST, the same
+ * order, so that one btree (key, id) serves both directions (migration 0011). A nullable key keeps
+ * NULLS LAST and has an index for each direction.
+ */
+const IMAGE_NEVER_NULL: ReadonlySet<string> = new Set<ImImageSortKey>(['imageFilename', 'uploadedAt', 'status']);
+const CASE_NEVER_NULL: ReadonlySet<string> = new Set<ImCaseSortKey>(['caseCreatedAt', 'status', 'openQueries']);
+const nullsLast = (neverNull: ReadonlySet<string>, key: string) => (neverNull.has(key) ? sql`` : sql` nulls last`);
+
 // ---------------------------------------------------------------------------------------------
 // Images
 // ---------------------------------------------------------------------------------------------
@@ -105,20 +115,22 @@ const IMAGE_SEARCHED: readonly ImImageColumnKey[] = [
 ];
 
 function imagesFrom(db: Q, principal: Principal) {
-  const viewAll = principal.actions.has(VIEW_ALL_STUDIES);
-  return db
+  const from = db
     .selectFrom('images')
     .leftJoin('studies as s', 's.id', 'images.study_id')
     .leftJoin('cases as c', 'c.id', 'images.case_id')
-    .leftJoin('organizations as o', 'o.id', 'images.organization_id')
-    .where((eb) =>
-      eb.or([
-        eb('images.study_id', 'in', db.selectFrom('studies').select('studies.id').where(visibleStudies(principal))),
-        // Images without a study (sample data not yet matched): only for who sees every study.
-        ...(viewAll ? [eb('images.study_id', 'is', null)] : []),
-      ]),
-    )
-    .where(readerSeesImage(principal));
+    .leftJoin('organizations as o', 'o.id', 'images.organization_id');
+  // Who sees every study sees every image, those without a study too (sample data not yet
+  // matched): no condition at all (a study_id always names a study), so that at 10^6 images the
+  // planner walks a sort index instead of testing each row (issue 12, Scale).
+  const scoped = principal.actions.has(VIEW_ALL_STUDIES)
+    ? from
+    : from.where(
+        'images.study_id',
+        'in',
+        db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)),
+      );
+  return scoped.where(readerSeesImage(principal));
 }
 
 export interface ImageListOptions extends ImListFilters, ListWindow {
@@ -159,22 +171,58 @@ export function imagesQuery(db: Q, principal: Principal, options: ImageListOptio
       'images.case_id',
       ...options.columns.map((key) => aliased(IMAGE_SQL[key](eb as ImageEb), key)),
     ])
-    .orderBy((eb) => sql`(${IMAGE_SQL[options.sort](eb as ImageEb)}) ${sql.raw(direction)} nulls last`)
+    .orderBy(
+      (eb) =>
+        sql`(${IMAGE_SQL[options.sort](eb as ImageEb)}) ${sql.raw(direction)}${nullsLast(IMAGE_NEVER_NULL, options.sort)}`,
+    )
     .orderBy('images.id', direction)
     .$castTo<ImageRecordRow>();
+}
+
+/**
+ * The total of an image list filtered by nothing but studies and statuses (the page as it opens),
+ * summed from image_status_counts (migration 0011, kept by a trigger) instead of counting up to
+ * 10^6 rows; undefined when a search or a date filter applies (those are counted), or for a reader.
+ */
+async function countedImageTotal(
+  db: Q,
+  principal: Principal,
+  options: Omit<ImageListOptions, 'sort' | 'descending'>,
+): Promise<number | undefined> {
+  if (options.searchText || dateFloor(options.dateFilter, options.now)) return undefined;
+  if (readsAssignedCasesOnly(principal.workAsRole)) return undefined;
+  const visible = principal.actions.has(VIEW_ALL_STUDIES)
+    ? sql`true` // study_key 0 (no study) included
+    : sql`study_key in (${db.selectFrom('studies').select('studies.id').where(visibleStudies(principal))})`;
+  const chosen = options.studyIds.length > 0 ? sql`study_key in (${sql.join([...options.studyIds])})` : sql`true`;
+  const statuses =
+    options.statuses.length > 0 ? sql`status in (${sql.join([...options.statuses])})` : sql`status <> 'ARCHIVED'`;
+  const { rows } = await sql<{ n: number }>`
+    select coalesce(sum(n), 0)::int as n from image_status_counts
+    where ${visible} and ${chosen} and ${statuses}`.execute(db);
+  return rows[0]?.n ?? 0;
 }
 
 /** One page of the image list, with the total of the filtered list. */
 export async function listImages(db: Q, principal: Principal, options: ImageListOptions) {
   const base = filteredImages(db, principal, options);
-  let page = imagesQuery(db, principal, options);
-  if (options.limit !== undefined) page = page.limit(options.limit);
-  if (options.offset) page = page.offset(options.offset);
+  // The page's ids first (only the sort key is computed for the rows an offset skips), then the
+  // columns — subqueries included — of those rows alone.
+  let ids = imagesQuery(db, principal, { ...options, columns: [] });
+  if (options.limit !== undefined) ids = ids.limit(options.limit);
+  if (options.offset) ids = ids.offset(options.offset);
+  const page = imagesQuery(db, principal, options).where(
+    'images.id',
+    'in',
+    db.selectFrom(ids.as('page')).select('page.id'),
+  );
   const [rows, total] = await Promise.all([
     page.execute(),
-    base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+    countedImageTotal(db, principal, options).then(
+      async (n) => n ?? (await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).n,
+    ),
   ]);
-  return { rows, total: total.n };
+  return { rows, total };
 }
 
 /** One image's row (the one-row refresh), or undefined when it is not visible. */
@@ -258,11 +306,16 @@ const CASE_SEARCHED: readonly ImCaseColumnKey[] = [
 ];
 
 function casesFrom(db: Q, principal: Principal) {
-  return db
-    .selectFrom('cases')
-    .innerJoin('studies as s', 's.id', 'cases.study_id')
-    .where('cases.study_id', 'in', db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)))
-    .where(readerSeesCase(principal));
+  const from = db.selectFrom('cases').innerJoin('studies as s', 's.id', 'cases.study_id');
+  // Every study: no condition (as for images).
+  const scoped = principal.actions.has(VIEW_ALL_STUDIES)
+    ? from
+    : from.where(
+        'cases.study_id',
+        'in',
+        db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)),
+      );
+  return scoped.where(readerSeesCase(principal));
 }
 
 export interface CaseListOptions extends ImListFilters, ListWindow {
@@ -305,16 +358,26 @@ export function casesQuery(db: Q, principal: Principal, options: CaseListOptions
   const direction = options.descending ? 'desc' : 'asc';
   return filteredCases(db, principal, options)
     .select((eb) => caseColumns(eb as CaseEb, options.columns))
-    .orderBy((eb) => sql`(${CASE_SQL[options.sort](eb as CaseEb)}) ${sql.raw(direction)} nulls last`)
+    .orderBy(
+      (eb) =>
+        sql`(${CASE_SQL[options.sort](eb as CaseEb)}) ${sql.raw(direction)}${nullsLast(CASE_NEVER_NULL, options.sort)}`,
+    )
     .orderBy('cases.id', direction)
     .$castTo<CaseRecordRow>();
 }
 
 export async function listCases(db: Q, principal: Principal, options: CaseListOptions) {
   const base = filteredCases(db, principal, options);
-  let page = casesQuery(db, principal, options);
-  if (options.limit !== undefined) page = page.limit(options.limit);
-  if (options.offset) page = page.offset(options.offset);
+  // The page's ids, then its columns (as for images): the counted and listed columns of a case
+  // are subqueries, which an offset would otherwise run for every row it skips.
+  let ids = casesQuery(db, principal, { ...options, columns: [] });
+  if (options.limit !== undefined) ids = ids.limit(options.limit);
+  if (options.offset) ids = ids.offset(options.offset);
+  const page = casesQuery(db, principal, options).where(
+    'cases.id',
+    'in',
+    db.selectFrom(ids.as('page')).select('page.case_id'),
+  );
   const [rows, total] = await Promise.all([
     page.execute(),
     base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
