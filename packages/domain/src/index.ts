@@ -17,3 +17,4 @@ export * from './imageActions.js';
 export * from './viewer.js';
 export * from './imageManagement.js';
 export * from './csv.js';
+export * from './samples.js';

@@ -11,7 +11,7 @@ import {
 } from '@lamina/domain';
 import type { RegisteredRoute } from '../src/app.js';
 import { processImage } from '../src/modules/processing/processImage.js';
-import { UploadKeys } from '../src/platform/storage/keys.js';
+import { sampleResultKey, UploadKeys } from '../src/platform/storage/keys.js';
 import { login, type Session } from './testApp.js';
 import {
   createCase,
@@ -127,6 +127,13 @@ async function uploaded(studyId: number, userId: number): Promise<string> {
   const key = keys.issue(studyId, userId, `slide-${unique()}.svs`);
   await t.app.slides.storage.write(key, { filePath: path.join(WSI_DIR, 'small.svs') });
   return key;
+}
+
+/** A sample-data file issued to `userId`, stored (as after the browser's PUT): its process request. */
+async function sampleFile(userId: number) {
+  const key = keys.issueSample(userId, `samples-${unique()}.csv`);
+  await t.app.slides.storage.write(key, Buffer.from('File Name,QA Comments\r\nnothing-here.svs,x\r\n'));
+  return { s3SampleDataKey: key, fileName: 'samples.csv', resultFileKey: sampleResultKey(key) };
 }
 
 async function multipart(studyId: number, userId: number) {
@@ -331,6 +338,35 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
       payload: { studyId: s.studyId, method: 'PUT', key: 'x.svs', fileName: 'x.svs' },
     }),
     audit: NO_RECORD,
+  },
+  'POST /api/samples/upload': {
+    scope: 'global',
+    as: 'LabTech',
+    request: () => ({ url: '/api/samples/upload', payload: { fileName: 'samples.csv' } }),
+    audit: { none: 'signs a storage URL; the import is audited when processed (SAMPLE_DATA_IMPORTED)' },
+  },
+  'POST /api/samples/process': {
+    scope: 'global',
+    as: 'LabTech',
+    request: async (_s, c) => ({ url: '/api/samples/process', payload: await sampleFile(c.userId) }),
+    audit: 'SAMPLE_DATA_IMPORTED',
+  },
+  'GET /api/samples/progress': {
+    scope: 'global',
+    as: 'LabTech',
+    request: async (_s, c) => {
+      const file = await sampleFile(c.userId);
+      await t.database.db
+        .insertInto('sample_imports')
+        .values({
+          user_id: c.userId,
+          sample_key: file.s3SampleDataKey,
+          result_key: file.resultFileKey,
+          file_name: 'x.csv',
+        })
+        .execute();
+      return { url: `/api/samples/progress?s3SampleDataKey=${encodeURIComponent(file.s3SampleDataKey)}` };
+    },
   },
   'POST /api/images': {
     scope: 'scoped',

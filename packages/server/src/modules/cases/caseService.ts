@@ -806,7 +806,7 @@ export class CaseService {
  * The audit rows of an image changing case: IMAGE_CASE_ASSIGNED (into a case, or from one to
  * another) or IMAGE_CASE_REMOVED, and IMAGE_STATUS_CHANGED when its status changes with it.
  */
-function imageCaseEvents(
+export function imageCaseEvents(
   imageId: number,
   studyId: number | null,
   change: {

@@ -29,25 +29,11 @@ import { changeEvents, requireReasonsForChange, type ReasonRule } from '../../pl
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { canSeeStudy } from '../../platform/rbac/studyScope.js';
 import { CaseService } from '../cases/caseService.js';
-import { checkSegment, ImageEditService, lockImage, type LockedImage } from '../images/imageEditService.js';
+import { IMAGE_TEXT_COLUMN, type ImageTextKey } from './imageColumns.js';
+import { checkSegment, ImageEditService, lockImage } from '../images/imageEditService.js';
 
 type Tx = Transaction<DB>;
 type Parsed = { tabName: ImEditTab; columnName: string; columnValue: string | null; reasonForChange?: string | null };
-
-/** Image columns stored on the image row as text, and their column. */
-const IMAGE_TEXT_COLUMN = {
-  imageFilename: 'name',
-  accessionNumber: 'accession_number',
-  protocolId: 'protocol_id',
-  siteId: 'site_id',
-  subjectId: 'subject_id',
-  visitId: 'visit_id',
-  labVisitId: 'lab_visit_id',
-  anatomicalSegment: 'biopsy_location',
-  specimenCollectionDate: 'specimen_collection_date',
-  qaComments: 'qa_comments',
-} as const satisfies Partial<Record<ImImageColumnKey, keyof LockedImage>>;
-type ImageTextKey = keyof typeof IMAGE_TEXT_COLUMN;
 
 /** Edit Column's reason rule: a reason only where a value existed (doc 2 §5), the tab's message. */
 const columnReasonRule =
@@ -291,6 +277,18 @@ const CASE_COLUMN = {
  * Visit ID and Lab Visit ID come from the study configuration's options (doc 2 §5): none configured
  * (or no study) is 'No options configured'; another value is refused. Emptying is allowed.
  */
+export function studyOptionError(
+  study: { visit_ids: string[]; lab_visit_ids: string[] } | undefined,
+  column: ImColumn<string>,
+  value: string | null,
+): string | null {
+  if (value === null) return null;
+  const options = (column.edit?.kind === 'labVisitOption' ? study?.lab_visit_ids : study?.visit_ids) ?? [];
+  const choices = options.filter((o) => o !== '');
+  if (choices.length === 0) return IM_EDIT_MESSAGES.noOptionsConfigured;
+  return choices.includes(value) ? null : IM_EDIT_MESSAGES.notAnOption(column.label);
+}
+
 async function checkStudyOption(
   db: Db | Tx,
   studyId: number | null,
@@ -306,10 +304,8 @@ async function checkStudyOption(
           .select(['visit_ids', 'lab_visit_ids'])
           .where('id', '=', studyId)
           .executeTakeFirst();
-  const options = (column.edit?.kind === 'labVisitOption' ? study?.lab_visit_ids : study?.visit_ids) ?? [];
-  const choices = options.filter((o) => o !== '');
-  if (choices.length === 0) throw new BadRequestError(IM_EDIT_MESSAGES.noOptionsConfigured);
-  if (!choices.includes(value)) throw new BadRequestError(IM_EDIT_MESSAGES.notAnOption(column.label));
+  const error = studyOptionError(study, column, value);
+  if (error) throw new BadRequestError(error);
 }
 
 async function organizationName(tx: Tx, id: number): Promise<string | null> {

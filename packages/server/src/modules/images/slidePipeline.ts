@@ -3,6 +3,7 @@ import type { Config } from '../../platform/config.js';
 import type { Database } from '../../platform/db/database.js';
 import { createStorage } from '../../platform/storage/createStorage.js';
 import { LocalStorage } from '../../platform/storage/localStorage.js';
+import { sampleRoutes } from '../samples/sampleRoutes.js';
 import { UploadKeys } from '../../platform/storage/keys.js';
 import type { AppStorage } from '../../platform/storage/uploadSigning.js';
 import { JobQueue } from '../../platform/jobs/jobQueue.js';
@@ -69,11 +70,15 @@ export function createSlidePipeline(
   };
 }
 
-/** The API routes of the slide pipeline: uploads, the local storage's signed URLs, images. */
+/** The API routes of the slide pipeline: uploads, the local storage's signed URLs, images, sample data. */
 export function slideApiRoutes(database: Database, config: Config, slides: SlidePipeline) {
   return async (app: FastifyInstance) => {
     if (slides.storage instanceof LocalStorage) await app.register(storageRoutes(slides.storage));
-    await app.register(uploadRoutes(slides.storage, config.uploadUrlTtlSeconds, new UploadKeys(config.sessionSecret)));
+    const keys = new UploadKeys(config.sessionSecret);
+    await app.register(uploadRoutes(slides.storage, config.uploadUrlTtlSeconds, keys));
+    await app.register(
+      sampleRoutes({ db: database.db, storage: slides.storage, keys, ttlSeconds: config.uploadUrlTtlSeconds }),
+    );
     await app.register(
       imageRoutes({
         db: database.db,

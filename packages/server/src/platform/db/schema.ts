@@ -172,6 +172,8 @@ export interface ImagesTable {
   z_stack_size: Generated<number>;
   replaces_image_id: number | null;
   copied_from_image_id: number | null;
+  is_study_matched: Generated<boolean>;
+  is_case_matched: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** 0004 (slide pipeline): progress 0–100 of the processing job, attempts, derived objects. */
@@ -282,6 +284,24 @@ export interface AuditEventsTable {
   hash: string;
 }
 
+/** 0010: sample-data imports (docs/SAMPLE-DATA.md). */
+export interface SampleImportsTable {
+  id: Generated<number>;
+  user_id: number;
+  sample_key: string;
+  result_key: string;
+  file_name: string;
+  status: Generated<'PROCESSING' | 'COMPLETE' | 'FAILED'>;
+  total_rows: Generated<number>;
+  done_rows: Generated<number>;
+  rows_updated: Generated<number>;
+  fields_updated: Generated<number>;
+  rows_failed: Generated<number>;
+  message: string | null;
+  created_at: Generated<Date>;
+  finished_at: Date | null;
+}
+
 /** 0004: notifications waiting for (or done with) SMTP delivery. */
 export interface MailOutboxTable {
   id: Generated<number>;
@@ -335,4 +355,5 @@ export interface DB {
   schema_migrations: SchemaMigrationsTable;
   mail_outbox: MailOutboxTable;
   job_heartbeats: JobHeartbeatsTable;
+  sample_imports: SampleImportsTable;
 }

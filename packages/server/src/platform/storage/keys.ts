@@ -91,11 +91,38 @@ export class UploadKeys {
     const studyId = studyIdOfUploadKey(key);
     const match = /^uploads\/\d+\/u(\d{1,10})-([0-9a-f]{16})-([0-9a-f]{20})\//.exec(key);
     if (studyId === null || !match) return null;
+    return this.verified(studyId, match);
+  }
+
+  /**
+   * A sample-data file's key, bound to its user (no study: the import spans the user's studies):
+   * `samples/u{userId}-{nonce}-{mac}/{file}`; the result file goes beside it (sampleResultKey).
+   */
+  issueSample(userId: number, fileName: string): string {
+    const nonce = randomUUID().replace(/-/g, '').slice(0, 16);
+    return `samples/u${userId}-${nonce}-${this.mac(0, userId, nonce)}/${safeFileName(fileName)}`;
+  }
+
+  /** The user a sample-data key was issued to, or null. */
+  sampleOwnerOf(key: string): number | null {
+    const match = /^samples\/u(\d{1,10})-([0-9a-f]{16})-([0-9a-f]{20})\/[^/]+$/.exec(key);
+    if (!match || !isValidKey(key)) return null;
+    return this.verified(0, match);
+  }
+
+  private verified(studyId: number, match: RegExpExecArray): number | null {
     const [, user, nonce, mac] = match as unknown as [string, string, string, string];
     const userId = Number(user);
     const expected = Buffer.from(this.mac(studyId, userId, nonce));
     return timingSafeEqual(expected, Buffer.from(mac)) ? userId : null;
   }
+}
+
+/** Where the result of a sample-data import goes: beside the file, `result-{name}.csv`. */
+export function sampleResultKey(sampleKey: string): string {
+  const slash = sampleKey.lastIndexOf('/');
+  const name = sampleKey.slice(slash + 1).replace(/\.(csv|txt)$/i, '');
+  return `${sampleKey.slice(0, slash)}/result-${name}.csv`;
 }
 
 /** The study of an upload key, or null when the key is not under a study's upload prefix. */
