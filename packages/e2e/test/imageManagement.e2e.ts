@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
-import { DEMO_STUDY, loginViaUi, logout, setChecked, waitForPath } from '../src/app.js';
+import { DEMO_STUDY, loginViaUi, logout, mutationHeaders, setChecked, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
 
@@ -91,6 +91,45 @@ describe('Image Management (issue 12)', () => {
         (await row.getByRole('button', { name: 'Edit QA Comments' }).locator('xpath=..').textContent()) ?? '';
       await editQa(first, current.trim() === '-' || current.trim() === '' ? undefined : 'E2E: lab remark');
       await editQa(`${first} (checked)`, 'E2E: the fold was checked');
+
+      // Sample data: the dialog's template with two good rows (two images by their unique names)
+      // and one that matches nothing; the summary counts them.
+      const listed = await page.request.post(appUrl('/api/imageManagement/images'), {
+        headers: await mutationHeaders(page),
+        data: { pageSize: 100 },
+      });
+      const names = ((await listed.json()) as { results: { imageFilename: string }[] }).results.map(
+        (r) => r.imageFilename,
+      );
+      const unique = names.filter((n) => names.indexOf(n) === names.lastIndexOf(n)).slice(0, 2);
+      expect(unique).toHaveLength(2);
+      await page.getByRole('button', { name: 'Upload', exact: true }).click();
+      const select = page.getByRole('dialog', { name: 'Select Sample Data File' });
+      const [templateDownload] = await Promise.all([
+        page.waitForEvent('download'),
+        select.getByRole('button', { name: 'Download the template' }).click(),
+      ]);
+      const template = (await readFile(await templateDownload.path(), 'utf8')).replace(/^\uFEFF/, '').trimEnd();
+      const templateColumns = template.split(',');
+      const sampleRow = (cells: Record<string, string>) => templateColumns.map((c) => cells[c] ?? '').join(',');
+      const file = [
+        template,
+        sampleRow({ 'File Name': unique[0] ?? '', 'QA Comments': 'E2E sample import' }),
+        sampleRow({ 'File Name': unique[1] ?? '', 'QA Comments': 'E2E sample import' }),
+        sampleRow({ 'File Name': 'no-such-slide.svs', 'QA Comments': 'E2E sample import' }),
+      ].join('\r\n');
+      await select.getByLabel('Sample data file').setInputFiles({
+        name: 'e2e-samples.csv',
+        mimeType: 'text/csv',
+        buffer: Buffer.from(file),
+      });
+      await select.getByRole('button', { name: 'Import' }).click();
+      const summary = page.getByRole('dialog', { name: 'Sample Data Import Complete' });
+      await summary.waitFor();
+      expect(await summary.getByTestId('rows-updated').textContent()).toBe('2');
+      expect(await summary.getByTestId('rows-failed').textContent()).toBe('1');
+      await saveScreenshot(page, 'image-management-sample-import.png');
+      await summary.locator('.bp6-dialog-footer').getByRole('button', { name: 'Close' }).click();
       await logout(page);
 
       // A data manager: the spec's defaults for DM (Histo Procedure ID; no file name, no upload date).

@@ -1,6 +1,7 @@
 import { Button, Checkbox, Dialog, DialogBody, DialogFooter, InputGroup, Tag, Tooltip } from '@blueprintjs/core';
 import {
   IM_EXPORT_PERMISSIONS,
+  SAMPLE_UPLOAD_PERMISSION,
   imFilterCount,
   mayEditImColumn,
   viewableColumns,
@@ -21,6 +22,7 @@ import { sortParam, useTableState } from '../../components/useTableState';
 import { exportImList, imKeys, type ImListParams, type ImListTab as Tab } from './api';
 import { EditColumnDialog, type ColumnEdit } from './EditColumnDialog';
 import { ImFilterDialog } from './ImFilterDialog';
+import { SampleImportDialog } from './SampleImportDialog';
 import { readColumnChoices, readFilters, writeColumnChoices, writeFilters } from './imPreferences';
 
 interface ImListTabProps<Row, K extends string> {
@@ -63,7 +65,7 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
   const shown = viewable.filter((c) => choices[c.key] ?? visibleByDefault(c, role));
   const [filters, setFiltersState] = useState<ImFilters>(() => readFilters(tab));
   const [search, setSearch] = useState(filters.searchText ?? '');
-  const [dialog, setDialog] = useState<'filter' | 'columns' | null>(null);
+  const [dialog, setDialog] = useState<'filter' | 'columns' | 'samples' | null>(null);
   const [editing, setEditing] = useState<ColumnEdit | null>(null);
   const editable = useMemo(
     () => new Set(viewable.filter((c) => mayEditImColumn(c, user?.actions ?? [])).map((c) => c.key)),
@@ -88,6 +90,8 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
     writeFilters(tab, { ...filters, searchText: text.trim() || undefined });
   };
   const mayExport = (user?.actions ?? []).includes(IM_EXPORT_PERMISSIONS[tab]);
+  // Sample data updates images: offered on the images tab (doc 2 §2.1).
+  const mayImport = tab === 'images' && (user?.actions ?? []).includes(SAMPLE_UPLOAD_PERMISSION);
   /** Bytes received of a running export, or null. */
   const [exporting, setExporting] = useState<number | null>(null);
   const exportReport = () => {
@@ -160,6 +164,11 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
             </Tag>
           )}
         </Button>
+        {mayImport && (
+          <Button icon="upload" onClick={() => setDialog('samples')}>
+            Upload
+          </Button>
+        )}
         {mayExport && (
           <Button icon="export" onClick={exportReport} disabled={exporting !== null} aria-busy={exporting !== null}>
             {exporting === null ? 'Export Report' : `Exporting… ${formatBytes(exporting)}`}
@@ -191,6 +200,7 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
           onClose={() => setDialog(null)}
         />
       )}
+      {dialog === 'samples' && <SampleImportDialog onClose={() => setDialog(null)} />}
       {editing && <EditColumnDialog edit={editing} onClose={() => setEditing(null)} />}
       {dialog === 'columns' && (
         <ColumnsDialog

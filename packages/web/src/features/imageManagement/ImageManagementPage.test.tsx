@@ -5,6 +5,7 @@ import { setCsrfToken } from '../../api/client';
 import { makeStudy, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { LocationProbe, renderRoutes } from '../../test/render';
+import { fakeXhr } from '../upload/fakeXhr';
 import { ImageManagementPage } from './ImageManagementPage';
 import { columnsCookie } from './imPreferences';
 
@@ -385,5 +386,90 @@ describe('Image Management: Export Report (doc 2 §7)', () => {
     );
     fireEvent.click(await screen.findByRole('button', { name: 'Export Report' }));
     expect(await screen.findByText('Unable to fetch image management cases tab results')).toBeTruthy();
+  });
+});
+
+describe('Image Management: sample-data import (doc 2 §4)', () => {
+  const request = {
+    s3SampleDataKey: 'samples/u1-k/lab.csv',
+    fileName: 'lab.csv',
+    resultFileKey: 'samples/u1-k/result-lab.csv',
+  };
+  const chooseFile = (name: string) => {
+    const input = screen.getByLabelText<HTMLInputElement>('Sample data file');
+    fireEvent.change(input, { target: { files: [new File(['File Name\r\na.svs\r\n'], name, { type: 'text/csv' })] } });
+  };
+
+  it('uploads the chosen file to its signed URL, imports it and shows the counts with the result file', async () => {
+    const { requests } = fakeXhr(() => ({ status: 200 }));
+    const { calls } = renderIm('/image-management/images', {
+      'POST /api/samples/upload': {
+        body: { success: true, putSignedUrl: '/api/storage/samples/x?sig=1', sampleDataRequest: request },
+      },
+      'POST /api/samples/process': {
+        body: {
+          success: true,
+          message: 'done',
+          numRowsUpdated: 2,
+          numFieldsUpdated: 5,
+          numRowsFailed: 1,
+          s3SampleDataResponse: '/api/storage/result?sig=2',
+        },
+      },
+      'GET /api/samples/progress': { body: { success: true, status: 'PROCESSING', totalRows: 3, doneRows: 1 } },
+    });
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await screen.findByRole('dialog', { name: 'Select Sample Data File' });
+    chooseFile('lab.csv');
+    fireEvent.click(screen.getByRole('button', { name: 'Import' }));
+    const summary = await screen.findByRole('dialog', { name: 'Sample Data Import Complete' });
+    expect(within(summary).getByTestId('rows-updated').textContent).toBe('2');
+    expect(within(summary).getByTestId('fields-updated').textContent).toBe('5');
+    expect(within(summary).getByTestId('rows-failed').textContent).toBe('1');
+    expect(
+      within(summary)
+        .getByRole('button', { name: /result file/ })
+        .getAttribute('href'),
+    ).toBe('/api/storage/result?sig=2');
+    expect(calls.find((c) => c.path === '/api/samples/upload')?.body).toEqual({ fileName: 'lab.csv' });
+    expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual(['PUT /api/storage/samples/x?sig=1']);
+    expect(calls.find((c) => c.path === '/api/samples/process')?.body).toEqual(request);
+  });
+
+  it('only .csv and .txt files may be imported', async () => {
+    renderIm();
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await screen.findByRole('dialog', { name: 'Select Sample Data File' });
+    chooseFile('lab.xlsx');
+    expect(screen.getByText('Sample data must be a .csv or .txt file')).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Import' })).toHaveProperty('disabled', true);
+  });
+
+  it("a refused file says the server's message and the dialog stays to choose another", async () => {
+    fakeXhr(() => ({ status: 200 }));
+    renderIm('/image-management/images', {
+      'POST /api/samples/upload': {
+        body: { success: true, putSignedUrl: '/api/storage/samples/x?sig=1', sampleDataRequest: request },
+      },
+      'POST /api/samples/process': {
+        status: 400,
+        body: { success: false, message: "Unknown column 'Colour'; see the template for the columns" },
+      },
+    });
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Select Sample Data File' });
+    chooseFile('lab.csv');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Import' }));
+    expect((await within(dialog).findByRole('alert')).textContent).toContain("Unknown column 'Colour'");
+    expect(within(dialog).getByRole('button', { name: 'Import' })).toHaveProperty('disabled', false);
+  });
+
+  it('is offered only with the permission to upload sample data (not to a data manager)', async () => {
+    renderIm('/image-management/images', {}, makeUserAs('DM', [...ROLE_PERMISSIONS.DM]));
+    await screen.findByText('ACC-4711');
+    expect(screen.queryByRole('button', { name: 'Upload' })).toBeNull();
   });
 });
