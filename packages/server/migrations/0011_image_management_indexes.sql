@@ -50,18 +50,32 @@ CREATE TABLE image_status_counts (
   PRIMARY KEY (study_key, status)
 );
 
+CREATE FUNCTION image_status_counts_add(key integer, st text, delta integer) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO image_status_counts (study_key, status, n) VALUES (key, st, delta)
+    ON CONFLICT (study_key, status) DO UPDATE SET n = image_status_counts.n + delta;
+$$;
+
+-- A change of study or status moves one image from one count row to another. The two rows are
+-- always written in key order (study, then status), so two transactions moving images in opposite
+-- directions wait for each other instead of deadlocking; an update that changes neither writes none.
 CREATE FUNCTION image_status_counts_track() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'TRUNCATE' THEN
     DELETE FROM image_status_counts;
     RETURN NULL;
   END IF;
-  IF TG_OP IN ('UPDATE', 'DELETE') THEN
-    UPDATE image_status_counts SET n = n - 1 WHERE study_key = coalesce(OLD.study_id, 0) AND status = OLD.status;
-  END IF;
-  IF TG_OP IN ('INSERT', 'UPDATE') THEN
-    INSERT INTO image_status_counts (study_key, status, n) VALUES (coalesce(NEW.study_id, 0), NEW.status, 1)
-      ON CONFLICT (study_key, status) DO UPDATE SET n = image_status_counts.n + 1;
+  IF TG_OP = 'INSERT' THEN
+    PERFORM image_status_counts_add(coalesce(NEW.study_id, 0), NEW.status, 1);
+  ELSIF TG_OP = 'DELETE' THEN
+    PERFORM image_status_counts_add(coalesce(OLD.study_id, 0), OLD.status, -1);
+  ELSIF (coalesce(OLD.study_id, 0), OLD.status) = (coalesce(NEW.study_id, 0), NEW.status) THEN
+    RETURN NULL;
+  ELSIF (coalesce(OLD.study_id, 0), OLD.status) < (coalesce(NEW.study_id, 0), NEW.status) THEN
+    PERFORM image_status_counts_add(coalesce(OLD.study_id, 0), OLD.status, -1);
+    PERFORM image_status_counts_add(coalesce(NEW.study_id, 0), NEW.status, 1);
+  ELSE
+    PERFORM image_status_counts_add(coalesce(NEW.study_id, 0), NEW.status, 1);
+    PERFORM image_status_counts_add(coalesce(OLD.study_id, 0), OLD.status, -1);
   END IF;
   RETURN NULL;
 END;
