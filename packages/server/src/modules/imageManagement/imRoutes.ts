@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Compilable } from 'kysely';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   CASE_MESSAGES,
@@ -19,8 +20,9 @@ import {
   imCsvFileName,
   imExportColumns,
   imListQuerySchema,
-  type ImCaseSortKey,
-  type ImImageSortKey,
+  type CsvValue,
+  type ImColumn,
+  type ImDateFilter,
   type Permission,
   type RoleName,
 } from '@lamina/domain';
@@ -61,6 +63,87 @@ const editColumnScope = scope.resource(
   (db, request, principal) =>
     addressesCase(request) ? caseStudyOf(db, request, principal) : imageStudyOf(db, request, principal),
 );
+
+/** What a list's request carries besides its statuses (both tabs' bodies). */
+interface ListBody<S extends string> {
+  searchText?: string | undefined;
+  studyFilter?: { selectedIds: number[] } | undefined;
+  dateFilter?: ImDateFilter | null | undefined;
+  sort: S | `-${S}`;
+  page: number;
+  pageSize: number;
+  columns?: string[] | undefined;
+}
+
+/** What answerList needs of a list request. */
+const callOf = <S extends string>(
+  request: FastifyRequest & { body: ListBody<S>; query: { reportFormat?: 'csv' | undefined } },
+  reply: FastifyReply,
+) => ({ principal: principalOf(request), body: request.body, csv: request.query.reportFormat === 'csv', reply });
+
+/** The list options both tabs' queries take (their statuses added by the tab). */
+interface ListOptions<K extends string, S extends string> {
+  searchText: string | undefined;
+  studyIds: readonly number[];
+  dateFilter: ImDateFilter | null | undefined;
+  now: Date;
+  searchIn: readonly K[];
+  columns: readonly K[];
+  sort: S;
+  descending: boolean;
+}
+
+interface ListTab<K extends string, S extends string, Row, Rec> {
+  tab: 'images' | 'cases';
+  columns: readonly ImColumn<K>[];
+  defaultSort: `-${S}`;
+  query: (principal: Principal, options: ListOptions<K, S>) => Compilable<Row>;
+  list: (
+    principal: Principal,
+    options: ListOptions<K, S> & { limit?: number; offset?: number },
+  ) => Promise<{ rows: Row[]; total: number }>;
+  present: (row: Row) => Rec;
+  cells: (record: Rec, columns: K[]) => CsvValue[];
+}
+
+/**
+ * One list call of either tab: the columns the user may view (searched, sorted by, sent), the
+ * filters, then a page of records with the total — or, with `?reportFormat=csv` and the tab's
+ * export permission, every row as CSV from a cursor, the columns the user shows of those.
+ */
+async function answerList<K extends string, S extends K, Row, Rec>(
+  db: Db,
+  call: { principal: Principal; body: ListBody<S>; csv: boolean; reply: FastifyReply },
+  tab: ListTab<K, S, Row, Rec>,
+) {
+  const { principal, body, reply } = call;
+  const viewable = viewableColumns(tab.columns, principal.actions).map((c) => c.key);
+  const { key, descending } = allowedSort<S>(body.sort, new Set<string>(viewable), tab.defaultSort);
+  const options: ListOptions<K, S> = {
+    searchText: body.searchText?.trim() || undefined,
+    studyIds: body.studyFilter?.selectedIds ?? [],
+    dateFilter: body.dateFilter,
+    now: new Date(),
+    searchIn: viewable,
+    columns: viewable,
+    sort: key,
+    descending,
+  };
+  if (call.csv) {
+    if (!principal.actions.has(IM_EXPORT_PERMISSIONS[tab.tab])) throw new ForbiddenError();
+    const exported = imExportColumns(tab.columns, principal.actions, roleOf(principal), body.columns);
+    const columns = exported.map((c) => c.key);
+    return sendCsv(reply, {
+      fileName: imCsvFileName(tab.tab, options.now),
+      header: exported.map((c) => c.label),
+      db,
+      query: tab.query(principal, { ...options, columns }),
+      cells: (row) => tab.cells(tab.present(row), columns),
+    });
+  }
+  const { rows, total } = await tab.list(principal, { ...options, ...pageWindow(body.page, body.pageSize) });
+  return { success: true as const, results: rows.map(tab.present), total };
+}
 
 /**
  * Image Management (doc 2 §2.1–2.2, §3, §7): the cross-study image and case lists over the studies
@@ -104,38 +187,16 @@ export function imageManagementRoutes(db: Db) {
         },
       },
       async (request, reply) => {
-        const principal = principalOf(request);
-        const body = request.body;
-        const viewable = viewableColumns(IM_IMAGE_COLUMNS, principal.actions).map((c) => c.key);
-        const { key, descending } = allowedSort<ImImageSortKey>(body.sort, new Set(viewable), '-uploadedAt');
-        const options = {
-          searchText: body.searchText?.trim() || undefined,
-          studyIds: body.studyFilter?.selectedIds ?? [],
-          dateFilter: body.dateFilter,
-          statuses: body.imageStatusFilter ?? [],
-          now: new Date(),
-          searchIn: viewable,
-          columns: viewable,
-          sort: key,
-          descending,
-        };
-        if (request.query.reportFormat === 'csv') {
-          if (!principal.actions.has(IM_EXPORT_PERMISSIONS.images)) throw new ForbiddenError();
-          const exported = imExportColumns(IM_IMAGE_COLUMNS, principal.actions, roleOf(principal), body.columns);
-          const columns = exported.map((c) => c.key);
-          return sendCsv(reply, {
-            fileName: imCsvFileName('images', options.now),
-            header: exported.map((c) => c.label),
-            db,
-            query: imagesQuery(db, principal, { ...options, columns }),
-            cells: (row) => imageCsvCells(presentImageRecord(row), columns),
-          });
-        }
-        const { rows, total } = await listImages(db, principal, {
-          ...options,
-          ...pageWindow(body.page, body.pageSize),
+        const statuses = request.body.imageStatusFilter ?? [];
+        return answerList(db, callOf(request, reply), {
+          tab: 'images',
+          columns: IM_IMAGE_COLUMNS,
+          defaultSort: '-uploadedAt',
+          query: (principal, options) => imagesQuery(db, principal, { ...options, statuses }),
+          list: (principal, options) => listImages(db, principal, { ...options, statuses }),
+          present: presentImageRecord,
+          cells: imageCsvCells,
         });
-        return { success: true as const, results: rows.map(presentImageRecord), total };
       },
     );
 
@@ -155,35 +216,16 @@ export function imageManagementRoutes(db: Db) {
         },
       },
       async (request, reply) => {
-        const principal = principalOf(request);
-        const body = request.body;
-        const viewable = viewableColumns(IM_CASE_COLUMNS, principal.actions).map((c) => c.key);
-        const { key, descending } = allowedSort<ImCaseSortKey>(body.sort, new Set(viewable), '-caseCreatedAt');
-        const options = {
-          searchText: body.searchText?.trim() || undefined,
-          studyIds: body.studyFilter?.selectedIds ?? [],
-          dateFilter: body.dateFilter,
-          statuses: body.caseStatusFilter ?? [],
-          now: new Date(),
-          searchIn: viewable,
-          columns: viewable,
-          sort: key,
-          descending,
-        };
-        if (request.query.reportFormat === 'csv') {
-          if (!principal.actions.has(IM_EXPORT_PERMISSIONS.cases)) throw new ForbiddenError();
-          const exported = imExportColumns(IM_CASE_COLUMNS, principal.actions, roleOf(principal), body.columns);
-          const columns = exported.map((c) => c.key);
-          return sendCsv(reply, {
-            fileName: imCsvFileName('cases', options.now),
-            header: exported.map((c) => c.label),
-            db,
-            query: casesQuery(db, principal, { ...options, columns }),
-            cells: (row) => caseCsvCells(presentCaseRecord(row), columns),
-          });
-        }
-        const { rows, total } = await listCases(db, principal, { ...options, ...pageWindow(body.page, body.pageSize) });
-        return { success: true as const, results: rows.map(presentCaseRecord), total };
+        const statuses = request.body.caseStatusFilter ?? [];
+        return answerList(db, callOf(request, reply), {
+          tab: 'cases',
+          columns: IM_CASE_COLUMNS,
+          defaultSort: '-caseCreatedAt',
+          query: (principal, options) => casesQuery(db, principal, { ...options, statuses }),
+          list: (principal, options) => listCases(db, principal, { ...options, statuses }),
+          present: presentCaseRecord,
+          cells: caseCsvCells,
+        });
       },
     );
 
