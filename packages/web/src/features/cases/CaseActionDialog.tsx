@@ -130,7 +130,10 @@ export function CaseActionDialog({
           return;
         }
       }
-      mutation.mutate({ kind: 'forward', id: target.id }, { onSuccess: done });
+      mutation.mutate(
+        { kind: 'forward', id: target.id, ...(askAi ? { includeAiCounts: includeAi } : {}) },
+        { onSuccess: done },
+      );
     };
     return (
       <ConfirmDialog

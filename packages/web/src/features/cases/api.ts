@@ -212,7 +212,8 @@ export function useEditCase() {
 
 /** The status calls of a case (doc 2 §7, doc 3 §7). */
 export type CaseStatusAction =
-  | { kind: 'forward'; id: number }
+  /** includeAiCounts: the reader's choice at Mark as Scored, recorded with the read (doc 3 §4). */
+  | { kind: 'forward'; id: number; includeAiCounts?: boolean }
   | { kind: 'back'; id: number; value: CaseStatus; reason: string }
   | { kind: 'on_hold' | 'off_hold' | 'archive'; id: number; reason: string };
 
@@ -230,7 +231,9 @@ export function useCaseStatusAction() {
       action.kind === 'archive' ? `/api/cases/${action.id}/archive` : `/api/cases/${action.id}/status/${action.kind}`;
     const body =
       action.kind === 'forward'
-        ? undefined
+        ? action.includeAiCounts === undefined
+          ? undefined
+          : { includeAiCounts: action.includeAiCounts }
         : action.kind === 'back'
           ? { value: action.value, reason: action.reason }
           : { caseId: action.id, reasonForChange: action.reason };

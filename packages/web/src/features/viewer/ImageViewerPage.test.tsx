@@ -21,6 +21,7 @@ afterEach(cleanup);
 beforeEach(() => {
   stubResizeObserver();
   window.localStorage.clear();
+  window.sessionStorage.clear();
 });
 
 describe('ImageViewerPage', () => {
@@ -171,6 +172,43 @@ describe('ImageViewerPage', () => {
     expect(window.localStorage.getItem('lamina.viewer.brightness')).toBe('5');
   });
 
+  it("keys on the brightness slider move the slider, not the slide (its '4' is no jump to 10x)", async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    const magnification = screen.getByTestId('magnification');
+    const before = magnification.textContent;
+    const handle = screen.getByRole('slider', { name: 'Brightness' });
+    handle.focus();
+    fireEvent.keyDown(handle, { key: '4' });
+    fireEvent.keyDown(handle, { key: 'ArrowLeft', which: 37, keyCode: 37 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(magnification.textContent).toBe(before);
+  });
+
+  it('the z-stack slider shows only at maximum zoom of a slide with several focal planes, and chooses the plane', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ zStackSize: 3 }) } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    expect(screen.queryByRole('slider', { name: 'Z-stack plane' })).toBeNull();
+    fireEvent.keyDown(window, { key: '6' });
+    const plane = await screen.findByRole('slider', { name: 'Z-stack plane' }, { timeout: 5000 });
+    expect(plane.getAttribute('aria-valuenow')).toBe('0');
+    fireEvent.keyDown(plane, { key: 'ArrowRight', which: 39, keyCode: 39 });
+    await waitFor(() => expect(plane.getAttribute('aria-valuenow')).toBe('1'));
+    fireEvent.keyDown(window, { key: '1' });
+    await waitFor(() => expect(screen.queryByRole('slider', { name: 'Z-stack plane' })).toBeNull(), { timeout: 5000 });
+  });
+
+  it('a slide of one focal plane has no z-stack slider, even at maximum zoom', async () => {
+    mockFetch({ 'GET /api/images/7': { body: makeImage() } });
+    renderViewer();
+    await screen.findByTestId('slide-map');
+    fireEvent.keyDown(window, { key: '6' });
+    await waitFor(() => expect(screen.getByTestId('magnification').textContent).toBe('40x digital'), { timeout: 5000 });
+    expect(screen.queryByRole('slider', { name: 'Z-stack plane' })).toBeNull();
+  });
+
   it('says in the image details when a slide records no pixel size (issue 20)', async () => {
     mockFetch({ 'GET /api/images/7': { body: makeImage({ physicalResolution: null, pixelSize: null }) } });
     renderViewer();
@@ -207,8 +245,15 @@ describe('ImageViewerPage: layers, persisted view, sidebar, label panel', () => 
     fireEvent.keyDown(input, { key: 'a' });
     expect(checkbox.checked).toBe(false);
     input.remove();
-    fireEvent.click(checkbox);
-    expect(checkbox.checked).toBe(true);
+    // Another slide (the case viewer's next image) opens with the annotations still hidden.
+    cleanup();
+    mockFetch({ 'GET /api/images/8': { body: makeImage({ id: 8 }) } });
+    renderViewer('/studies/3/images/8');
+    await screen.findByTestId('slide-map');
+    const next = screen.getByRole<HTMLInputElement>('checkbox', { name: 'Annotations' });
+    expect(next.checked).toBe(false);
+    fireEvent.click(next);
+    expect(next.checked).toBe(true);
   });
 
   it('the AI opacity slider shows only with AI annotations, at 0 by default; i hides the AI layers', async () => {

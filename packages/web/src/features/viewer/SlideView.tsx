@@ -9,11 +9,13 @@ import {
   readAiOpacity,
   readBrightness,
   readImageView,
+  readLayerVisibility,
   readMicroscope,
   readMiniMapExpanded,
   writeAiOpacity,
   writeBrightness,
   writeImageView,
+  writeLayerVisibility,
   writeMicroscope,
   writeMiniMapExpanded,
 } from './viewerPreferences';
@@ -79,8 +81,12 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   useEffect(() => writeMicroscope(microscope), [microscope]);
   // Annotation layers (their drawing comes with the annotations work): shown by default; 'a' and
   // 'i' toggle them. The AI opacity starts at 0 unless the user set it (doc 3 §9).
-  const [annotationsVisible, setAnnotationsVisible] = useState(true);
-  const [aiVisible, setAiVisible] = useState(true);
+  const [annotationsVisible, setAnnotationsVisible] = useState(() => readLayerVisibility().annotations);
+  const [aiVisible, setAiVisible] = useState(() => readLayerVisibility().ai);
+  useEffect(
+    () => writeLayerVisibility({ annotations: annotationsVisible, ai: aiVisible }),
+    [annotationsVisible, aiVisible],
+  );
   const hasAi = image.mldFile !== null;
   const [aiOpacity, setAiOpacity] = useState(readAiOpacity);
   const appliedAiOpacity = useDebouncedValue(aiOpacity, SLIDER_DEBOUNCE_MS);
@@ -122,6 +128,8 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
 
   useEffect(() => {
     const handleKeyDown = (event: KeyboardEvent) => {
+      // A control took the key already (a slider's arrows, a menu's Enter).
+      if (event.defaultPrevented) return;
       if (isHelpKey(event)) {
         event.preventDefault();
         setHelpOpen(true);

@@ -64,6 +64,7 @@ export function ViewerControls(props: ViewerControlsProps) {
             stepSize={1}
             labelStepSize={Math.max(1, stackSize - 1)}
             value={stack}
+            handleHtmlProps={{ 'aria-label': 'Z-stack plane' }}
             onChange={(index) => onCommand({ type: 'setStack', index })}
           />
         </div>

@@ -1,4 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type BaseEvent from 'ol/events/Event';
+import type XYZ from 'ol/source/XYZ';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { stubResizeObserver } from './olTestSupport';
 import { carriedView, ViewerEngine, type ViewerImage, type ViewState } from './ViewerEngine';
 
@@ -196,5 +198,29 @@ describe('ViewerEngine', () => {
     expect(e.tileUrlFor(0, 0, 0)).toBe('/tiles/7/0/0/0?t=fresh');
     e.execute({ type: 'setStack', index: 1 });
     expect(e.tileUrlFor(0, 0, 0)).toBe('/tiles/7/0/0/0?t=fresh&stack=1');
+  });
+});
+
+describe('ViewerEngine tile errors (doc 3 §8)', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('come out at most once per 2 s, so the session is re-checked at most that often', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-11-25T10:00:00Z'));
+    const e = create();
+    const seen: string[] = [];
+    e.on('tileError', ({ url }) => seen.push(url));
+    const source = (e as unknown as { layers: { getSource(): XYZ }[] }).layers[0]?.getSource();
+    if (!source) throw new Error('no tile source');
+    const fail = (key: string) =>
+      source.dispatchEvent({ type: 'tileloaderror', tile: { getKey: () => key } } as unknown as BaseEvent);
+    fail('a');
+    fail('b');
+    vi.setSystemTime(new Date('2026-11-25T10:00:01.900Z'));
+    fail('c');
+    expect(seen).toEqual(['a']);
+    vi.setSystemTime(new Date('2026-11-25T10:00:02.100Z'));
+    fail('d');
+    expect(seen).toEqual(['a', 'd']);
   });
 });

@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
+  readLayerVisibility,
+  writeLayerVisibility,
   brightnessFilter,
   readAiOpacity,
   readAnnotationOpacity,
@@ -84,5 +86,17 @@ describe('persisted viewer state (doc 3 §3, §9)', () => {
     writeCaseImage(1000, 1);
     expect(readCaseImage(6)).toBe(60);
     expect(readCaseImage(7)).toBeUndefined();
+  });
+});
+
+describe('layer visibility', () => {
+  it('is kept for the browser tab (so switching images keeps it), both shown by default', () => {
+    window.sessionStorage.clear();
+    expect(readLayerVisibility()).toEqual({ annotations: true, ai: true });
+    writeLayerVisibility({ annotations: false, ai: true });
+    expect(readLayerVisibility()).toEqual({ annotations: false, ai: true });
+    expect(window.localStorage.getItem('lamina.viewer.layers')).toBeNull();
+    window.sessionStorage.setItem('lamina.viewer.layers', 'not json');
+    expect(readLayerVisibility()).toEqual({ annotations: true, ai: true });
   });
 });

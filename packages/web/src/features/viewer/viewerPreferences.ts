@@ -69,6 +69,31 @@ export const writeAnnotationOpacity = (value: number): void => write(KEYS.annota
 export const readAiOpacity = (): number => readInteger(KEYS.aiOpacity, OPACITY_RANGE, 0);
 export const writeAiOpacity = (value: number): void => write(KEYS.aiOpacity, String(value));
 
+/**
+ * Whether the annotation and AI layers are shown ('a', 'i', the Annotations checkbox): kept for the
+ * browser tab (session storage), so switching the case's images keeps them, and a new visit starts
+ * with both shown. (Not in the spec's persisted state, so not in local storage.)
+ */
+export type LayerVisibility = { annotations: boolean; ai: boolean };
+const LAYERS_KEY = 'lamina.viewer.layers';
+
+export function readLayerVisibility(): LayerVisibility {
+  try {
+    const raw = JSON.parse(window.sessionStorage.getItem(LAYERS_KEY) ?? '{}') as Partial<LayerVisibility>;
+    return { annotations: raw.annotations !== false, ai: raw.ai !== false };
+  } catch {
+    return { annotations: true, ai: true };
+  }
+}
+
+export function writeLayerVisibility(layers: LayerVisibility): void {
+  try {
+    window.sessionStorage.setItem(LAYERS_KEY, JSON.stringify(layers));
+  } catch {
+    // Storage unavailable: the choice lasts for this slide only.
+  }
+}
+
 /** The CSS brightness of the tiles: a percentage of 100 plus the value (doc 3 §9). */
 export function brightnessFilter(value: number): string {
   return `brightness(${100 + value}%)`;

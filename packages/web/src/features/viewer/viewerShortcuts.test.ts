@@ -54,3 +54,26 @@ describe('viewer keyboard shortcuts (doc 3 §2)', () => {
     for (const k of ['+ or =', '-', '1 – 6', 'c', 'a', 'i', '?']) expect(keys).toContain(k);
   });
 });
+
+describe('keys a control uses itself', () => {
+  it('are not shortcuts: a focused slider, tab, radio or a dialog keeps its arrows and digits', () => {
+    for (const role of ['slider', 'tab', 'radio', 'dialog']) {
+      const host = document.createElement('div');
+      host.setAttribute('role', role);
+      const inner = document.createElement('span');
+      host.appendChild(inner);
+      document.body.appendChild(host);
+      for (const target of [host, inner]) {
+        expect(
+          commandForKey({ key: 'ArrowRight', target, ctrlKey: false, metaKey: false, altKey: false }),
+          role,
+        ).toBeNull();
+        expect(commandForKey({ key: '4', target, ctrlKey: false, metaKey: false, altKey: false }), role).toBeNull();
+      }
+      host.remove();
+    }
+    expect(
+      commandForKey({ key: 'ArrowRight', target: document.body, ctrlKey: false, metaKey: false, altKey: false }),
+    ).toEqual({ type: 'pan', direction: 'right' });
+  });
+});

@@ -13,12 +13,20 @@ const KEY_COMMANDS: Readonly<Record<string, ViewerCommand>> = {
   c: { type: 'toggleOverlays' },
 };
 
-/** Shortcuts are ignored while typing in a field (doc 3 §2). */
+/** Controls that use the keys themselves: arrows move a slider, switch tabs or radios, walk a menu. */
+const KEY_CONTROLS =
+  '[role="slider"], [role="tab"], [role="radio"], [role="menu"], [role="menuitem"], [role="listbox"], [role="dialog"]';
+
+/**
+ * Shortcuts are ignored while typing in a field (doc 3 §2) and while a control that answers keys
+ * itself has the focus (the brightness slider's arrows must not pan the slide under it).
+ */
 export function isTypingTarget(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
   if (target.isContentEditable) return true;
   const tag = target.tagName;
-  return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT';
+  if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') return true;
+  return target.closest(KEY_CONTROLS) !== null;
 }
 
 /** The command of a key press, or null (typing in a field, a modifier held, an unbound key). */
