@@ -342,7 +342,29 @@ export const CASE_MESSAGES = {
   manualReadersNotAllowed: 'You may not assign readers',
   noChange: 'Nothing to change',
   revertStatusRequired: 'Choose the status to set the case back to',
+  notPermittedLabQc: 'You do not have permission to pass lab QC',
+  notPermittedIscQc: 'You do not have permission to pass ISC QC',
+  notPermittedScore: 'You do not have permission to mark cases as scored',
+  notPermittedStep: 'You do not have permission to take this step',
 } as const;
+
+/**
+ * Lamina's reason after the spec's 'Unable to transition case status.' / 'Unable to transition
+ * image status.' when the user lacks the permission of the step (a forward step, or an image's QC
+ * step): the step's own words.
+ */
+export function stepNotPermitted(permission: Permission): string {
+  switch (permission) {
+    case 'AP_ImageViewer_ViewButtonPassLabQC':
+      return CASE_MESSAGES.notPermittedLabQc;
+    case 'AP_CaseViewer_ViewButtonPassISCQC':
+      return CASE_MESSAGES.notPermittedIscQc;
+    case 'AP_CaseViewer_MarkCaseasScored':
+      return CASE_MESSAGES.notPermittedScore;
+    default:
+      return CASE_MESSAGES.notPermittedStep;
+  }
+}
 
 /** '{Field} must ...' etc. come from caseFieldError; these are the status-specific refusals. */
 export const revertRefused = (status: string): string =>

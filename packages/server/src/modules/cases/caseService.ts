@@ -22,6 +22,7 @@ import {
   normaliseCaseField,
   revertChoices,
   revertRefused,
+  stepNotPermitted,
   valuesDiffer,
   CASE_STATUS_LABELS,
   IMAGE_ACTION_MESSAGES,
@@ -310,7 +311,9 @@ export class CaseService {
       const current = await this.lock(tx, caseId);
       const step = forwardStepFrom(current.status);
       if (!step) throw new ConflictError(CASE_MESSAGES.unableToTransition);
-      if (!principal.actions.has(step.permission)) throw new ForbiddenError();
+      // The route lets in a holder of any step's permission; this step needs its own (doc 3 §8's message).
+      if (!principal.actions.has(step.permission))
+        throw new ForbiddenError(`${CASE_MESSAGES.unableToTransition} ${stepNotPermitted(step.permission)}`);
       const live = await this.liveImageCount(tx, caseId);
       if (live === 0) throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.noLiveImages}`);
       const events: AuditEvent[] = [];
@@ -319,7 +322,8 @@ export class CaseService {
           await tx.selectFrom('case_readers').select(['user_id', 'read_at']).where('case_id', '=', caseId).execute()
         ).map((r) => ({ userId: r.user_id, readAt: r.read_at }));
         const outcome = markScoredOutcome(readers, principal.id);
-        if (!outcome.assigned) throw new ForbiddenError(CASE_MESSAGES.notAssignedReader);
+        if (!outcome.assigned)
+          throw new ForbiddenError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.notAssignedReader}`);
         if (outcome.alreadyRead) throw new ConflictError(CASE_MESSAGES.alreadyScored);
         await tx
           .updateTable('case_readers')
@@ -348,15 +352,18 @@ export class CaseService {
 
   /** PATCH /api/images/{id}/pass-qc: one image's QC; the case follows when all its images have passed. */
   async passImageQc(principal: Principal, actor: Actor, imageId: number): Promise<void> {
-    const failure = IMAGE_ACTION_MESSAGES.unableToTransitionImageStatus;
+    // 'Unable to transition image status.' (doc 2 §8, doc 3 §8), then Lamina's reason.
+    const failure = IMAGE_ACTION_MESSAGES.unableToTransitionImage;
     await this.db.transaction().execute(async (tx) => {
       const image = await lockImage(tx, imageId);
-      if (image.case_id === null) throw new ConflictError(`${failure}. ${IMAGE_ACTION_MESSAGES.notInCase}`);
+      if (image.case_id === null) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.notInCase}`);
       const current = await this.lock(tx, image.case_id);
       const step = imageQcStepFrom(image.status as ImageStatus);
       if (!step || current.status !== step.caseStatus)
-        throw new ConflictError(`${failure}. ${IMAGE_ACTION_MESSAGES.qcNotNow}`);
-      if (!principal.actions.has(step.permission)) throw new ForbiddenError();
+        throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.qcNotNow}`);
+      // The route lets in a holder of either step's permission; this step needs its own.
+      if (!principal.actions.has(step.permission))
+        throw new ForbiddenError(`${failure} ${stepNotPermitted(step.permission)}`);
       await tx
         .updateTable('images')
         .set({ status: step.to, updated_at: new Date() })
