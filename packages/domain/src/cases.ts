@@ -188,6 +188,16 @@ export function imageQcStepFrom(status: ImageStatus): ImageQcStep | null {
 
 /** Who may toggle an image's visibility to readers (doc 3 §4: the ISC-QC permission, in a query chain). */
 export const TOGGLE_VISIBILITY_PERMISSION: Permission = 'AP_CaseViewer_ViewButtonPassISCQC';
+/** Who may open a case: the case viewer, the study page's Cases tab, the Image Management cases list. */
+export const VIEW_CASE_PERMISSIONS: readonly Permission[] = [
+  'AP_CaseViewer_ViewCaseViewer',
+  'S_Main_ViewCasesTab',
+  'IM_CaseListTab_ViewPage',
+];
+/** Who may comment on a case (PATCH /api/cases/{id}/comment): whoever may open it. */
+export const CASE_COMMENT_PERMISSIONS: readonly Permission[] = VIEW_CASE_PERMISSIONS;
+/** The longest case comment (PATCH /api/cases/{id}/comment; the Overview's Add comment). */
+export const CASE_COMMENT_MAX = TEXT_LIMITS.reason;
 export const ACCEPT_AI_PERMISSION: Permission = 'AP_ImageViewer_AcceptAIAnnotations';
 
 /** Permissions that may call the forward route at all (each step checks its own). */
@@ -445,7 +455,13 @@ export const caseImageSchema = z.object({
   biopsyLocation: z.string().nullable(),
   uploadedAt: z.string(),
   processed: z.boolean(),
+  /** Hidden from readers (doc 3 §3 ignored): Show to reader / Hide from reader toggles it. */
   ignored: z.boolean(),
+  /**
+   * In a query chain (doc 3 §4): exactly the images PATCH /api/images/{id}/toggle-image-visibility
+   * accepts (the server's one rule, images/queryChain.ts). Always false for blinded readers.
+   */
+  inQueryChain: z.boolean(),
 });
 export type CaseImage = z.infer<typeof caseImageSchema>;
 
@@ -491,7 +507,7 @@ export const forwardCaseRequestSchema = z.object({ includeAiCounts: z.boolean().
 export const caseCommentRequestSchema = z.object({
   caseId: id.optional(),
   imageId: id.nullable().optional(),
-  comment: z.string().max(TEXT_LIMITS.reason),
+  comment: z.string().max(CASE_COMMENT_MAX),
 });
 
 export const caseResponseSchema = z.object({ success: z.literal(true), message: z.string(), case: caseViewSchema });

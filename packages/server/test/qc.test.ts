@@ -161,6 +161,42 @@ describe('show or hide to readers, accept AI counts, comments', () => {
     expect((await patch(labtech, `/api/images/${id}/toggle-image-visibility`)).statusCode).toBe(403);
   });
 
+  it('the case view’s inQueryChain is true exactly for the images toggle-image-visibility accepts', async () => {
+    const { caseId, images } = await caseWith('PENDING_QC', 'ISC_QC_PENDING', 5, [reader1Id]);
+    const [none, open, closed, caseQueryOnly, archived] = images as [number, number, number, number, number];
+    await createQuery(db(), { studyId, objectId: open });
+    await createQuery(db(), { studyId, objectId: closed, status: 'CLOSED', resolution: 'RESOLVED' });
+    // A query on the case whose object id happens to be this image's id: not the image's chain.
+    await db()
+      .insertInto('queries')
+      .values({ object_type: 'CASE', object_id: caseQueryOnly, study_id: studyId, case_id: caseId })
+      .execute();
+    await createQuery(db(), { studyId, objectId: archived });
+    await db().updateTable('images').set({ status: 'ARCHIVED' }).where('id', '=', archived).execute();
+
+    const flags = async (session: Session) =>
+      new Map(
+        (await session.request({ method: 'GET', url: `/api/cases/${caseId}` }))
+          .json<{ case: { images: { id: number; inQueryChain: boolean }[] } }>()
+          .case.images.map((i) => [i.id, i.inQueryChain]),
+      );
+    const shown = await flags(isc);
+    expect(Object.fromEntries(shown)).toEqual({
+      [none]: false,
+      [open]: true,
+      [closed]: true,
+      [caseQueryOnly]: false,
+    });
+    // The flag against the route itself, image by image (the archived one is not in the view and refused).
+    for (const id of images) {
+      const toggled = await patch(isc, `/api/images/${id}/toggle-image-visibility`);
+      expect(toggled.statusCode, `image ${id}`).toBe(shown.get(id) ? 200 : 409);
+      if (toggled.statusCode === 200) await patch(isc, `/api/images/${id}/toggle-image-visibility`);
+    }
+    // A blinded reader learns nothing of queries.
+    expect([...(await flags(reader1)).values()]).toEqual([false, false, false, false]);
+  });
+
   it('accepts or rejects AI counts: a value sets it, no value toggles; audited on change only', async () => {
     const id = (await createStudyImage(db(), { studyId })).id;
     const flag = async () =>

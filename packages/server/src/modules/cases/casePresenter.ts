@@ -54,6 +54,8 @@ export function presentCaseImage(
     uploadedAt: row.uploaded_at.toISOString(),
     processed: row.cog_key !== null,
     ignored: row.ignored,
+    // Whether Show to reader / Hide from reader is accepted; nothing of queries to a blinded reader.
+    inQueryChain: !readsAssignedCasesOnly(viewer.workAsRole) && Boolean(row.in_query_chain),
   };
 }
 

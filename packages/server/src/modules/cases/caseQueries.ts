@@ -4,6 +4,7 @@ import type { DB } from '../../platform/db/schema.js';
 import { likeContains } from '../../platform/db/paging.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { readerSeesCase, readerSeesImage } from './readerVisibility.js';
+import { inQueryChain } from '../images/queryChain.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
 
 /** Queries of the cases module: SQL only (the rules live in caseService.ts and the domain package). */
@@ -211,7 +212,7 @@ export async function suggestReaders(db: Q, studyId: number, subjectId: string |
     .execute();
 }
 
-/** The columns of a CaseImage (casePresenter.presentCaseImage). */
+/** The columns of a CaseImage (casePresenter.presentCaseImage), with inQueryChain's `in_query_chain`. */
 const CASE_IMAGE_COLUMNS = [
   'images.id',
   'images.name',
@@ -227,8 +228,9 @@ const CASE_IMAGE_COLUMNS = [
 export async function caseImages(db: Q, caseId: number, principal: Principal) {
   return db
     .selectFrom('images')
-    .select([
+    .select((eb) => [
       ...CASE_IMAGE_COLUMNS,
+      inQueryChain(eb).as('in_query_chain'),
       // The image's place among the case's live images (the neutral label), as the viewer counts it.
       sql<number>`(select count(*)::int from images sibling
         where sibling.case_id = images.case_id and sibling.id <= images.id and sibling.status <> 'ARCHIVED')`.as(
@@ -254,7 +256,7 @@ export async function assignableImages(
 ) {
   let query = db
     .selectFrom('images')
-    .select([...CASE_IMAGE_COLUMNS])
+    .select((eb) => [...CASE_IMAGE_COLUMNS, inQueryChain(eb).as('in_query_chain')])
     .where('images.study_id', '=', studyId)
     .where('images.case_id', 'is', null)
     .where('images.status', '=', 'CASE_ASSIGNMENT_PENDING');

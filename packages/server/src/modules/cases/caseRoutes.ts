@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   ARCHIVE_CASE_PERMISSION,
+  CASE_COMMENT_PERMISSIONS,
   CASE_FORWARD_PERMISSIONS,
   CASE_MESSAGES,
   CREATE_CASE_PERMISSION,
@@ -10,6 +11,7 @@ import {
   HOLD_CASE_PERMISSION,
   MANUAL_READER_PERMISSION,
   REVERT_ANY_PERMISSION,
+  VIEW_CASE_PERMISSIONS,
   VIEW_FILE_NAME_PERMISSION,
   assignImageRequestSchema,
   assignedCasesResponseSchema,
@@ -59,12 +61,6 @@ import {
 } from './caseQueries.js';
 import { presentCaseImage, presentReader, presentStudyCaseRow } from './casePresenter.js';
 
-/** Who may open a case: the case viewer, the study page's Cases tab, the Image Management cases list. */
-const VIEW_CASE: readonly Permission[] = [
-  'AP_CaseViewer_ViewCaseViewer',
-  'S_Main_ViewCasesTab',
-  'IM_CaseListTab_ViewPage',
-];
 /** Who may search a study's cases: the case lists, and the Assign to Case and Move dialogs. */
 const SEARCH_CASES: readonly Permission[] = [
   'S_Main_ViewCasesTab',
@@ -135,7 +131,7 @@ export function caseRoutes(db: Db) {
     r.get(
       '/api/cases/:id',
       {
-        config: { policy: policy.anyOf(VIEW_CASE, caseScope()) },
+        config: { policy: policy.anyOf(VIEW_CASE_PERMISSIONS, caseScope()) },
         schema: { params: idParams, response: { 200: caseResponseSchema } },
       },
       async (request) => answer(request, request.params.id, ''),
@@ -235,7 +231,7 @@ export function caseRoutes(db: Db) {
     r.patch(
       '/api/cases/:id/comment',
       {
-        config: { policy: policy.anyOf(VIEW_CASE, caseScope()) },
+        config: { policy: policy.anyOf(CASE_COMMENT_PERMISSIONS, caseScope()) },
         schema: { params: idParams, body: caseCommentRequestSchema, response: { 200: caseResponseSchema } },
       },
       async (request) => {

@@ -30,6 +30,7 @@ import { changeEvents, requireReasonsForChange, type FieldChange } from '../../p
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { canSeeStudy } from '../../platform/rbac/studyScope.js';
 import { revokeCaseReaders } from '../cases/readerVisibility.js';
+import { inQueryChain } from './queryChain.js';
 
 type Tx = Transaction<DB>;
 
@@ -379,15 +380,13 @@ export class ImageEditService {
   async toggleVisibility(actor: Actor, imageId: number): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       const image = await lockImage(tx, imageId);
-      const inQuery = await tx
-        .selectFrom('queries')
-        .select('id')
-        .where('object_type', '=', 'IMAGE')
-        .where('object_id', '=', imageId)
-        .limit(1)
+      const accepted = await tx
+        .selectFrom('images')
+        .select('images.id')
+        .where('images.id', '=', imageId)
+        .where(inQueryChain)
         .executeTakeFirst();
-      if (!inQuery || image.status === 'ARCHIVED')
-        throw new ConflictError(`${unableToHideImage(imageId)}. ${IMAGE_ACTION_MESSAGES.notInQueryChain}`);
+      if (!accepted) throw new ConflictError(`${unableToHideImage(imageId)}. ${IMAGE_ACTION_MESSAGES.notInQueryChain}`);
       const ignored = !image.ignored;
       if (ignored) await revokeCaseReaders(tx, image.case_id);
       await tx.updateTable('images').set({ ignored, updated_at: new Date() }).where('id', '=', imageId).execute();

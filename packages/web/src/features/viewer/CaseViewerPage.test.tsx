@@ -2,6 +2,8 @@ import {
   CASE_MESSAGES,
   IMAGE_ACTION_MESSAGES,
   ROLE_PERMISSIONS,
+  unableToHideImage,
+  type CaseImage,
   type CaseReader,
   type CaseView,
   type UserInfo,
@@ -22,7 +24,7 @@ beforeEach(() => {
 });
 afterEach(cleanup);
 
-const image = (id: number, status: CaseView['images'][number]['status']) => ({
+const image = (id: number, status: CaseImage['status'], overrides: Partial<CaseImage> = {}): CaseImage => ({
   id,
   name: `slide-${id}.svs`,
   status,
@@ -31,6 +33,8 @@ const image = (id: number, status: CaseView['images'][number]['status']) => ({
   uploadedAt: '2026-11-20T10:00:00.000Z',
   processed: true,
   ignored: false,
+  inQueryChain: false,
+  ...overrides,
 });
 
 const reader = (id: number, readAt: string | null = null): CaseReader => ({
@@ -45,6 +49,8 @@ const reader = (id: number, readAt: string | null = null): CaseReader => ({
 });
 
 const labtech = () => makeUserAs('LabTech', [...ROLE_PERMISSIONS.LabTech]);
+/** An ISC user: holds the ISC-QC permission (AP_CaseViewer_ViewButtonPassISCQC). */
+const isc = () => makeUserAs('ISC', [...ROLE_PERMISSIONS.ISC]);
 /** A central reader (user id 7, as every fixture user). */
 const centralReader = () => makeUserAs('CR', [...ROLE_PERMISSIONS.CR]);
 
@@ -277,6 +283,124 @@ describe('the case viewer: Overview', () => {
     renderCase(c, centralReader());
     await screen.findByRole('radio', { name: 'slide-1.svs' });
     expect(screen.queryByRole('button', { name: 'Download slide-1.svs' })).toBeNull();
+  });
+});
+
+describe('the case viewer: Show to reader / Hide from reader', () => {
+  const queried = (overrides: Partial<CaseImage> = {}) =>
+    image(1, 'ISC_QC_PENDING', { inQueryChain: true, ...overrides });
+
+  it('is offered with the ISC-QC permission, and only for an image in a query chain', async () => {
+    const c = makeCase({ status: 'PENDING_QC', images: [queried(), image(2, 'ISC_QC_PENDING')] });
+    renderCase(c, isc());
+    expect(await screen.findByRole('button', { name: 'Hide from reader' })).toBeTruthy();
+    // Image 2 is in no query chain: the server would refuse it, so nothing is offered.
+    fireEvent.click(screen.getByRole('radio', { name: 'slide-2.svs' }));
+    await waitFor(() =>
+      expect(screen.getByRole<HTMLInputElement>('radio', { name: 'slide-2.svs' }).checked).toBe(true),
+    );
+    expect(screen.queryByRole('button', { name: /from reader|to reader/ })).toBeNull();
+    cleanup();
+    // A lab technician lacks the ISC-QC permission, even for the image in a query chain.
+    renderCase(c, labtech());
+    await screen.findByLabelText('Image details');
+    expect(screen.queryByRole('button', { name: /from reader|to reader/ })).toBeNull();
+  });
+
+  it('hides the image: the call, the server’s message, the case and image read again, the label flips', async () => {
+    const c = makeCase({ status: 'PENDING_QC', images: [queried()] });
+    const hidden = { ...c, images: [queried({ ignored: true })] };
+    const { calls } = renderCase(c, isc(), {
+      [`GET /api/cases/${c.id}`]: [
+        { body: { success: true, message: '', case: c } },
+        { body: { success: true, message: '', case: hidden } },
+      ],
+      'PATCH /api/images/1/toggle-image-visibility': {
+        body: { success: true, message: IMAGE_ACTION_MESSAGES.hiddenFromReaders, imageId: 1 },
+      },
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Hide from reader' }));
+    expect(await screen.findByText(IMAGE_ACTION_MESSAGES.hiddenFromReaders)).toBeTruthy();
+    expect(await screen.findByRole('button', { name: 'Show to reader' })).toBeTruthy();
+    expect(screen.getByText('Hidden from readers')).toBeTruthy();
+    const patches = calls.filter((x) => x.method === 'PATCH');
+    expect(patches.map((x) => x.path)).toEqual(['/api/images/1/toggle-image-visibility']);
+    // The page reloads: the case and the image are fetched again.
+    expect(calls.filter((x) => x.path === '/api/cases/40').length).toBeGreaterThanOrEqual(2);
+    await waitFor(() => expect(calls.filter((x) => x.path === '/api/images/1').length).toBeGreaterThanOrEqual(2));
+  });
+
+  it('a refusal shows the server’s message', async () => {
+    const c = makeCase({ status: 'PENDING_QC', images: [queried({ ignored: true })] });
+    const message = `${unableToHideImage(1)}. ${IMAGE_ACTION_MESSAGES.notInQueryChain}`;
+    renderCase(c, isc(), {
+      'PATCH /api/images/1/toggle-image-visibility': { status: 409, body: { success: false, message } },
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Show to reader' }));
+    expect((await screen.findByRole('alert')).textContent).toContain(message);
+  });
+});
+
+describe('the case viewer: Add comment', () => {
+  it('adds a comment on the case (noting the image shown); the case shows it as the last comment', async () => {
+    const c = makeCase({ images: [image(1, 'LAB_QC_PENDING')] });
+    const commented = {
+      ...c,
+      lastCaseComment: { text: 'Fold at the lower edge', imageId: 1, by: 'Lab Tech', createdAt: c.createdAt },
+    };
+    const { calls } = renderCase(c, labtech(), {
+      [`GET /api/cases/${c.id}`]: [
+        { body: { success: true, message: '', case: c } },
+        { body: { success: true, message: '', case: commented } },
+      ],
+      'PATCH /api/cases/40/comment': {
+        body: { success: true, message: CASE_MESSAGES.commentAdded, case: commented },
+      },
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Add comment' }));
+    const form = screen.getByRole('form', { name: 'Add comment' });
+    const save = within(form).getByRole<HTMLButtonElement>('button', { name: 'Save' });
+    expect(save.disabled).toBe(true);
+    const text = within(form).getByLabelText('Comment');
+    expect(text.getAttribute('maxlength')).toBe('1000');
+    fireEvent.change(text, { target: { value: '  Fold at the lower edge ' } });
+    fireEvent.click(save);
+    await waitFor(() =>
+      expect(calls.find((x) => x.method === 'PATCH')).toMatchObject({
+        path: '/api/cases/40/comment',
+        body: { caseId: 40, imageId: 1, comment: 'Fold at the lower edge' },
+      }),
+    );
+    expect(await screen.findByText(CASE_MESSAGES.commentAdded)).toBeTruthy();
+    expect(screen.queryByRole('form', { name: 'Add comment' })).toBeNull();
+    // The details open on the new last comment.
+    const details = screen.getByLabelText('Case details');
+    expect(await within(details).findByText(/Fold at the lower edge/)).toBeTruthy();
+  });
+
+  it('a refused comment shows the server’s message in a red callout; Cancel closes the form', async () => {
+    const c = makeCase({ images: [image(1, 'LAB_QC_PENDING')] });
+    const message = `${CASE_MESSAGES.unableToComment(40)}. The image is not in the case`;
+    renderCase(c, labtech(), {
+      'PATCH /api/cases/40/comment': { status: 400, body: { success: false, message } },
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Add comment' }));
+    const form = screen.getByRole('form', { name: 'Add comment' });
+    fireEvent.change(within(form).getByLabelText('Comment'), { target: { value: 'A note' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Save' }));
+    const alert = await within(form).findByRole('alert');
+    expect(alert.textContent).toContain(message);
+    expect(alert.className).toContain('bp6-intent-danger');
+    fireEvent.click(within(form).getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('form', { name: 'Add comment' })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Add comment' })).toBeTruthy();
+  });
+
+  it('is not offered without a permission to open the case', async () => {
+    const c = makeCase({ images: [image(1, 'LAB_QC_PENDING')] });
+    renderCase(c, makeUserAs('Viewer', ['AP_ImageCaseViewer_ViewOverviewtab']));
+    await screen.findByLabelText('Case details');
+    expect(screen.queryByRole('button', { name: 'Add comment' })).toBeNull();
   });
 });
 

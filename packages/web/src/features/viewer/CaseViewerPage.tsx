@@ -27,6 +27,12 @@ import { EditImageDialog } from '../cases/ImageActionDialogs';
 import { imageQcOffered, PassQcButton, PassQcDialog } from '../cases/PassQc';
 import { useStudy } from '../studies/api';
 import { downloadImage } from '../studies/images/downloadImage';
+import {
+  AddCaseComment,
+  caseCommentOffered,
+  ReaderVisibilityButton,
+  readerVisibilityOffered,
+} from './CaseOverviewActions';
 import { Detail, EditImageButton, ImageDetails } from './ImageDetails';
 import { ImageViewerBody } from './ImageViewerPage';
 import { useImage } from './imageQuery';
@@ -194,7 +200,8 @@ interface CaseOverviewProps {
 /**
  * The case viewer's Overview (doc 3 §2, doc 2 §6): the case details box — collapsed by default to
  * the procedure IDs; a central reader sees nothing more — the case's images as radio buttons, each
- * with a download icon, Edit Case; then the details of the image shown, with Edit Image and Pass QC.
+ * with a download icon (and 'Hidden from readers' when it is), Edit Case and Add comment; then the
+ * details of the image shown, with Edit Image, Pass QC and Show to reader / Hide from reader.
  */
 function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, onEditCase }: CaseOverviewProps) {
   const actionSet = useMemo(() => new Set(actions), [actions]);
@@ -204,6 +211,8 @@ function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, on
   const detailsId = useId();
   const image = c.images.find((i) => i.id === shownImage);
   const mayDownload = actions.includes('IM_ImagesListTab_DownloadImages');
+  const mayEditCase = actions.includes(EDIT_CASE_PERMISSION) && c.status !== 'ARCHIVED';
+  const mayComment = caseCommentOffered(actions);
   return (
     <>
       <section className="lamina-viewer-box" aria-label="Case details">
@@ -263,6 +272,11 @@ function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, on
                   {IMAGE_STATUS_LABELS[i.status]}
                 </Tag>
               )}
+              {!reader && i.ignored && (
+                <Tag minimal intent="warning" icon="eye-off">
+                  Hidden from readers
+                </Tag>
+              )}
               {mayDownload && (
                 <Button
                   size="small"
@@ -276,9 +290,19 @@ function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, on
             </div>
           ))}
         </fieldset>
-        {actions.includes(EDIT_CASE_PERMISSION) && c.status !== 'ARCHIVED' && study && (
+        {((mayEditCase && study) || mayComment) && (
           <div className="lamina-viewer-box-actions">
-            <Button size="small" icon="edit" text="Edit Case" onClick={onEditCase} />
+            {mayEditCase && study && <Button size="small" icon="edit" text="Edit Case" onClick={onEditCase} />}
+            {mayComment && (
+              <AddCaseComment
+                caseId={c.id}
+                imageId={image?.id ?? null}
+                onAdded={() => {
+                  // The new latest comment is in the details (not a blinded reader's).
+                  if (!reader) setOpen(true);
+                }}
+              />
+            )}
           </div>
         )}
       </section>
@@ -294,6 +318,7 @@ function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, on
               {imageQcOffered(image.status, c.status, actions) && (
                 <PassQcButton status={image.status} name={image.name} onClick={() => setPassing(true)} />
               )}
+              {readerVisibilityOffered(image, actions) && <ReaderVisibilityButton key={image.id} image={image} c={c} />}
             </>
           }
         />
