@@ -68,6 +68,60 @@ async function storedView(page: Page): Promise<string> {
 
 describe('viewer, QC and scoring (issue 13)', () => {
   test(
+    'the demo z-stack slide: at full resolution the z-stack slider chooses the focal plane',
+    { timeout: 240_000 },
+    async ({ page }) => {
+      await loginViaUi(page, 'labtech');
+      await waitForPath(page, '/studies');
+      // The demo z-stack is made from a real test slide after the demo slide; wait until processed.
+      let image: { id: number; studyId: number; zStackSize: number } | undefined;
+      await expect
+        .poll(
+          async () => {
+            const response = await page.request.post(appUrl('/api/imageManagement/images'), {
+              headers: await mutationHeaders(page),
+              data: { searchText: 'DEMO-zstack' },
+            });
+            const { results } = (await response.json()) as { results?: { id: number }[] };
+            const found = results?.[0];
+            if (!found) return undefined;
+            const view = (await (await page.request.get(appUrl(`/api/images/${found.id}`))).json()) as {
+              studyId: number | null;
+              processingStatus: string;
+              zStackSize: number;
+            };
+            if (view.processingStatus !== 'SUCCESS' || view.studyId === null) return undefined;
+            image = { id: found.id, studyId: view.studyId, zStackSize: view.zStackSize };
+            return image;
+          },
+          { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
+        )
+        .toBeDefined();
+      const { id, studyId, zStackSize } = image as { id: number; studyId: number; zStackSize: number };
+      expect(zStackSize).toBeGreaterThan(2);
+      await page.goto(appUrl(`/studies/${studyId}/images/${id}`));
+      await expectTissue(page, 'viewer-zstack-fitted.png');
+      expect(await page.getByRole('slider', { name: 'Z-stack plane' }).count()).toBe(0);
+      await page.getByTestId('slide-map').focus();
+      // Zoom in to the scan's full resolution (the slider shows only there).
+      const plane = page.getByRole('slider', { name: 'Z-stack plane' });
+      for (let i = 0; i < 12 && (await plane.count()) === 0; i++) {
+        await page.keyboard.press('+');
+        await page.waitForTimeout(400);
+      }
+      await plane.waitFor();
+      // Another plane: its tiles come from the server's plane (?stack=n) and show tissue too.
+      const stacked = page.waitForResponse((r) => /\/tiles\/.*[?&]stack=2/.test(r.url()) && r.status() === 200);
+      await plane.focus();
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await expect.poll(async () => plane.getAttribute('aria-valuenow')).toBe('2');
+      await stacked;
+      await expectTissue(page, 'viewer-zstack-plane-2.png');
+    },
+  );
+
+  test(
     'lab QC → ISC QC → reader1 reads (pan, 10x, microscope) and marks scored → reader2 completes; NOTO embedded',
     { timeout: 360_000 },
     async ({ page }) => {

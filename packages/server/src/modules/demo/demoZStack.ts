@@ -2,6 +2,8 @@ import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import { describeSlide } from '../processing/slideInfo.js';
+import { readTiffStructure } from '../processing/tiffStructure.js';
 import type { Db } from '../../platform/db/database.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import type { JobQueue } from '../../platform/jobs/jobQueue.js';
@@ -45,9 +47,10 @@ export async function writeZStackSlide(
     resolveWithObject: true,
   });
   const { width, height } = base.info;
-  const meta = await sharp(input).metadata();
-  // sharp reports the resolution in pixels per inch … or per cm (resolutionUnit); tiff wants px/mm.
-  const pixelsPerMm = meta.density ? (meta.resolutionUnit === 'cm' ? meta.density / 10 : meta.density / 25.4) : null;
+  // The source's pixel size as the worker reads it (an Aperio slide keeps it in its description,
+  // not in the resolution tags sharp reports); tiff wants pixels per mm.
+  const { mpp } = describeSlide(await readTiffStructure(input));
+  const pixelsPerMm = mpp ? 1000 / mpp : null;
   const planes = await Promise.all(
     FOCUS_BLUR.map((sigma) => {
       const plane = sharp(base.data, { raw: { width, height, channels: 3 } });

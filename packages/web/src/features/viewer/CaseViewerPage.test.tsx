@@ -21,6 +21,7 @@ beforeEach(() => {
   setCsrfToken('token');
   stubResizeObserver();
   window.localStorage.clear();
+  window.sessionStorage.clear();
 });
 afterEach(cleanup);
 
@@ -188,6 +189,8 @@ describe('the case viewer: QC and scoring', () => {
     const accept = calls.findIndex((x) => x.path === '/api/images/1/accept-ai-annotations');
     expect(calls[accept]?.body).toEqual({ acceptAiAnnotations: true });
     expect(accept).toBeLessThan(calls.findIndex((x) => x.path === '/api/cases/40/status/forward'));
+    // The choice is recorded with the read.
+    expect(calls.find((x) => x.path === '/api/cases/40/status/forward')?.body).toEqual({ includeAiCounts: true });
   });
 
   it('the last reader’s mark completes the case and goes on to the study page', async () => {
