@@ -228,6 +228,22 @@ describe('POST /api/imageManagement/images: the columns each role may view (doc 
     expect(sorted.results.map((r) => r.id)).toEqual((await images(dm)).results.map((r) => r.id));
   });
 
+  it('search finds images by their case’s IDs, their study’s and organization’s names (the trigram candidates of each)', async () => {
+    const admin = await as('sysadmin');
+    // The case's subject and procedure IDs (imageA1 is in caseA).
+    expect((await images(admin, { searchText: 'subj-im-1' })).results.map((r) => r.id)).toEqual([imageA1]);
+    expect((await images(admin, { searchText: 'HISTO-IM' })).results.map((r) => r.id)).toEqual([imageA1]);
+    // The study's name: every live image of study A.
+    const byStudy = await images(admin, { searchText: studyA.name });
+    expect(new Set(byStudy.results.map((r) => r.id))).toEqual(new Set([imageA1, imageA2]));
+    expect((await images(admin, { searchText: 'Gut Lab' })).results.map((r) => r.id)).toEqual([imageA1]);
+    // Two characters (no trigram) still find by the exact condition.
+    expect((await images(admin, { searchText: 'V2' })).results.map((r) => r.id)).toContain(imageA1);
+    // A case's search by its study's name and by its IDs.
+    expect((await cases(admin, { searchText: studyA.name })).results.map((r) => r.caseId)).toEqual([caseA]);
+    expect((await cases(admin, { searchText: 'endo-im-1' })).results.map((r) => r.caseId)).toEqual([caseA]);
+  });
+
   it('the values: the case’s IDs, the study, the organization, In Query', async () => {
     const { results } = await images(await as('sysadmin'), { searchText: 'ACC-4711' });
     expect(results).toHaveLength(1);

@@ -41,6 +41,22 @@ export interface ImListFilters {
   now: Date;
   /** The columns searched (those the user may view); the selected columns when absent. */
   searchIn?: readonly string[] | undefined;
+  /**
+   * The search's candidate rows, fetched first (searchImageIds / searchCaseIds): with them the list
+   * reads those rows by id; null or absent, it filters by the candidate subquery.
+   */
+  searchIds?: readonly number[] | null | undefined;
+}
+
+/**
+ * Most candidate ids a search passes on by value. A broader search (a few characters, a study's
+ * name) filters by the subquery: it reads most of the list anyway, and a scan is the right plan.
+ */
+export const MAX_SEARCH_IDS = 10_000;
+
+/** Passes the fetched candidates on, or null when there are too many to pass by value. */
+function cappedIds(rows: { id: number }[]): number[] | null {
+  return rows.length > MAX_SEARCH_IDS ? null : rows.map((r) => r.id);
 }
 
 /** The first upload time a quick range keeps (server time), or null for All time. */
@@ -140,15 +156,86 @@ export interface ImageListOptions extends ImListFilters, ListWindow {
   descending: boolean;
 }
 
+/** The searched text of an image row and of a case row: the expressions of the trigram indexes (0012). */
+const imageSearchText = sql<string>`image_search_text(images.name, images.accession_number, images.protocol_id, images.site_id, images.subject_id, images.visit_id, images.lab_visit_id, images.biopsy_location)`;
+const caseSearchText = sql<string>`case_search_text(cases.proc_id, cases.histo_procedure_id, cases.site_id, cases.subject_id, cases.visit_id)`;
+/** Image columns whose values live on the image's case (a case's text match makes its images candidates). */
+const CASE_VALUED: readonly ImImageColumnKey[] = [
+  'siteId',
+  'subjectId',
+  'visitId',
+  'histoProcedureId',
+  'endoProcedureId',
+];
+
+/**
+ * The images a search can match, from the trigram indexes: those whose own text contains it, and
+ * (when the user searches those columns) the images of cases, studies and organizations whose text
+ * contains it. A superset of the matches — the exact condition on each viewable column decides.
+ */
+function imageCandidates(db: Q, like: string, searched: readonly ImImageColumnKey[]) {
+  let ids = db.selectFrom('images').select('images.id').where(imageSearchText, 'ilike', like);
+  if (searched.some((key) => CASE_VALUED.includes(key)))
+    ids = ids.union(
+      db
+        .selectFrom('images')
+        .innerJoin('cases', 'cases.id', 'images.case_id')
+        .select('images.id')
+        .where(caseSearchText, 'ilike', like),
+    );
+  if (searched.includes('studyName'))
+    ids = ids.union(
+      db
+        .selectFrom('images')
+        .innerJoin('studies', 'studies.id', 'images.study_id')
+        .select('images.id')
+        .where('studies.name', 'ilike', like),
+    );
+  if (searched.includes('organizationName'))
+    ids = ids.union(
+      db
+        .selectFrom('images')
+        .innerJoin('organizations', 'organizations.id', 'images.organization_id')
+        .select('images.id')
+        .where('organizations.name', 'ilike', like),
+    );
+  return ids;
+}
+
+const searchedImageColumns = (options: ImListFilters & { columns: readonly string[] }) => {
+  const visible = new Set<string>(options.searchIn ?? options.columns);
+  return IMAGE_SEARCHED.filter((key) => visible.has(key));
+};
+
+/**
+ * The candidate images of a list's search, by id (at most MAX_SEARCH_IDS), or null. Fetched first,
+ * they let the planner read a few thousand rows by key instead of guessing the size of a trigram
+ * match (it guesses 100, then hash-joins the whole image table against them: 2–5 s at 10^6).
+ */
+export async function searchImageIds(
+  db: Q,
+  options: ImListFilters & { columns: readonly string[] },
+): Promise<number[] | null> {
+  if (!options.searchText) return null;
+  const rows = await imageCandidates(db, likeContains(options.searchText), searchedImageColumns(options))
+    .limit(MAX_SEARCH_IDS + 1)
+    .execute();
+  return cappedIds(rows);
+}
+
 function filteredImages(db: Q, principal: Principal, options: Omit<ImageListOptions, 'sort' | 'descending'>) {
   let query = imagesFrom(db, principal);
-  const visible = new Set<string>(options.searchIn ?? options.columns);
   if (options.searchText) {
     const like = likeContains(options.searchText);
-    const searched = IMAGE_SEARCHED.filter((key) => visible.has(key));
-    query = query.where((eb) =>
-      eb.or(searched.map((key) => eb(sql`${IMAGE_SQL[key](eb as ImageEb)}::text`, 'ilike', like))),
-    );
+    const searched = searchedImageColumns(options);
+    const ids = options.searchIds;
+    query = (
+      ids === null || ids === undefined
+        ? query.where('images.id', 'in', imageCandidates(db, like, searched))
+        : ids.length === 0
+          ? query.where(sql<boolean>`false`)
+          : query.where('images.id', 'in', [...ids])
+    ).where((eb) => eb.or(searched.map((key) => eb(sql`${IMAGE_SQL[key](eb as ImageEb)}::text`, 'ilike', like))));
   }
   if (options.studyIds.length > 0) query = query.where('images.study_id', 'in', [...options.studyIds]);
   const floor = dateFloor(options.dateFilter, options.now);
@@ -325,15 +412,53 @@ export interface CaseListOptions extends ImListFilters, ListWindow {
   descending: boolean;
 }
 
+const searchedCaseColumns = (options: ImListFilters & { columns: readonly string[] }) => {
+  const visible = new Set<string>(options.searchIn ?? options.columns);
+  return CASE_SEARCHED.filter((key) => visible.has(key));
+};
+
+/**
+ * The cases a search can match, from the trigram indexes (the case's text, its study's name): a
+ * superset; the exact, permission-aware condition decides.
+ */
+function caseCandidates(db: Q, like: string, searched: readonly ImCaseColumnKey[]) {
+  const ids = db.selectFrom('cases').select('cases.id').where(caseSearchText, 'ilike', like);
+  return searched.includes('studyName')
+    ? ids.union(
+        db
+          .selectFrom('cases')
+          .innerJoin('studies', 'studies.id', 'cases.study_id')
+          .select('cases.id')
+          .where('studies.name', 'ilike', like),
+      )
+    : ids;
+}
+
+/** The candidate cases of a list's search, by id (at most MAX_SEARCH_IDS), or null. */
+export async function searchCaseIds(
+  db: Q,
+  options: ImListFilters & { columns: readonly string[] },
+): Promise<number[] | null> {
+  if (!options.searchText) return null;
+  const rows = await caseCandidates(db, likeContains(options.searchText), searchedCaseColumns(options))
+    .limit(MAX_SEARCH_IDS + 1)
+    .execute();
+  return cappedIds(rows);
+}
+
 function filteredCases(db: Q, principal: Principal, options: Omit<CaseListOptions, 'sort' | 'descending'>) {
   let query = casesFrom(db, principal);
-  const visible = new Set<string>(options.searchIn ?? options.columns);
   if (options.searchText) {
     const like = likeContains(options.searchText);
-    const searched = CASE_SEARCHED.filter((key) => visible.has(key));
-    query = query.where((eb) =>
-      eb.or(searched.map((key) => eb(sql`${CASE_SQL[key](eb as CaseEb)}::text`, 'ilike', like))),
-    );
+    const searched = searchedCaseColumns(options);
+    const ids = options.searchIds;
+    query = (
+      ids === null || ids === undefined
+        ? query.where('cases.id', 'in', caseCandidates(db, like, searched))
+        : ids.length === 0
+          ? query.where(sql<boolean>`false`)
+          : query.where('cases.id', 'in', [...ids])
+    ).where((eb) => eb.or(searched.map((key) => eb(sql`${CASE_SQL[key](eb as CaseEb)}::text`, 'ilike', like))));
   }
   if (options.studyIds.length > 0) query = query.where('cases.study_id', 'in', [...options.studyIds]);
   // Upload Date of a case: when it was created.

@@ -36,7 +36,16 @@ import { policy, scope } from '../../platform/rbac/policy.js';
 import { caseScope, caseStudyOf } from '../cases/caseScope.js';
 import { imageScope, imageStudyOf } from '../images/imageScope.js';
 import { ImEditService } from './imEditService.js';
-import { caseRecord, casesQuery, imageRecord, imagesQuery, listCases, listImages } from './imQueries.js';
+import {
+  caseRecord,
+  casesQuery,
+  imageRecord,
+  imagesQuery,
+  listCases,
+  listImages,
+  searchCaseIds,
+  searchImageIds,
+} from './imQueries.js';
 import { caseCsvCells, imageCsvCells, presentCaseRecord, presentImageRecord } from './imPresenter.js';
 import { sendCsv } from '../../platform/http/csvStream.js';
 
@@ -91,6 +100,7 @@ interface ListOptions<K extends string, S extends string> {
   columns: readonly K[];
   sort: S;
   descending: boolean;
+  searchIds?: readonly number[] | null;
 }
 
 interface ListTab<K extends string, S extends string, Row, Rec> {
@@ -104,6 +114,8 @@ interface ListTab<K extends string, S extends string, Row, Rec> {
   ) => Promise<{ rows: Row[]; total: number }>;
   present: (row: Row) => Rec;
   cells: (record: Rec, columns: K[]) => CsvValue[];
+  /** The search's candidate ids, fetched before the list (searchImageIds / searchCaseIds). */
+  searchIds: (options: ListOptions<K, S>) => Promise<number[] | null>;
 }
 
 /**
@@ -129,6 +141,7 @@ async function answerList<K extends string, S extends K, Row, Rec>(
     sort: key,
     descending,
   };
+  options.searchIds = await tab.searchIds(options);
   if (call.csv) {
     if (!principal.actions.has(IM_EXPORT_PERMISSIONS[tab.tab])) throw new ForbiddenError();
     const exported = imExportColumns(tab.columns, principal.actions, roleOf(principal), body.columns);
@@ -196,6 +209,7 @@ export function imageManagementRoutes(db: Db) {
           list: (principal, options) => listImages(db, principal, { ...options, statuses }),
           present: presentImageRecord,
           cells: imageCsvCells,
+          searchIds: (options) => searchImageIds(db, options),
         });
       },
     );
@@ -225,6 +239,7 @@ export function imageManagementRoutes(db: Db) {
           list: (principal, options) => listCases(db, principal, { ...options, statuses }),
           present: presentCaseRecord,
           cells: caseCsvCells,
+          searchIds: (options) => searchCaseIds(db, options),
         });
       },
     );

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { Mutex } from './mutex.js';
@@ -90,6 +91,8 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const pglite = await PGlite.create({
     parsers: { [DATE_OID]: (v: string) => v },
+    // Trigram search of Image Management (migration 0012).
+    extensions: { pg_trgm },
     ...(dataDir ? { dataDir } : {}),
     ...(loadDataDir ? { loadDataDir } : {}),
   });
