@@ -120,7 +120,7 @@ describe('Mark as Scored (forward from Processed)', () => {
     expect(first.json()).toMatchObject({ message: CASE_MESSAGES.scored, case: { status: 'PROCESSED' } });
     const again = await patch(reader1, `/api/cases/${caseId}/status/forward`);
     expect(again.statusCode).toBe(409);
-    expect(again.json().message).toBe(CASE_MESSAGES.alreadyScored);
+    expect(again.json().message).toBe('Unable to transition case status. You have already marked this case as scored');
     // A reader of the study not assigned to the case does not even see it.
     expect((await patch(outsiderReader, `/api/cases/${caseId}/status/forward`)).statusCode).toBe(404);
     // An ISC reviewer does not score.

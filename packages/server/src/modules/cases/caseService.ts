@@ -324,7 +324,8 @@ export class CaseService {
         const outcome = markScoredOutcome(readers, principal.id);
         if (!outcome.assigned)
           throw new ForbiddenError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.notAssignedReader}`);
-        if (outcome.alreadyRead) throw new ConflictError(CASE_MESSAGES.alreadyScored);
+        if (outcome.alreadyRead)
+          throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.alreadyScored}`);
         await tx
           .updateTable('case_readers')
           .set({ read_at: new Date() })
