@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { csvLine, IM_CASE_COLUMNS, IM_IMAGE_COLUMNS } from '@lamina/domain';
-import { api, cpuInfo, log, login, sampleMemory, startServer, type Session } from './lib.js';
+import { api, cpuInfo, log, login, memoryOf, sampleMemory, startServer, type Session } from './lib.js';
 
 const PASSWORD = process.env.SCALE_PASSWORD || 'scale-bench-password';
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 50_000);
@@ -74,6 +74,9 @@ async function main(): Promise<void> {
   try {
     log(`machine: ${cpuInfo()}`);
     const session = await login(server.url, 'scale-studyadmin', PASSWORD);
+    // The server's own footprint before any export (what the export adds is the difference).
+    await api(server.url, session, 'POST', '/api/imageManagement/images', { pageSize: 20 });
+    log(`server RSS before the exports: ${(memoryOf(server.pid)?.rss ?? 0).toFixed(0)} MB`);
     const images = await exportList(server.url, session, server.pid, 'images', namesToKeep(IMPORT_ROWS));
     log(
       `export images: ${images.rows.toLocaleString('en-US')} rows, ${images.mb.toFixed(1)} MB in ${images.seconds.toFixed(1)} s; server max RSS ${images.maxRssMb.toFixed(0)} MB`,
