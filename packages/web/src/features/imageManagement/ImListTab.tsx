@@ -22,7 +22,7 @@ import { sortParam, useTableState } from '../../components/useTableState';
 import { exportImList, imKeys, type ImListParams, type ImListTab as Tab } from './api';
 import { EditColumnDialog, type ColumnEdit } from './EditColumnDialog';
 import { ImFilterDialog } from './ImFilterDialog';
-import { SampleImportDialog } from './SampleImportDialog';
+import { SampleImportDialog } from '../samples/SampleImportDialog';
 import { readColumnChoices, readFilters, writeColumnChoices, writeFilters } from './imPreferences';
 
 interface ImListTabProps<Row, K extends string> {
@@ -200,7 +200,12 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
           onClose={() => setDialog(null)}
         />
       )}
-      {dialog === 'samples' && <SampleImportDialog onClose={() => setDialog(null)} />}
+      {dialog === 'samples' && (
+        <SampleImportDialog
+          onClose={() => setDialog(null)}
+          onImported={() => void queryClient.invalidateQueries({ queryKey: imKeys.all })}
+        />
+      )}
       {editing && <EditColumnDialog edit={editing} onClose={() => setEditing(null)} />}
       {dialog === 'columns' && (
         <ColumnsDialog

@@ -130,6 +130,21 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
     expect(input.getAttribute('accept')).toBe('.svs,.tif,.tiff');
   });
 
+  it("offers 'Upload Sample Data' with the permission to upload to assigned studies (doc 2 §2.5), the Image Management dialog", async () => {
+    renderTab(
+      [{ images: [] }],
+      makeUserAs('LabTech', ['S_Main_ViewImagesTab', 'IM_ImagesListTab_UploadImagestoAssignedStudiesOnly']),
+    );
+    await screen.findByText('No images yet');
+    fireEvent.click(screen.getByRole('button', { name: 'Upload Sample Data' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Select Sample Data File' });
+    expect(within(dialog).getByLabelText('Sample data file').getAttribute('accept')).toBe('.csv,.txt');
+    cleanup();
+    renderTab([{ images: [] }]);
+    await screen.findByText('No images yet');
+    expect(screen.queryByRole('button', { name: 'Upload Sample Data' })).toBeNull();
+  });
+
   it('searches by file name and filters, starting again on the first page', async () => {
     const { calls } = renderTab([{ images: [makeStudyImage()] }], SPONSOR);
     await screen.findByText('CMU-1-Small-Region.svs');

@@ -1,5 +1,11 @@
 import { Button, Checkbox, InputGroup } from '@blueprintjs/core';
-import { EDIT_IMAGE_PERMISSIONS, hasAny, type StudyImageRow, type StudyView } from '@lamina/domain';
+import {
+  EDIT_IMAGE_PERMISSIONS,
+  hasAny,
+  SAMPLE_UPLOAD_PERMISSION,
+  type StudyImageRow,
+  type StudyView,
+} from '@lamina/domain';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -9,6 +15,7 @@ import { DataTable } from '../../../components/DataTable';
 import { useDebouncedValue } from '../../../components/useDebouncedValue';
 import { sortParam, useTableState } from '../../../components/useTableState';
 import { UploadImagesDialog } from '../../upload';
+import { SampleImportDialog } from '../../samples/SampleImportDialog';
 import { studyImageKeys, useStudyImages } from './api';
 import { downloadImage } from './downloadImage';
 import { studyImageColumns, type ImageSelection } from './imageColumns';
@@ -34,6 +41,7 @@ export function StudyImagesTab({ study }: { study: StudyView }) {
   const [isUnassigned, setIsUnassigned] = useState(false);
   const [hasQueries, setHasQueries] = useState(false);
   const [upload, setUpload] = useState<UploadTarget>(null);
+  const [samples, setSamples] = useState(false);
   const [rowDialog, setRowDialog] = useState<RowDialog>(null);
   const [bulk, setBulk] = useState<BulkKind | null>(null);
   /** Selected images (id → name), kept across pages until cleared or acted on. */
@@ -134,6 +142,9 @@ export function StudyImagesTab({ study }: { study: StudyView }) {
           className="lamina-toolbar-check"
         />
         <span className="lamina-toolbar-spacer" />
+        {actions.includes(SAMPLE_UPLOAD_PERMISSION) && (
+          <Button icon="import" text="Upload Sample Data" onClick={() => setSamples(true)} />
+        )}
         {canUpload && (
           <Button intent="primary" icon="upload" text="Upload image" onClick={() => setUpload({ kind: 'new' })} />
         )}
@@ -177,6 +188,12 @@ export function StudyImagesTab({ study }: { study: StudyView }) {
             setBulk(null);
             if (changed) setSelected(new Map());
           }}
+        />
+      )}
+      {samples && (
+        <SampleImportDialog
+          onClose={() => setSamples(false)}
+          onImported={() => void queryClient.invalidateQueries({ queryKey: studyImageKeys.all(studyId) })}
         />
       )}
       {upload && (

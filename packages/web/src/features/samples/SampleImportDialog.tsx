@@ -19,13 +19,12 @@ import {
   IMAGE_MESSAGES,
   type SampleImportResult,
 } from '@lamina/domain';
-import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { saveDownload } from '../../api/client';
 import { DialogError } from '../../components/FormDialogParts';
 import { putWithProgress } from '../upload/putWithProgress';
-import { createSampleUpload, imKeys, processSamples, sampleProgress } from './api';
+import { createSampleUpload, processSamples, sampleProgress } from './api';
 
 type Step =
   | { kind: 'choose' }
@@ -39,10 +38,10 @@ const PROGRESS_POLL_MS = 500;
 /**
  * Upload (sample data) (doc 2 §2.1, §4): 'Select Sample Data File' — a .csv or .txt file (the
  * template is offered), uploaded to a signed URL with a progress bar, then imported with the rows
- * counted as they go; 'Sample Data Import Complete' shows the counts and the result file.
+ * counted as they go; 'Sample Data Import Complete' shows the counts and the result file. The
+ * page refreshes its lists in `onImported`.
  */
-export function SampleImportDialog({ onClose }: { onClose: () => void }) {
-  const queryClient = useQueryClient();
+export function SampleImportDialog({ onClose, onImported }: { onClose: () => void; onImported: () => void }) {
   const [file, setFile] = useState<File | null>(null);
   const [step, setStep] = useState<Step>({ kind: 'choose' });
   const [error, setError] = useState<string | null>(null);
@@ -81,7 +80,7 @@ export function SampleImportDialog({ onClose }: { onClose: () => void }) {
       } finally {
         clearInterval(poll);
       }
-      void queryClient.invalidateQueries({ queryKey: imKeys.all });
+      onImported();
     } catch (caught) {
       if (controller.signal.aborted) return;
       setError(errorMessage(caught));
