@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestApp, type TestContext } from './testApp.js';
-import { createStudy, createStudyImage } from './factories.js';
+import { createCase, createQuery, createStudy, createStudyImage } from './factories.js';
 
 /**
  * image_status_counts (migration 0011): the images per study and status that the Image Management
@@ -88,4 +88,41 @@ describe('image_status_counts', () => {
     },
     60_000,
   );
+});
+
+describe('cases.open_queries', () => {
+  it('equals the open queries naming the case after inserts, closes, moves between cases and deletes', async () => {
+    const study = await createStudy(db());
+    const [a, b] = [await createCase(db(), { studyId: study.id }), await createCase(db(), { studyId: study.id })];
+    const real = async (id: number) =>
+      Number(
+        (
+          await db()
+            .selectFrom('queries')
+            .select(sql<number>`count(*)`.as('n'))
+            .where('case_id', '=', id)
+            .where('query_status', '=', 'OPEN')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const stored = async (id: number) =>
+      (await db().selectFrom('cases').select('open_queries').where('id', '=', id).executeTakeFirstOrThrow())
+        .open_queries;
+    const check = async () => {
+      for (const c of [a, b]) expect(await stored(c.id), `case ${c.id}`).toBe(await real(c.id));
+    };
+    const q1 = await createQuery(db(), { studyId: study.id });
+    const q2 = await createQuery(db(), { studyId: study.id });
+    const q3 = await createQuery(db(), { studyId: study.id, status: 'CLOSED' });
+    await db().updateTable('queries').set({ case_id: a.id }).where('id', 'in', [q1.id, q2.id, q3.id]).execute();
+    await check();
+    expect(await stored(a.id)).toBe(2);
+    await db().updateTable('queries').set({ query_status: 'CLOSED' }).where('id', '=', q1.id).execute();
+    await db().updateTable('queries').set({ case_id: b.id }).where('id', '=', q2.id).execute();
+    await db().updateTable('queries').set({ query_status: 'OPEN' }).where('id', '=', q3.id).execute();
+    await check();
+    await db().deleteFrom('queries').where('id', '=', q3.id).execute();
+    await check();
+    expect([await stored(a.id), await stored(b.id)]).toEqual([0, 1]);
+  });
 });

@@ -12,16 +12,6 @@ type Q = Kysely<DB>;
 
 const count = (name: string) => sql<number>`count(*)::int`.as(name);
 
-/** Open queries of a case: its own and its images' (the Queries column, the case's openQueries). */
-function openQueries(eb: ExpressionBuilder<DB, 'cases'>) {
-  return eb
-    .selectFrom('queries')
-    .select(count('n'))
-    .whereRef('queries.case_id', '=', 'cases.id')
-    .where('queries.query_status', '=', 'OPEN')
-    .as('open_queries');
-}
-
 /** One case with its study name and QC users; the caller's scope has already checked visibility. */
 export function selectCase(db: Q, caseId: number) {
   return db
@@ -30,7 +20,7 @@ export function selectCase(db: Q, caseId: number) {
     .leftJoin('users as qc1', 'qc1.id', 'cases.qc1_by')
     .leftJoin('users as qc2', 'qc2.id', 'cases.qc2_by')
     .leftJoin('users as reader', 'reader.id', 'cases.read_by')
-    .select((eb) => [
+    .select([
       'cases.id',
       'cases.study_id',
       'studies.name as study_name',
@@ -58,7 +48,7 @@ export function selectCase(db: Q, caseId: number) {
       'reader.username as read_by_username',
       'reader.first_name as read_by_first_name',
       'reader.last_name as read_by_last_name',
-      openQueries(eb),
+      'cases.open_queries',
     ])
     .where('cases.id', '=', caseId)
     .executeTakeFirst();
@@ -410,7 +400,7 @@ export async function listStudyCases(db: Q, principal: Principal, filter: StudyC
       'qc1.username as qc1_username',
       'qc1.first_name as qc1_first_name',
       'qc1.last_name as qc1_last_name',
-      openQueries(eb),
+      'cases.open_queries',
       eb
         .selectFrom('images')
         .select(count('n'))

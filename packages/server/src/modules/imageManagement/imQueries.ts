@@ -363,12 +363,8 @@ const CASE_SQL: Record<ImCaseColumnKey, (eb: CaseEb) => Expression<unknown>> = {
   imagesExpected: (eb) => eb.ref('cases.images_expected'),
   totalImages: liveImages,
   status: (eb) => eb.ref('cases.status'),
-  openQueries: (eb) =>
-    eb
-      .selectFrom('queries')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .whereRef('queries.case_id', '=', 'cases.id')
-      .where('queries.query_status', '=', 'OPEN'),
+  // Kept on the case by a trigger on queries (migration 0013): its own and its images' open queries.
+  openQueries: (eb) => eb.ref('cases.open_queries'),
   labTech: (eb) => userList(eb, 'cases.qc1_by'),
   iscQc: (eb) => userList(eb, 'cases.qc2_by'),
   crAssignments: (eb) =>

@@ -112,6 +112,8 @@ export interface CasesTable {
   updated_at: Timestamp;
   on_hold_from: string | null;
   case_status_reverted: Generated<boolean>;
+  /** 0013: open queries naming the case (its own and its images'), kept by a trigger on queries. */
+  open_queries: Generated<number>;
   archived_at: Date | null;
 }
 
