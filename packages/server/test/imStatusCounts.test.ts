@@ -95,16 +95,14 @@ describe('cases.open_queries', () => {
     const study = await createStudy(db());
     const [a, b] = [await createCase(db(), { studyId: study.id }), await createCase(db(), { studyId: study.id })];
     const real = async (id: number) =>
-      Number(
-        (
-          await db()
-            .selectFrom('queries')
-            .select(sql<number>`count(*)`.as('n'))
-            .where('case_id', '=', id)
-            .where('query_status', '=', 'OPEN')
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+      (
+        await db()
+          .selectFrom('queries')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .where('case_id', '=', id)
+          .where('query_status', '=', 'OPEN')
+          .executeTakeFirstOrThrow()
+      ).n;
     const stored = async (id: number) =>
       (await db().selectFrom('cases').select('open_queries').where('id', '=', id).executeTakeFirstOrThrow())
         .open_queries;
