@@ -56,7 +56,11 @@ import { presentCase } from './casePresenter.js';
 
 type Tx = Transaction<DB>;
 
-const COLUMN: Record<CaseField, 'proc_id' | 'histo_procedure_id' | 'subject_id' | 'site_id' | 'visit_id'> = {
+/** The case row's column of each case field. */
+export const CASE_FIELD_COLUMN: Record<
+  CaseField,
+  'proc_id' | 'histo_procedure_id' | 'subject_id' | 'site_id' | 'visit_id'
+> = {
   procId: 'proc_id',
   histoProcedureId: 'histo_procedure_id',
   subjectId: 'subject_id',
@@ -202,11 +206,11 @@ export class CaseService {
         const value = normaliseCaseField(given.value);
         const message = (field === 'procId' ? caseRequiredError(field, value) : null) ?? caseFieldError(field, value);
         if (message) throw new BadRequestError(message);
-        if (!valuesDiffer(current[COLUMN[field]], value)) continue;
+        if (!valuesDiffer(current[CASE_FIELD_COLUMN[field]], value)) continue;
         // A field the user may not see is one they may not change (blinded fields).
         if (!mayViewCaseField(principal.actions, field)) throw new ForbiddenError();
         values[field] = value;
-        changes.push({ field, before: current[COLUMN[field]], after: value, reason: given.reasonForChange });
+        changes.push({ field, before: current[CASE_FIELD_COLUMN[field]], after: value, reason: given.reasonForChange });
       }
       const readerIds = request.readers ? [...new Set(request.readers.ids)] : null;
       const imageIds = request.images ? [...new Set(request.images.ids)] : null;
@@ -254,8 +258,9 @@ export class CaseService {
       if (values.visitId !== undefined) await this.checkVisit(tx, current.study_id, values.visitId);
       if (values.procId !== undefined) await this.checkProcIdFree(tx, current.study_id, values.procId, caseId);
       if (fieldChanges.length > 0) {
-        const set: Partial<Record<(typeof COLUMN)[CaseField], string | null>> = {};
-        for (const change of fieldChanges) set[COLUMN[change.field as CaseField]] = change.after as string | null;
+        const set: Partial<Record<(typeof CASE_FIELD_COLUMN)[CaseField], string | null>> = {};
+        for (const change of fieldChanges)
+          set[CASE_FIELD_COLUMN[change.field as CaseField]] = change.after as string | null;
         await tx
           .updateTable('cases')
           .set({ ...set, updated_at: new Date() })

@@ -27,8 +27,8 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { changeEvents, requireReasonsForChange, type ReasonRule } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
-import { canSeeStudy } from '../../platform/rbac/studyScope.js';
-import { CaseService } from '../cases/caseService.js';
+import { visibleStudies } from '../../platform/rbac/studyScope.js';
+import { CASE_FIELD_COLUMN, CaseService } from '../cases/caseService.js';
 import { IMAGE_TEXT_COLUMN, type ImageTextKey } from './imageColumns.js';
 import { checkSegment, ImageEditService, lockImage } from '../images/imageEditService.js';
 
@@ -189,12 +189,15 @@ export class ImEditService {
     if (image.name === value) throw new BadRequestError(IM_EDIT_MESSAGES.unchanged);
     const reasonError = columnReasonRule('images')(image.name, value, edit.reason);
     if (reasonError) throw new BadRequestError(reasonError);
-    const studies = await this.db.selectFrom('studies').select('id').where('name', '=', value).execute();
-    const visible = [];
-    for (const study of studies) if (await canSeeStudy(this.db, principal, study.id)) visible.push(study.id);
-    const [studyId] = visible;
-    if (studyId === undefined || visible.length > 1) throw new NotFoundError(MESSAGES.studyNotFound);
-    await this.images.moveToStudy(principal, actor, imageId, { value: studyId, reasonForChange: edit.reason ?? null });
+    // Study names are unique (studies_name_lower): one study the user may see, or none.
+    const study = await this.db
+      .selectFrom('studies')
+      .select('id')
+      .where('name', '=', value)
+      .where(visibleStudies(principal))
+      .executeTakeFirst();
+    if (!study) throw new NotFoundError(MESSAGES.studyNotFound);
+    await this.images.moveToStudy(principal, actor, imageId, { value: study.id, reasonForChange: edit.reason ?? null });
   }
 
   /** A case field (the cases tab, or an image's procedure IDs): the case service's rules and audit. */
@@ -218,7 +221,7 @@ export class ImEditService {
     if (column.key === 'imagesExpected' && tab === 'cases') return this.editImagesExpected(actor, caseId, edit);
     const field = through?.field ?? IM_CASE_FIELDS[column.key as keyof typeof IM_CASE_FIELDS];
     if (!field) throw new BadRequestError(IM_EDIT_MESSAGES.notEditable(column.label));
-    const before = current[CASE_COLUMN[field]];
+    const before = current[CASE_FIELD_COLUMN[field]];
     if (!valuesDiffer(before, value)) throw new BadRequestError(IM_EDIT_MESSAGES.unchanged);
     if (field === 'visitId') await checkStudyOption(this.db, current.study_id, column, value);
     await this.cases.edit(
@@ -264,14 +267,6 @@ interface Edit {
   value: string | null;
   reason: string | null | undefined;
 }
-
-const CASE_COLUMN = {
-  procId: 'proc_id',
-  histoProcedureId: 'histo_procedure_id',
-  siteId: 'site_id',
-  subjectId: 'subject_id',
-  visitId: 'visit_id',
-} as const satisfies Record<CaseField, string>;
 
 /**
  * Visit ID and Lab Visit ID come from the study configuration's options (doc 2 §5): none configured

@@ -443,7 +443,11 @@ export async function checkSegment(tx: Tx, studyId: number | null, value: string
     .select('anatomical_segments')
     .where('id', '=', studyId)
     .executeTakeFirst();
-  const segments = study?.anatomical_segments ?? [];
-  if (segments.length > 0 && !segments.includes(value))
-    throw new BadRequestError(IMAGE_ACTION_MESSAGES.segmentNotInStudy);
+  const error = segmentError(study?.anatomical_segments ?? [], value);
+  if (error) throw new BadRequestError(error);
+}
+
+/** The study's segments, when it names any, are the only anatomical segments its images may have. */
+export function segmentError(segments: readonly string[], value: string): string | null {
+  return segments.length > 0 && !segments.includes(value) ? IMAGE_ACTION_MESSAGES.segmentNotInStudy : null;
 }

@@ -1,8 +1,8 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import {
   CASE_ASSIGNABLE,
+  CSV_BOM,
   IM_EDIT_MESSAGES,
-  IMAGE_ACTION_MESSAGES,
   IM_IMAGE_CASE_OWNED,
   SAMPLE_MAX_MB,
   SAMPLE_MAX_ROWS,
@@ -35,6 +35,7 @@ import { sampleResultKey, type UploadKeys } from '../../platform/storage/keys.js
 import { imageCaseEvents } from '../cases/caseService.js';
 import { IMAGE_TEXT_COLUMN } from '../imageManagement/imageColumns.js';
 import { studyOptionError } from '../imageManagement/imEditService.js';
+import { segmentError } from '../images/imageEditService.js';
 
 type Tx = Transaction<DB>;
 
@@ -183,22 +184,17 @@ export class SampleImportService {
         results = await this.db.transaction().execute(async (tx) => {
           const { outcomes: done, events } = await this.applyBatch(tx, context, batch, table.header.length);
           await recordAudit(tx, actor, events);
-          await tx
-            .updateTable('sample_imports')
-            .set({ done_rows: start + batch.length })
-            .where('id', '=', importId)
-            .execute();
           return done;
         });
       } catch {
         // The batch rolled back: none of its rows changed.
         results = batch.map(() => failed(SAMPLE_MESSAGES.batchFailed));
-        await this.db
-          .updateTable('sample_imports')
-          .set({ done_rows: start + batch.length })
-          .where('id', '=', importId)
-          .execute();
       }
+      await this.db
+        .updateTable('sample_imports')
+        .set({ done_rows: start + batch.length })
+        .where('id', '=', importId)
+        .execute();
       outcomes.push(...results);
     }
 
@@ -214,7 +210,7 @@ export class SampleImportService {
           return csvLine([...cells, outcome.result, outcome.message]);
         })
         .join('');
-    await this.storage.write(request.resultFileKey, Buffer.from(`\uFEFF${result}`, 'utf8'), 'text/csv; charset=utf-8');
+    await this.storage.write(request.resultFileKey, Buffer.from(CSV_BOM + result, 'utf8'), 'text/csv; charset=utf-8');
     const message = `${SAMPLE_MESSAGES.complete}: ${rowsUpdated} of ${table.rows.length} rows updated (${fieldsUpdated} fields), ${rowsFailed} failed`;
     await this.db.transaction().execute(async (tx) => {
       await tx
@@ -360,13 +356,11 @@ export class SampleImportService {
         !labVisitEditable({ caseId: next.case_id, studyId, status: next.status })
       )
         return failed(IM_EDIT_MESSAGES.labVisitNotNow);
-      if (
-        change.column.key === 'anatomicalSegment' &&
-        study &&
-        study.anatomical_segments.length > 0 &&
-        !study.anatomical_segments.includes(change.after)
-      )
-        return failed(IMAGE_ACTION_MESSAGES.segmentNotInStudy);
+      const segment =
+        change.column.key === 'anatomicalSegment' && study
+          ? segmentError(study.anatomical_segments, change.after)
+          : null;
+      if (segment) return failed(segment);
     }
 
     const base = { entityType: 'image', entityId: image.id, studyId: studyId ?? null, reason: ctx.reason };
