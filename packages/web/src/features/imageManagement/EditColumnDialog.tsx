@@ -1,6 +1,7 @@
 import { Callout, Dialog, DialogBody, FormGroup, HTMLSelect, InputGroup, TextArea } from '@blueprintjs/core';
 import {
   IM_EDIT_MESSAGES,
+  IM_QA_COMMENTS_MAX,
   TEXT_LIMITS,
   imColumnValueError,
   isEmptyValue,
@@ -122,7 +123,7 @@ export function EditColumnDialog({ edit, onClose }: { edit: ColumnEdit; onClose:
                   autoFocus
                   type={kind === 'date' ? 'date' : kind === 'count' ? 'number' : 'text'}
                   value={value}
-                  maxLength={column.key === 'qaComments' ? 1000 : TEXT_LIMITS.studyName}
+                  maxLength={column.key === 'qaComments' ? IM_QA_COMMENTS_MAX : TEXT_LIMITS.studyName}
                   list={options.suggestions.length > 0 ? `${id}-suggestions` : undefined}
                   onValueChange={setValue}
                 />
