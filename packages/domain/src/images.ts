@@ -227,7 +227,6 @@ export const IMAGE_MESSAGES = {
   macroNotFound: 'No macro image',
   invalidSignature: 'The link is invalid or has expired',
   uploadIncomplete: 'The upload is incomplete',
-  jpeg2000Unsupported: 'JPEG 2000 slides are not supported yet',
   notATiff: 'The file is not a TIFF or SVS slide',
   objectExists: 'This file was already uploaded and cannot be replaced',
   integrityFailed:

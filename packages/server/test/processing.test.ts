@@ -44,7 +44,16 @@ const EXPECTED: Expected[] = [
     macro: [1280, 431],
     sha256: 'ed92d5a9f2e86df67640d6f92ce3e231419ce127131697fbbce42ad5e002c8a7',
   },
-  { file: 'tcga-cr-7395-01a-01-ts1.svs', status: 'FAIL_PROCESSING', message: IMAGE_MESSAGES.jpeg2000Unsupported },
+  {
+    // JPEG 2000 tiles (Aperio 33005), decoded by the worker's OpenJPEG; the file names no MPP.
+    file: 'tcga-cr-7395-01a-01-ts1.svs',
+    status: 'CASE_ASSIGNMENT_PENDING',
+    width: 4443,
+    height: 3567,
+    levels: 2,
+    mpp: null,
+    objectivePower: null,
+  },
   {
     file: 'small.svs',
     status: 'CASE_ASSIGNMENT_PENDING',

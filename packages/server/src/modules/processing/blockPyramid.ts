@@ -146,6 +146,29 @@ export async function writeBlockPyramid(
   target: string,
   options: BlockPyramidOptions,
 ): Promise<TiledTiffResult> {
+  return writeBlocks((region) => makeImage().extract(region), target, options);
+}
+
+/** A block of level 0, in pixels. */
+export interface Region {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * {@link writeBlockPyramid} for a source that gives each block as its own image: `makeBlock(region)`
+ * is a sharp pipeline of exactly that region of level 0 (e.g. raw pixels decoded by the worker's
+ * JPEG 2000 decoder, jp2kPyramid.ts). The next block is asked for while the current one is
+ * encoded, so a decoder that works in other threads overlaps libvips' encoding: at most two blocks
+ * are held at once. An error of `makeBlock` is thrown as it is (not a {@link BlockPassError}).
+ */
+export async function writeBlocks(
+  makeBlock: (region: Region) => Sharp | Promise<Sharp>,
+  target: string,
+  options: BlockPyramidOptions,
+): Promise<TiledTiffResult> {
   const blockSize = options.blockSize ?? DEFAULT_BLOCK_SIZE;
   const m = Math.log2(blockSize / TILE_SIZE);
   if (!Number.isInteger(m) || m < 1) throw new Error(`Block size ${blockSize} is not 256 x 2^m`);
@@ -166,44 +189,53 @@ export async function writeBlockPyramid(
     let doneArea = 0;
     // The deepest level every block has (at most m): the levels below come from it.
     let shared = Math.min(m, sizes.length - 1);
-    for (const row of rows) {
-      for (const column of columns) {
-        const file = path.join(work, `block-${column.start}-${row.start}.tif`);
-        const area = column.size * row.size;
-        const watch = options.onProgress
-          ? watchFile(file, area, (f) => options.onProgress?.(((doneArea + f * area) / totalArea) * BLOCKS_SHARE))
-          : null;
-        options.deadline?.check();
-        const image = makeImage();
-        if (options.deadline) image.timeout({ seconds: options.deadline.remainingSeconds() });
-        try {
-          await image
-            .extract({ left: column.start, top: row.start, width: column.size, height: row.size })
-            .tiff({ ...JPEG_TILES, pyramid: true, quality: options.quality })
-            .toFile(file);
-        } catch (error) {
-          throw new BlockPassError(error);
-        } finally {
-          watch?.stop();
-        }
-        const levels = await tileDirectories(file);
-        const use = Math.min(shared + 1, levels.length);
-        shared = use - 1;
-        await copyLevels(
-          writer,
-          file,
-          levels,
-          Array.from({ length: use }, (_, k) => ({
-            sourceLevel: k,
-            level: k,
-            tileX: column.start / 2 ** k / TILE_SIZE,
-            tileY: row.start / 2 ** k / TILE_SIZE,
-          })),
-        );
-        await rm(file, { force: true });
-        doneArea += area;
-        options.onProgress?.((doneArea / totalArea) * BLOCKS_SHARE);
+    const blocks = rows.flatMap((row) => columns.map((column) => ({ row, column })));
+    const request = (b: number): Promise<Sharp> | null => {
+      const block = blocks[b];
+      if (!block) return null;
+      const { row, column } = block;
+      const image = Promise.resolve().then(() =>
+        makeBlock({ left: column.start, top: row.start, width: column.size, height: row.size }),
+      );
+      image.catch(() => undefined); // awaited below; a block that fails while another is encoded is not "unhandled"
+      return image;
+    };
+    let next = request(0);
+    for (let b = 0; b < blocks.length; b++) {
+      const { row, column } = blocks[b] as (typeof blocks)[number];
+      const file = path.join(work, `block-${column.start}-${row.start}.tif`);
+      const area = column.size * row.size;
+      options.deadline?.check();
+      const image = await (next as Promise<Sharp>);
+      next = request(b + 1);
+      const watch = options.onProgress
+        ? watchFile(file, area, (f) => options.onProgress?.(((doneArea + f * area) / totalArea) * BLOCKS_SHARE))
+        : null;
+      if (options.deadline) image.timeout({ seconds: options.deadline.remainingSeconds() });
+      try {
+        await image.tiff({ ...JPEG_TILES, pyramid: true, quality: options.quality }).toFile(file);
+      } catch (error) {
+        throw new BlockPassError(error);
+      } finally {
+        watch?.stop();
       }
+      const levels = await tileDirectories(file);
+      const use = Math.min(shared + 1, levels.length);
+      shared = use - 1;
+      await copyLevels(
+        writer,
+        file,
+        levels,
+        Array.from({ length: use }, (_, k) => ({
+          sourceLevel: k,
+          level: k,
+          tileX: column.start / 2 ** k / TILE_SIZE,
+          tileY: row.start / 2 ** k / TILE_SIZE,
+        })),
+      );
+      await rm(file, { force: true });
+      doneArea += area;
+      options.onProgress?.((doneArea / totalArea) * BLOCKS_SHARE);
     }
     // A block with fewer levels than the ones before it (a very thin slide): the levels below the
     // shared one come from the small levels' path for every block alike.

@@ -1,5 +1,6 @@
 import { IMAGE_MESSAGES } from '@lamina/domain';
 import type { Ifd, TiffStructure } from './tiffStructure.js';
+import { isJpeg2000, JPEG2000_COMPRESSIONS } from './jp2kCodestream.js';
 
 /**
  * What the worker learns about a slide from its TIFF structure: vendor layout, full-resolution
@@ -32,10 +33,11 @@ export class SlideRejectedError extends Error {
   override readonly name = 'SlideRejectedError';
 }
 
-/** TIFF compressions that libvips (sharp) decodes here. */
-const DECODABLE = new Set([1, 5, 7, 8, 32773, 32946]);
-/** JPEG 2000 in TIFF: Aperio 33003 (YCbCr) and 33005 (RGB), and 34712 (the registered code). */
-const JPEG2000 = new Set([33003, 33004, 33005, 34712]);
+/**
+ * TIFF compressions the worker decodes: libvips (sharp) the usual ones, the worker's own OpenJPEG
+ * JPEG 2000 in TIFF (Aperio 33003 YCbCr and 33005 RGB, 34712 the registered code; jp2kPyramid.ts).
+ */
+const DECODABLE = new Set([1, 5, 7, 8, 32773, 32946, ...JPEG2000_COMPRESSIONS]);
 
 /** Plausible microns per pixel of a microscope scan; 72 or 300 dpi placeholders fall outside. */
 const MPP_RANGE = [0.05, 50] as const;
@@ -102,11 +104,17 @@ export function focalPlanes(ifds: readonly Ifd[], aperio: boolean): number {
   return planes;
 }
 
+/** The JPEG 2000 path decodes one plane (the first directory): a JPEG 2000 z-stack is refused. */
+function jpeg2000Planes(planes: number, compression: number): number {
+  if (planes > 1 && isJpeg2000(compression))
+    throw new SlideRejectedError('JPEG 2000 z-stacks (several focal planes) are not supported');
+  return planes;
+}
+
 export function describeSlide(structure: TiffStructure): SlideInfo {
   const { ifds } = structure;
   const base = ifds[0];
   if (!base) throw new SlideRejectedError(IMAGE_MESSAGES.notATiff);
-  if (JPEG2000.has(base.compression)) throw new SlideRejectedError(IMAGE_MESSAGES.jpeg2000Unsupported);
   if (!DECODABLE.has(base.compression))
     throw new SlideRejectedError(`Unsupported TIFF compression ${base.compression}`);
   if (base.bitsPerSample > 16) throw new SlideRejectedError(`Unsupported sample depth of ${base.bitsPerSample} bits`);
@@ -152,7 +160,7 @@ export function describeSlide(structure: TiffStructure): SlideInfo {
     levels,
     mpp,
     objectivePower,
-    zStackSize: focalPlanes(ifds, aperio),
+    zStackSize: jpeg2000Planes(focalPlanes(ifds, aperio), base.compression),
     compression: base.compression,
     labelPage,
     macroPage,

@@ -1,0 +1,151 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxTmsZoom } from '@lamina/domain';
+import { processImage, type ProcessingDeps } from '../src/modules/processing/processImage.js';
+import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
+import { TileTokens } from '../src/platform/tiles/tileToken.js';
+import { meanAbsoluteDifference, openslideRegion, type RgbImage } from './support/openslide.js';
+import {
+  createSlideTestApp,
+  createStudy,
+  createTileGrant,
+  createUploadedImage,
+  putUpload,
+  WSI_DIR,
+  type SlideTestContext,
+} from './factories.js';
+
+/**
+ * A JPEG 2000 slide through the worker and the tile server (issue 18): the TCGA test slide
+ * (Aperio 33005) processes to a pyramid whose served level-0 tiles have OpenSlide's colours, and
+ * a slide with a damaged tile fails with a message naming it.
+ */
+
+const TCGA = path.join(WSI_DIR, 'tcga-cr-7395-01a-01-ts1.svs');
+const SESSION_SECRET = 'test-secret';
+
+let t: SlideTestContext;
+let deps: ProcessingDeps;
+let studyId: number;
+let work: string;
+
+async function processFile(file: string, name: string): Promise<number> {
+  const key = await putUpload(t.app.slides.storage, studyId, file, name);
+  const { id } = await createUploadedImage(t.database.db, { studyId, s3Key: key });
+  await processImage(deps, id);
+  return id;
+}
+
+async function imageRow(id: number) {
+  return t.database.db.selectFrom('images').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+beforeAll(async () => {
+  t = await createSlideTestApp({ SESSION_SECRET });
+  deps = { db: t.database.db, storage: t.app.slides.storage, tmpDir: path.join(t.dataDir, 'tmp') };
+  studyId = (await createStudy(t.database.db)).id;
+  work = await mkdtemp(path.join(tmpdir(), 'lamina-jp2k-processing-'));
+}, 60_000);
+
+afterAll(async () => {
+  await t.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('the TCGA JPEG 2000 slide through the worker', () => {
+  let id: number;
+  let reference: RgbImage;
+
+  beforeAll(async () => {
+    [id, reference] = await Promise.all([processFile(TCGA, 'tcga.svs'), openslideRegion(TCGA)]);
+  }, 60_000);
+
+  it('processes to SUCCESS with its size, levels and compression', async () => {
+    const row = await imageRow(id);
+    expect(row).toMatchObject({
+      status: 'CASE_ASSIGNMENT_PENDING',
+      processing_status: 'SUCCESS',
+      processing_progress: 100,
+      status_message: null,
+      width: 4443,
+      height: 3567,
+      levels: 2,
+      mpp: null,
+      source_format: 'aperio',
+      source_compression: 33005,
+      cog_key: `images/${id}/pyramid.tif`,
+    });
+    const pyramid = await readTiffStructure(t.app.slides.storage.localPath!(row.cog_key!));
+    expect(pyramid.ifds).toHaveLength(maxTmsZoom(4443, 3567) + 1);
+  });
+
+  it('every full-resolution tile the tile server sends has OpenSlide’s colours (mean absolute difference ≤ 3 per channel)', async () => {
+    const grant = await createTileGrant(t.database.db, SESSION_SECRET);
+    const token = new TileTokens(SESSION_SECRET).issue(id, grant, 600);
+    const z = maxTmsZoom(4443, 3567);
+    let count = 0;
+    const worst = [0, 0, 0];
+    for (let y = 0; y * 256 < 3567; y++) {
+      for (let x = 0; x * 256 < 4443; x++) {
+        const response = await t.app.inject({
+          method: 'GET',
+          url: `/tiles/${id}/${z}/${x}/${y}?t=${encodeURIComponent(token)}`,
+        });
+        expect(response.statusCode, `tile ${x},${y}`).toBe(200);
+        expect(response.headers['content-type']).toBe('image/jpeg');
+        const { data, info } = await sharp(response.rawPayload).raw().toBuffer({ resolveWithObject: true });
+        expect([info.width, info.height, info.channels]).toEqual([256, 256, 3]);
+        const width = Math.min(256, 4443 - x * 256);
+        const height = Math.min(256, 3567 - y * 256);
+        // The reference's part under this tile, as a 256 x 256 image (edges: the valid part only).
+        const ref = Buffer.alloc(256 * 256 * 3);
+        for (let row = 0; row < height; row++) {
+          const from = ((y * 256 + row) * 4443 + x * 256) * 3;
+          reference.data.copy(ref, row * 256 * 3, from, from + width * 3);
+        }
+        const d = meanAbsoluteDifference(
+          { data, width: 256, height: 256 },
+          { data: ref, width: 256, height: 256 },
+          { left: 0, top: 0, width, height },
+        );
+        d.forEach((v, c) => (worst[c] = Math.max(worst[c]!, v)));
+        count++;
+      }
+    }
+    expect(count).toBe(18 * 14);
+    for (const v of worst) expect(v).toBeLessThanOrEqual(3);
+  }, 60_000);
+});
+
+describe('a JPEG 2000 slide with a damaged tile', () => {
+  it('fails processing (FAIL_PROCESSING) with a message naming the tile, audited', async () => {
+    const bytes = await readFile(TCGA);
+    const base = (await readTiffStructure(TCGA)).ifds[0]!;
+    const tile = 3 * 18 + 11;
+    const offset = base.data!.offsets[tile]!;
+    bytes.fill(0xff, offset + 40, offset + 120);
+    const file = path.join(work, 'damaged.svs');
+    await writeFile(file, bytes);
+    const id = await processFile(file, 'damaged.svs');
+    const row = await imageRow(id);
+    expect(row.status).toBe('FAIL_PROCESSING');
+    expect(row.processing_status).toBe('FAIL');
+    expect(row.cog_key).toBeNull();
+    expect(row.status_message).toMatch(
+      new RegExp(
+        `^The JPEG 2000 data of tile ${tile} \\(column 11, row 3\\) of level 0 could not be decoded \\(.+\\)$`,
+      ),
+    );
+    const audit = await t.database.db
+      .selectFrom('audit_events')
+      .select(['action', 'reason'])
+      .where('entity_type', '=', 'image')
+      .where('entity_id', '=', String(id))
+      .where('action', '=', 'IMAGE_PROCESSING_FAILED')
+      .executeTakeFirstOrThrow();
+    expect(audit.reason).toBe(row.status_message);
+  }, 30_000);
+});

@@ -1,0 +1,70 @@
+import { execFile } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+
+/**
+ * OpenSlide's rendering of a slide, the reference for colour tests (Debian's python3-openslide,
+ * which `.ci/run` installs when missing). Used only in tests.
+ */
+
+const PYTHON = '/usr/bin/python3';
+
+const SCRIPT = `
+import sys, openslide
+src, level, x, y, w, h, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+s = openslide.OpenSlide(src)
+if w == 0: w, h = s.level_dimensions[level]
+r = s.read_region((x, y), level, (w, h))
+rgb = r.convert('RGB')
+open(out, 'wb').write(rgb.tobytes())
+print(w, h)
+`;
+
+export interface RgbImage {
+  data: Buffer;
+  width: number;
+  height: number;
+}
+
+/** A region of a level as RGB (OpenSlide composites transparent areas on white); the whole level without a region. */
+export async function openslideRegion(
+  file: string,
+  level = 0,
+  region?: { left: number; top: number; width: number; height: number },
+): Promise<RgbImage> {
+  const out = path.join(tmpdir(), `openslide-${randomUUID()}.rgb`);
+  const args = [region?.left ?? 0, region?.top ?? 0, region?.width ?? 0, region?.height ?? 0].map(String);
+  try {
+    const { stdout } = await promisify(execFile)(PYTHON, ['-c', SCRIPT, file, String(level), ...args, out], {
+      maxBuffer: 1024 * 1024,
+    });
+    const [width, height] = stdout.trim().split(' ').map(Number);
+    return { data: await readFile(out), width: width!, height: height! };
+  } catch (error) {
+    throw new Error(
+      `OpenSlide's reference rendering failed; install Debian's python3-openslide (apt-get install -y openslide-tools python3-openslide): ${String(error)}`,
+      { cause: error },
+    );
+  } finally {
+    await rm(out, { force: true });
+  }
+}
+
+/** Mean absolute difference per channel of two RGB images of one size, over a rectangle. */
+export function meanAbsoluteDifference(
+  a: RgbImage,
+  b: RgbImage,
+  rect = { left: 0, top: 0, width: a.width, height: a.height },
+): [number, number, number] {
+  if (a.width !== b.width || a.height !== b.height) throw new Error('The images differ in size');
+  const sums = [0, 0, 0];
+  for (let y = rect.top; y < rect.top + rect.height; y++) {
+    let i = (y * a.width + rect.left) * 3;
+    for (let x = 0; x < rect.width; x++) for (let c = 0; c < 3; c++, i++) sums[c]! += Math.abs(a.data[i]! - b.data[i]!);
+  }
+  const n = rect.width * rect.height;
+  return [sums[0]! / n, sums[1]! / n, sums[2]! / n];
+}
