@@ -18,3 +18,4 @@ export * from './viewer.js';
 export * from './imageManagement.js';
 export * from './csv.js';
 export * from './samples.js';
+export * from './annotations.js';

@@ -169,6 +169,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     'AP_ImageViewer_ViewimageViewer',
     'AP_CaseViewer_ViewCaseViewer',
     'AP_ImageCaseViewer_ViewOverviewtab',
+    // Data managers review every reader's annotations (issue 14, per-reader filter).
+    'AP_ImageCaseViewer_ViewAnnotationstab',
     'AP_CaseViewer_ManualCRassignment',
     ...QUERY_WORK,
     ...QUERY_TARGETS,
@@ -350,7 +352,7 @@ export const ROLE_REASONING: Readonly<Record<RoleName, string>> = {
   StudyAdmin:
     "Admin-level checks accept system admin, ISC or StudyAdmin (spec doc 1 §6). Runs studies: sees every study, configures them, manages users and study access, sees every column, every report and the audit trail. Does not create annotations or mark cases as scored: that is the blinded reader's work.",
   ISC: 'Image-sample coordinator, admin-level for quality: passes ISC QC (and lab QC, since it reviews images in both QC states), edits image and case data, moves, copies, archives and assigns images, changes case status and holds, imports AI annotations, sees labels. Sees columns the spec lists for SystemAdmin/StudyAdmin/ISC (Lab Visit ID, Endo Procedure ID, File Name, Organization). Does not manage users or study configuration.',
-  DM: 'Data manager: reconciles case data. The only role that sees the Histo Procedure ID, Date Created and CR Assignment columns by default (doc 2 §6), so it holds the case-data edit permissions, case editing and manual reader assignment, the query workflow and the audit trail (PDF or CSV). Does not see labels or file names.',
+  DM: 'Data manager: reconciles case data. The only role that sees the Histo Procedure ID, Date Created and CR Assignment columns by default (doc 2 §6), so it holds the case-data edit permissions, case editing and manual reader assignment, the query workflow and the audit trail (PDF or CSV). Reviews every reader’s annotations (Annotations tab, per-reader filter; issue 14). Does not see labels or file names.',
   PM: 'Project manager: follows progress. Sees the ISC QC column (doc 2 §6), lists, image and case viewers read-only, raises and follows up queries, PDF-only audit trail and image-detail and query reports. Does not edit data.',
   SPONSOR:
     'Sponsor: read-only progress. Sees Sponsor and In Query columns, not Protocol ID or Upload Date (doc 2 §6); sponsor image-detail report; sees queries with its role and may comment. No Image Management tabs, no edits, no labels.',

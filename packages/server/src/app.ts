@@ -21,6 +21,7 @@ import { configRoutes } from './modules/config/configRoutes.js';
 import { studyRoutes } from './modules/studies/studyRoutes.js';
 import { createSlidePipeline, slideApiRoutes, type SlidePipelineOverrides } from './modules/images/slidePipeline.js';
 import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
+import { annotationRoutes } from './modules/annotations/annotationRoutes.js';
 import { caseRoutes } from './modules/cases/caseRoutes.js';
 import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
 import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
@@ -107,6 +108,7 @@ export async function buildApp({
     await app.register(studyRoutes(database.db));
     await app.register(slideApiRoutes(database, config, slides));
     await app.register(caseRoutes(database.db));
+    await app.register(annotationRoutes(database.db));
     await app.register(imageManagementRoutes(database.db));
     await app.register((await import('./modules/users/userManagementRoutes.js')).userManagementRoutes(database.db));
   }

@@ -133,6 +133,10 @@ export interface StudyImageSpec {
   status?: string;
   uploadedAt?: Date;
   uploaderId?: number | null;
+  /** A processed slide's size and pixel size (µm), for annotations. */
+  width?: number;
+  height?: number;
+  mpp?: number | null;
 }
 
 export async function createStudyImage(db: Db, spec: StudyImageSpec): Promise<{ id: number }> {
@@ -147,6 +151,7 @@ export async function createStudyImage(db: Db, spec: StudyImageSpec): Promise<{ 
       status: spec.status ?? 'CASE_ASSIGNMENT_PENDING',
       uploader_id: spec.uploaderId ?? null,
       ...(spec.uploadedAt && { uploaded_at: spec.uploadedAt }),
+      ...(spec.width !== undefined && { width: spec.width, height: spec.height ?? spec.width, mpp: spec.mpp ?? null }),
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -507,9 +507,34 @@ export class CaseService {
           reason,
         },
         ...(await this.moveImages(tx, current, null, IMAGE_STATUS_AT_STAGE[stage], reason)),
+        ...(await this.reopenReads(tx, caseId, current.study_id, reason)),
       ];
       await recordAudit(tx, actor, events);
     });
+  }
+
+  /**
+   * A reverted case is read again: every reader's Mark as Scored is undone, which unlocks their
+   * annotations (issue 14: a reader's annotations are locked once they marked the case scored).
+   */
+  private async reopenReads(tx: Tx, caseId: number, studyId: number, reason: string | null): Promise<AuditEvent[]> {
+    const reopened = await tx
+      .updateTable('case_readers')
+      .set({ read_at: null })
+      .where('case_id', '=', caseId)
+      .where('read_at', 'is not', null)
+      .returning('user_id')
+      .execute();
+    return reopened.map((r) => ({
+      action: 'CASE_READ_REOPENED',
+      entityType: 'case',
+      entityId: caseId,
+      studyId,
+      field: 'read_at',
+      oldValue: `reader ${r.user_id}`,
+      newValue: null,
+      reason,
+    }));
   }
 
   /** PATCH /api/cases/{id}/status/on_hold and /off_hold. */

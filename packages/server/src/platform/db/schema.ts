@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 /** Table types of the database, kept beside the SQL migrations in ../../../migrations. */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -210,6 +210,10 @@ export interface AnnotationsTable {
   status: Generated<string>;
   created_at: Timestamp;
   deleted_at: Date | null;
+  deleted_by: number | null;
+  /** Generated (migration 0014): the centre of a Point geometry. */
+  x: GeneratedAlways<number | null>;
+  y: GeneratedAlways<number | null>;
 }
 
 export interface QueriesTable {

@@ -1,30 +1,10 @@
-import { PassThrough, type Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { Compilable, Kysely } from 'kysely';
 import { CSV_BOM, csvLine, type CsvValue } from '@lamina/domain';
 import type { DB } from '../db/schema.js';
 import { forEachBatch } from '../db/cursor.js';
-
-/** Resolves when the stream wants more, rejects when it is gone (the client went away). */
-function drained(out: Writable): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (error?: Error) => {
-      out.off('drain', onDrain);
-      out.off('close', onClose);
-      if (error) reject(error);
-      else resolve();
-    };
-    const onDrain = () => done();
-    const onClose = () => done(new Error('The download was closed'));
-    out.on('drain', onDrain);
-    out.on('close', onClose);
-  });
-}
-
-async function write(out: Writable, text: string): Promise<void> {
-  if (out.destroyed) throw new Error('The download was closed');
-  if (!out.write(text)) await drained(out);
-}
+import { write } from './streamOut.js';
 
 /**
  * Answers a CSV download streamed from a database cursor (forEachBatch): the header line, then one

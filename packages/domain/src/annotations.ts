@@ -1,0 +1,808 @@
+import { z } from 'zod';
+import type { Permission } from './permissions.js';
+import type { Indication } from './studies.js';
+
+/**
+ * Annotations (doc 3 §2–§9, issue 14): the types and their geometry, the drawing constants, the
+ * rules every side computes the same way (HPF radius, lengths in µm, the multiline walk, the HPF
+ * tree, the celiac table), the messages and the wire shapes of the annotation calls.
+ *
+ * Coordinates: GeoJSON in full-resolution image pixels, origin at the top-left corner, y down (the
+ * convention of QuPath and most pathology tools). The viewer's map has y up; it negates y.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Types and constants
+// ---------------------------------------------------------------------------------------------
+
+export const ANNOTATION_TYPES = ['LINE', 'MULTILINE', 'ELLIPSE', 'TEXT', 'HPF', 'POINT', 'FREEHAND'] as const;
+export type AnnotationType = (typeof ANNOTATION_TYPES)[number];
+
+export const ANNOTATION_SOURCES = ['CR', 'VisioPharm'] as const;
+export type AnnotationSource = (typeof ANNOTATION_SOURCES)[number];
+
+export const MULTILINE_CATEGORIES = ['VILLUS_HEIGHT', 'CRYPT_DEPTH'] as const;
+export type MultilineCategory = (typeof MULTILINE_CATEGORIES)[number];
+export const MULTILINE_CATEGORY_LABELS: Readonly<Record<MultilineCategory, string>> = {
+  VILLUS_HEIGHT: 'Villus Height',
+  CRYPT_DEPTH: 'Crypt Depth',
+};
+
+/** The GeoJSON geometry type of each annotation type (issue 14 "Coordinates"). */
+export const GEOMETRY_OF: Readonly<Record<AnnotationType, 'Point' | 'LineString' | 'Polygon'>> = {
+  HPF: 'Point',
+  POINT: 'Point',
+  TEXT: 'Point',
+  ELLIPSE: 'Point',
+  LINE: 'LineString',
+  MULTILINE: 'LineString',
+  FREEHAND: 'Polygon',
+};
+
+/** The class list an annotation type draws its class from; the others carry no class. */
+export const CLASS_TYPE_OF: Readonly<Partial<Record<AnnotationType, 'HPF' | 'POINT' | 'FREEHAND' | 'MULTILINE'>>> = {
+  HPF: 'HPF',
+  POINT: 'POINT',
+  FREEHAND: 'FREEHAND',
+  MULTILINE: 'MULTILINE',
+};
+
+/** Drawing constants (doc 3 §9 "Annotation drawing"). */
+export const ANNOTATION_COLORS = {
+  default: '#FFFF00',
+  hpf: '#00FF00',
+  multiline: '#00FF00',
+} as const;
+export const HPF_WEIGHT = 5;
+export const HPF_WEIGHT_HIGHLIGHTED = 10;
+/** A weight above HPF_WEIGHT draws a ring at this multiple of the radius. */
+export const HPF_HIGHLIGHT_RING = 1.1;
+export const POINT_RADIUS = 3;
+export const POINT_RADIUS_CELIAC = 1.5;
+export const POINT_FILL_OPACITY = 1;
+export const POINT_FILL_OPACITY_CELIAC = 0.75;
+/** The area of one high-power field: 0.238 mm² (doc 3 §9), in m². */
+export const HPF_AREA_M2 = 238e-9;
+/** HPF radius in pixels when the slide has no pixel size (doc 3 §9). */
+export const DEFAULT_HPF_RADIUS_PX = 100;
+/** Metres per pixel used for lengths when the slide does not say (doc 3 §9 "Resolution"). */
+export const DEFAULT_LENGTH_METRES_PER_PIXEL = 2e-7;
+export const HPF_CURSOR_HOLD_MS = 170;
+export const ELLIPSE_DEBOUNCE_MS = 100;
+/** The tilt on the wire is the drawing's rotation plus this (doc 3 §7 "Tilt has 90 added"). */
+export const TILT_WIRE_OFFSET = 90;
+
+/** Reserved names of the HPF tree (doc 3 §2). */
+export const ORPHAN_HPF_NAME = 'Orphan';
+export const OTHER_CLASS_NAME = 'Other';
+
+/** Limits the server enforces on geometry and text (not in the spec; chosen for a sane payload). */
+export const ANNOTATION_LIMITS = {
+  /** Vertices of a freehand ring (closing vertex included). */
+  freehandMaxVertices: 20_000,
+  /** Vertices of a multiline. */
+  multilineMaxVertices: 1_000,
+  textMaxLength: 500,
+  /** Ellipse radii, in pixels. */
+  maxRadius: 1_000_000,
+  /** Objects of one GeoJSON import. */
+  importMaxFeatures: 250_000,
+} as const;
+
+// ---------------------------------------------------------------------------------------------
+// Tools (doc 3 §2 "Annotation toolbar", §4 "Annotation drawing")
+// ---------------------------------------------------------------------------------------------
+
+export const ANNOTATION_TOOLS = ['line', 'multiline', 'text', 'ellipse', 'hpf', 'point', 'freehand'] as const;
+export type AnnotationTool = (typeof ANNOTATION_TOOLS)[number];
+
+export const TOOL_TYPES: Readonly<Record<AnnotationTool, AnnotationType>> = {
+  line: 'LINE',
+  multiline: 'MULTILINE',
+  text: 'TEXT',
+  ellipse: 'ELLIPSE',
+  hpf: 'HPF',
+  point: 'POINT',
+  freehand: 'FREEHAND',
+};
+
+export const TOOL_LABELS: Readonly<Record<AnnotationTool, string>> = {
+  line: 'Measurement',
+  multiline: 'Line Measurement',
+  text: 'Text',
+  ellipse: 'Ellipse',
+  hpf: 'HPF',
+  point: 'Point',
+  freehand: 'Freehand',
+};
+
+/** The shortcut key of each tool (doc 3 §2 "Keyboard shortcuts"). */
+export const TOOL_KEYS: Readonly<Record<AnnotationTool, string>> = {
+  line: 'r',
+  multiline: 'l',
+  text: 't',
+  ellipse: 'o',
+  hpf: 'h',
+  point: 'p',
+  freehand: 'f',
+};
+
+/** Tools that stay active after a successful create; ellipse and text reset (doc 3 §4). */
+export const TOOLS_STAYING_ACTIVE: readonly AnnotationTool[] = ['line', 'multiline', 'point', 'hpf', 'freehand'];
+
+/** Tools (and their keys) that need the edit permission (doc 3 §2, §6). */
+export const TOOLS_NEEDING_EDIT: readonly AnnotationTool[] = ['hpf', 'point', 'freehand'];
+
+/** Tools that draw with a class from a flyout. */
+export const CLASS_TOOLS: readonly AnnotationTool[] = ['hpf', 'point', 'freehand'];
+
+/** Tools that save through the 'Add annotation' panel (doc 3 §2): the others save when drawn. */
+export const PANEL_TOOLS: readonly AnnotationTool[] = ['text', 'ellipse', 'hpf'];
+
+export type DrawingState = 'DROPPING' | 'PLACING' | 'EDITING';
+
+/**
+ * Whether 'Add annotation' is enabled (doc 3 §4): freehand, line, ellipse or HPF in editing, or
+ * text in editing with non-empty text.
+ */
+export function canAddAnnotation(tool: AnnotationTool, state: DrawingState | null, text: string): boolean {
+  if (state !== 'EDITING') return false;
+  if (tool === 'text') return text.trim() !== '';
+  return tool === 'freehand' || tool === 'line' || tool === 'ellipse' || tool === 'hpf';
+}
+
+export function isAnnotationTool(value: string): value is AnnotationTool {
+  return (ANNOTATION_TOOLS as readonly string[]).includes(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permissions (doc 3 §6) and the independent-read rule (issue 14)
+// ---------------------------------------------------------------------------------------------
+
+export const VIEW_ANNOTATIONS_PERMISSIONS: readonly Permission[] = [
+  'AP_ImageCaseViewer_ViewAnnotationstab',
+  'AP_ImageViewer_ViewAnnotationsToolbar',
+];
+export const CREATE_ANNOTATION_PERMISSION: Permission = 'AP_ImageViewer_EditCreateAnnotations';
+export const DELETE_ANNOTATION_PERMISSION: Permission = 'AP_ImageViewer_DeleteAnnotations';
+
+// ---------------------------------------------------------------------------------------------
+// Messages (doc 3 §8 and the reasons the server adds)
+// ---------------------------------------------------------------------------------------------
+
+export const ANNOTATION_MESSAGES = {
+  unableToCreate: 'Unable to create annotation',
+  unableToDelete: 'Unable to delete annotation',
+  unexpectedTool: (tool: string) => `Unexpected: ${tool}`,
+  created: 'Annotation created',
+  deleted: 'Annotation deleted',
+  notFound: 'Annotation not found',
+  textRequired: 'Annotation text is required',
+  textTooLong: `Annotation text must be less than ${ANNOTATION_LIMITS.textMaxLength} characters`,
+  geometryType: (type: AnnotationType) => `A ${type} annotation must be a GeoJSON ${GEOMETRY_OF[type]}`,
+  outsideImage: 'The annotation lies outside the image',
+  imageHasNoExtent: 'The image has no extent yet (it is not processed)',
+  lineVertices: 'A line has exactly two points',
+  multilineVertices: `A multiline has 2 to ${ANNOTATION_LIMITS.multilineMaxVertices} points`,
+  freehandVertices: `A freehand region is one closed ring of 4 to ${ANNOTATION_LIMITS.freehandMaxVertices} points`,
+  freehandNotClosed: 'A freehand region must be closed (its last point equal to its first)',
+  radiiRequired: 'An ellipse needs radiusX and radiusY greater than 0',
+  classRequired: (type: AnnotationType) => `A ${type} annotation needs an annotation class`,
+  classNotAllowed: (type: AnnotationType) => `A ${type} annotation carries no annotation class`,
+  classNotInStudy: "The annotation class does not belong to this image's study",
+  classWrongType: (type: AnnotationType) => `The annotation class is not in the study's ${type} list`,
+  classDisabled: 'The annotation class is disabled',
+  categoryRequired: 'A multiline annotation needs a multilineCategory (VILLUS_HEIGHT or CRYPT_DEPTH)',
+  categoryNotAllowed: 'Only a multiline annotation carries a multilineCategory',
+  multilineNotCeliac: 'Line measurements belong to celiac studies',
+  multilineTaken: (className: string, category: MultilineCategory) =>
+    `${className} already has a ${MULTILINE_CATEGORY_LABELS[category]} line`,
+  imageNotInImage: 'The annotation belongs to another image',
+  lockedScored: 'The case is marked as scored: its reader’s annotations are locked until the case is reverted',
+  notOwner: 'A reader changes only their own annotations',
+  notYours: 'Only system administrators delete annotations they did not draw',
+  alreadyDeleted: 'The annotation is already deleted',
+  importEmpty: 'The file holds no annotations',
+  importInvalid: 'The file is not a GeoJSON FeatureCollection',
+  importTooMany: `A file holds at most ${ANNOTATION_LIMITS.importMaxFeatures} annotations`,
+  importFeature: (index: number, message: string) => `Feature ${index + 1}: ${message}`,
+  importUnknownClass: (name: string, type: AnnotationType) => `No enabled ${type} class named '${name}' in this study`,
+  importUnknownGeometry: (type: string) => `Geometry type ${type} cannot be imported`,
+  imported: (count: number) => `Imported ${count} annotation${count === 1 ? '' : 's'}`,
+} as const;
+
+// ---------------------------------------------------------------------------------------------
+// Geometry and measurement rules
+// ---------------------------------------------------------------------------------------------
+
+export type Position = [number, number];
+
+/** Whether a study is celiac / NASH for the drawing rules (doc 3 §9). */
+export function isCeliacStudy(indications: readonly Indication[] | readonly string[]): boolean {
+  return (indications as readonly string[]).includes('CELIAC_DISEASE');
+}
+export function isNashStudy(indications: readonly Indication[] | readonly string[]): boolean {
+  return (indications as readonly string[]).includes('NASH');
+}
+
+/**
+ * HPF radius in full-resolution pixels (doc 3 §9, issue 14): √(0.238 mm² / π) / mpp, doubled for
+ * NASH studies; 100 px when the slide has no pixel size. `mpp` is µm per pixel.
+ */
+export function hpfRadiusPx(mpp: number | null | undefined, nash: boolean): number {
+  if (!(typeof mpp === 'number' && mpp > 0 && Number.isFinite(mpp))) return DEFAULT_HPF_RADIUS_PX;
+  const radiusMetres = Math.sqrt(HPF_AREA_M2 / Math.PI);
+  return (radiusMetres / (mpp * 1e-6)) * (nash ? 2 : 1);
+}
+
+/** µm per pixel for lengths: the slide's, else the spec's default resolution (0.2 µm). */
+export function lengthMicronsPerPixel(mpp: number | null | undefined): number {
+  return typeof mpp === 'number' && mpp > 0 && Number.isFinite(mpp) ? mpp : DEFAULT_LENGTH_METRES_PER_PIXEL * 1e6;
+}
+
+/** The length of a polyline in µm (a multiline's length is the sum of its segments). */
+export function polylineLengthUm(coordinates: readonly (readonly number[])[], mpp: number | null | undefined): number {
+  let px = 0;
+  for (let i = 1; i < coordinates.length; i++) {
+    const [ax, ay] = xy(coordinates[i - 1]);
+    const [bx, by] = xy(coordinates[i]);
+    px += Math.hypot(bx - ax, by - ay);
+  }
+  return px * lengthMicronsPerPixel(mpp);
+}
+
+/** A length as the viewer shows it: whole µm (doc 3 §9). */
+export function formatLengthUm(lengthUm: number): string {
+  return `${Math.round(lengthUm)} µm`;
+}
+
+/** The drawing's rotation (degrees) → the wire's tilt, and back (doc 3 §7). */
+export const tiltToWire = (degrees: number): number => degrees + TILT_WIRE_OFFSET;
+export const tiltFromWire = (tilt: number): number => tilt - TILT_WIRE_OFFSET;
+
+/** A position's x and y (a GeoJSON position may carry more; a missing one reads 0). */
+export function xy(p: readonly number[] | undefined): [number, number] {
+  return [p?.[0] ?? 0, p?.[1] ?? 0];
+}
+
+function distance(a: readonly number[], b: readonly number[]): number {
+  const [ax, ay] = xy(a);
+  const [bx, by] = xy(b);
+  return Math.hypot(ax - bx, ay - by);
+}
+
+/** Whether a point lies inside (or on) a circle. */
+export function inCircle(point: readonly number[], centre: readonly number[], radius: number): boolean {
+  return distance(point, centre) <= radius;
+}
+
+/**
+ * The HPF a point belongs to (issue 14): among the HPFs that contain it, the one whose centre is
+ * nearest; equal distances go to the lowest id. null = the reserved HPF 'Orphan'.
+ */
+export function parentHpfOf(
+  point: readonly number[],
+  hpfs: readonly { id: number; centre: readonly number[]; radius: number }[],
+): number | null {
+  let best: { id: number; d: number } | null = null;
+  for (const h of hpfs) {
+    const d = distance(point, h.centre);
+    if (d > h.radius) continue;
+    if (!best || d < best.d || (d === best.d && h.id < best.id)) best = { id: h.id, d };
+  }
+  return best ? best.id : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire shapes (doc 3 §7)
+// ---------------------------------------------------------------------------------------------
+
+const finite = z.number();
+const position = z.tuple([finite, finite]);
+
+export const pointGeometrySchema = z.object({ type: z.literal('Point'), coordinates: position });
+export const lineStringGeometrySchema = z.object({ type: z.literal('LineString'), coordinates: z.array(position) });
+export const polygonGeometrySchema = z.object({ type: z.literal('Polygon'), coordinates: z.array(z.array(position)) });
+export const annotationGeometrySchema = z.discriminatedUnion('type', [
+  pointGeometrySchema,
+  lineStringGeometrySchema,
+  polygonGeometrySchema,
+]);
+export type AnnotationGeometry = z.infer<typeof annotationGeometrySchema>;
+
+/** POST /api/annotations (doc 3 §7): what the client may send; the server computes the rest. */
+export const createAnnotationRequestSchema = z.object({
+  imageId: z.number().int().positive(),
+  annotationType: z.enum(ANNOTATION_TYPES),
+  geometry: annotationGeometrySchema,
+  annotationClassId: z.number().int().positive().nullish(),
+  multilineCategory: z.enum(MULTILINE_CATEGORIES).nullish(),
+  text: z.string().nullish(),
+  radiusX: finite.nullish(),
+  radiusY: finite.nullish(),
+  /** Degrees, the drawing's rotation + 90 (doc 3 §7). */
+  tilt: finite.nullish(),
+});
+export type CreateAnnotationRequest = z.infer<typeof createAnnotationRequestSchema>;
+
+/** An annotation as the server sends it; absent fields are null for that type. */
+export interface AnnotationView {
+  id: number;
+  imageId: number;
+  annotationType: AnnotationType;
+  source: AnnotationSource;
+  userId: number | null;
+  geometry: AnnotationGeometry;
+  annotationClassId: number | null;
+  color: string | null;
+  /** A point's HPF (null: the 'Orphan' HPF). */
+  parentId: number | null;
+  /** HPF radius in pixels (computed by the server). */
+  radius: number | null;
+  radiusX: number | null;
+  radiusY: number | null;
+  tilt: number | null;
+  weight: number | null;
+  /** µm, lines and multilines. */
+  length: number | null;
+  multilineCategory: MultilineCategory | null;
+  text: string | null;
+  createdAt: string;
+}
+
+export const annotationViewSchema = z.object({
+  id: z.number().int(),
+  imageId: z.number().int(),
+  annotationType: z.enum(ANNOTATION_TYPES),
+  source: z.enum(ANNOTATION_SOURCES),
+  userId: z.number().int().nullable(),
+  geometry: annotationGeometrySchema,
+  annotationClassId: z.number().int().nullable(),
+  color: z.string().nullable(),
+  parentId: z.number().int().nullable(),
+  radius: z.number().nullable(),
+  radiusX: z.number().nullable(),
+  radiusY: z.number().nullable(),
+  tilt: z.number().nullable(),
+  weight: z.number().nullable(),
+  length: z.number().nullable(),
+  multilineCategory: z.enum(MULTILINE_CATEGORIES).nullable(),
+  text: z.string().nullable(),
+  createdAt: z.string(),
+}) satisfies z.ZodType<AnnotationView>;
+
+/** The author of annotations in a list (for the per-reader filter). */
+export interface AnnotationAuthor {
+  id: number;
+  displayName: string;
+}
+
+/**
+ * GET /api/images/{id}/annotations: streamed. Each annotation omits its null fields (a point is
+ * about 120 bytes), so 200,000 objects stay one compact response; `toAnnotationView` restores them.
+ */
+export interface AnnotationListResponse {
+  imageId: number;
+  /** Whether the caller may still change their annotations here (false once their read is scored). */
+  locked: boolean;
+  authors: AnnotationAuthor[];
+  annotations: Partial<AnnotationView>[];
+}
+
+const NULLABLE_FIELDS = [
+  'userId',
+  'annotationClassId',
+  'color',
+  'parentId',
+  'radius',
+  'radiusX',
+  'radiusY',
+  'tilt',
+  'weight',
+  'length',
+  'multilineCategory',
+  'text',
+] as const;
+
+/** A compact row of the list → the full view (absent fields null, source CR by default). */
+export function toAnnotationView(row: Partial<AnnotationView>): AnnotationView {
+  const view = { source: 'CR', ...row } as AnnotationView;
+  for (const f of NULLABLE_FIELDS) if (view[f] === undefined) (view as unknown as Record<string, null>)[f] = null;
+  return view;
+}
+
+export const createAnnotationResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  annotation: annotationViewSchema,
+  /** Points whose HPF changed because of this create (an HPF now holds them). */
+  reparented: z.array(z.object({ id: z.number().int(), parentId: z.number().int().nullable() })),
+});
+export type CreateAnnotationResponse = z.infer<typeof createAnnotationResponseSchema>;
+
+export const deleteAnnotationQuerySchema = z.object({
+  deleteNested: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v === 'true'),
+});
+
+export const deleteAnnotationResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  /** Every annotation deleted (the HPF and, with deleteNested, its points). */
+  deletedIds: z.array(z.number().int()),
+  /** Points whose HPF changed (without deleteNested: to another HPF or the Orphan). */
+  reparented: z.array(z.object({ id: z.number().int(), parentId: z.number().int().nullable() })),
+});
+export type DeleteAnnotationResponse = z.infer<typeof deleteAnnotationResponseSchema>;
+
+export const importAnnotationsResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  count: z.number().int(),
+});
+
+/**
+ * What is wrong with a create request on its own (before the study's classes are looked at), or
+ * null: the geometry type per annotation type, vertex counts, a closed freehand ring, every vertex
+ * inside the image (width × height pixels), the ellipse radii, the text, which fields the type may
+ * carry. The server refuses with it; the web checks a drawing with the same function.
+ */
+export function annotationRequestProblem(
+  request: Pick<
+    CreateAnnotationRequest,
+    'annotationType' | 'geometry' | 'annotationClassId' | 'multilineCategory' | 'text' | 'radiusX' | 'radiusY'
+  >,
+  image: { width: number; height: number },
+): string | null {
+  const type = request.annotationType;
+  const g = request.geometry;
+  if (g.type !== GEOMETRY_OF[type]) return ANNOTATION_MESSAGES.geometryType(type);
+  let positions: (readonly number[])[];
+  if (g.type === 'Point') positions = [g.coordinates];
+  else if (g.type === 'LineString') {
+    positions = g.coordinates;
+    if (type === 'LINE' && positions.length !== 2) return ANNOTATION_MESSAGES.lineVertices;
+    if (type === 'MULTILINE' && (positions.length < 2 || positions.length > ANNOTATION_LIMITS.multilineMaxVertices))
+      return ANNOTATION_MESSAGES.multilineVertices;
+  } else {
+    const ring = g.coordinates[0];
+    if (g.coordinates.length !== 1 || !ring || ring.length < 4 || ring.length > ANNOTATION_LIMITS.freehandMaxVertices)
+      return ANNOTATION_MESSAGES.freehandVertices;
+    const [fx, fy] = xy(ring[0]);
+    const [lx, ly] = xy(ring[ring.length - 1]);
+    if (fx !== lx || fy !== ly) return ANNOTATION_MESSAGES.freehandNotClosed;
+    positions = ring;
+  }
+  for (const p of positions) {
+    const [x, y] = xy(p);
+    if (x < 0 || y < 0 || x > image.width || y > image.height) return ANNOTATION_MESSAGES.outsideImage;
+  }
+  if (type === 'ELLIPSE') {
+    const ok = (r: number | null | undefined) => typeof r === 'number' && r > 0 && r <= ANNOTATION_LIMITS.maxRadius;
+    if (!ok(request.radiusX) || !ok(request.radiusY)) return ANNOTATION_MESSAGES.radiiRequired;
+  }
+  const text = request.text ?? '';
+  if (type === 'TEXT' && text.trim() === '') return ANNOTATION_MESSAGES.textRequired;
+  if (text.length > ANNOTATION_LIMITS.textMaxLength) return ANNOTATION_MESSAGES.textTooLong;
+  const hasClass = request.annotationClassId !== null && request.annotationClassId !== undefined;
+  if (!CLASS_TYPE_OF[type] && hasClass) return ANNOTATION_MESSAGES.classNotAllowed(type);
+  if (type === 'MULTILINE') {
+    if (!hasClass) return ANNOTATION_MESSAGES.classRequired(type);
+    if (!request.multilineCategory) return ANNOTATION_MESSAGES.categoryRequired;
+  } else if (request.multilineCategory) return ANNOTATION_MESSAGES.categoryNotAllowed;
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The multiline walk (doc 3 §4 "Multiline", §5)
+// ---------------------------------------------------------------------------------------------
+
+export interface ClassRef {
+  id: number;
+  name: string;
+  color: string;
+  sortOrder: number;
+  enabled: boolean;
+}
+
+export interface MultilineSelection {
+  classId: number;
+  category: MultilineCategory;
+}
+
+/**
+ * The next unused class/category pair: the multiline classes in order (enabled ones only), within
+ * each villus height then crypt depth. null when every pair is used (or there is no enabled class).
+ */
+export function nextMultilineSelection(
+  classes: readonly ClassRef[],
+  existing: readonly { annotationClassId: number | null; multilineCategory: MultilineCategory | null }[],
+): MultilineSelection | null {
+  const used = new Set(existing.map((a) => `${a.annotationClassId}:${a.multilineCategory}`));
+  const ordered = [...classes].filter((c) => c.enabled).sort((a, b) => a.sortOrder - b.sortOrder || a.id - b.id);
+  for (const c of ordered)
+    for (const category of MULTILINE_CATEGORIES)
+      if (!used.has(`${c.id}:${category}`)) return { classId: c.id, category };
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HPF tree (doc 3 §2 "Annotations tab", §3 "HPF tree node")
+// ---------------------------------------------------------------------------------------------
+
+export interface PointClassNode {
+  /** null: the class 'Other' (points without a class). */
+  classId: number | null;
+  name: string;
+  color: string;
+  count: number;
+  pointIds: number[];
+}
+
+export interface HpfNode {
+  /** null: the reserved HPF 'Orphan'. */
+  id: number | null;
+  name: string;
+  color: string;
+  /** Points in this HPF. */
+  count: number;
+  points: PointClassNode[];
+}
+
+export interface HpfClassNode {
+  /** null: HPFs without a class ('Other'). */
+  classId: number | null;
+  name: string;
+  color: string;
+  /** HPFs of this class. */
+  count: number;
+  /** Points in the HPFs of this class. */
+  pointCount: number;
+  hpfs: HpfNode[];
+}
+
+export interface HpfTree {
+  classes: HpfClassNode[];
+  /** Points in no HPF; null when there are none. */
+  orphan: HpfNode | null;
+  totalHpfs: number;
+  totalPoints: number;
+}
+
+type TreeAnnotation = Pick<AnnotationView, 'id' | 'annotationType' | 'annotationClassId' | 'parentId' | 'text'> & {
+  color?: string | null;
+};
+
+/**
+ * The tree of the Annotations tab: HPF classes (in the study's order, then 'Other' for HPFs without
+ * a class) → HPFs (in drawing order, named by their text or 'HPF n' in drawing order within the
+ * image) → point classes (study order, then 'Other') with counts. Points in no HPF go to the
+ * reserved HPF 'Orphan'. Classes and HPFs without points are kept (a count of 0 is an answer).
+ */
+export function buildHpfTree(
+  annotations: readonly TreeAnnotation[],
+  hpfClasses: readonly ClassRef[],
+  pointClasses: readonly ClassRef[],
+): HpfTree {
+  const byOrder = (a: ClassRef, b: ClassRef) => a.sortOrder - b.sortOrder || a.id - b.id;
+  const hpfs = annotations.filter((a) => a.annotationType === 'HPF').sort((a, b) => a.id - b.id);
+  const points = annotations.filter((a) => a.annotationType === 'POINT').sort((a, b) => a.id - b.id);
+  const hpfIds = new Set(hpfs.map((h) => h.id));
+  const pointClassById = new Map(pointClasses.map((c) => [c.id, c]));
+  const orderedPointClasses = [...pointClasses].sort(byOrder);
+
+  const pointsByHpf = new Map<number | null, TreeAnnotation[]>();
+  for (const p of points) {
+    const parent = p.parentId !== null && hpfIds.has(p.parentId) ? p.parentId : null;
+    const list = pointsByHpf.get(parent);
+    if (list) list.push(p);
+    else pointsByHpf.set(parent, [p]);
+  }
+
+  const pointNodes = (list: readonly TreeAnnotation[]): PointClassNode[] => {
+    const groups = new Map<number | null, number[]>();
+    for (const p of list) {
+      const key = p.annotationClassId !== null && pointClassById.has(p.annotationClassId) ? p.annotationClassId : null;
+      const ids = groups.get(key);
+      if (ids) ids.push(p.id);
+      else groups.set(key, [p.id]);
+    }
+    const nodes: PointClassNode[] = [];
+    for (const c of orderedPointClasses) {
+      const ids = groups.get(c.id);
+      if (ids) nodes.push({ classId: c.id, name: c.name, color: c.color, count: ids.length, pointIds: ids });
+    }
+    const other = groups.get(null);
+    if (other)
+      nodes.push({
+        classId: null,
+        name: OTHER_CLASS_NAME,
+        color: ANNOTATION_COLORS.default,
+        count: other.length,
+        pointIds: other,
+      });
+    return nodes;
+  };
+
+  const hpfClassById = new Map(hpfClasses.map((c) => [c.id, c]));
+  const hpfNodesByClass = new Map<number | null, HpfNode[]>();
+  hpfs.forEach((h, index) => {
+    const key = h.annotationClassId !== null && hpfClassById.has(h.annotationClassId) ? h.annotationClassId : null;
+    const cls = key === null ? null : (hpfClassById.get(key) ?? null);
+    const list = pointsByHpf.get(h.id) ?? [];
+    const node: HpfNode = {
+      id: h.id,
+      name: h.text?.trim() ? h.text.trim() : `HPF ${index + 1}`,
+      color: cls?.color ?? h.color ?? ANNOTATION_COLORS.hpf,
+      count: list.length,
+      points: pointNodes(list),
+    };
+    const nodes = hpfNodesByClass.get(key);
+    if (nodes) nodes.push(node);
+    else hpfNodesByClass.set(key, [node]);
+  });
+
+  const classNode = (classId: number | null, name: string, color: string): HpfClassNode => {
+    const nodes = hpfNodesByClass.get(classId) ?? [];
+    return {
+      classId,
+      name,
+      color,
+      count: nodes.length,
+      pointCount: nodes.reduce((n, h) => n + h.count, 0),
+      hpfs: nodes,
+    };
+  };
+  const classes = [...hpfClasses].sort(byOrder).map((c) => classNode(c.id, c.name, c.color));
+  if (hpfNodesByClass.has(null)) classes.push(classNode(null, OTHER_CLASS_NAME, ANNOTATION_COLORS.hpf));
+
+  const orphanPoints = pointsByHpf.get(null) ?? [];
+  const orphan: HpfNode | null =
+    orphanPoints.length === 0
+      ? null
+      : {
+          id: null,
+          name: ORPHAN_HPF_NAME,
+          color: ANNOTATION_COLORS.default,
+          count: orphanPoints.length,
+          points: pointNodes(orphanPoints),
+        };
+  return { classes, orphan, totalHpfs: hpfs.length, totalPoints: points.length };
+}
+
+/** The counts of a tree node as tab-separated rows (header first), to paste into a spreadsheet. */
+export function treeCountsTsv(nodes: readonly { name: string; count: number }[], header = ['Name', 'Count']): string {
+  const clean = (s: string) => s.replace(/[\t\r\n]+/g, ' ');
+  return [header.join('\t'), ...nodes.map((n) => `${clean(n.name)}\t${n.count}`)].join('\n');
+}
+
+/** The counts of a whole tree: one row per HPF and point class (Class, HPF, Point class, Count). */
+export function hpfTreeTsv(tree: HpfTree): string {
+  const clean = (s: string) => s.replace(/[\t\r\n]+/g, ' ');
+  const rows = [['HPF class', 'HPF', 'Point class', 'Count'].join('\t')];
+  const hpfRows = (className: string, h: HpfNode) => {
+    if (h.points.length === 0) rows.push([clean(className), clean(h.name), '', '0'].join('\t'));
+    for (const p of h.points) rows.push([clean(className), clean(h.name), clean(p.name), String(p.count)].join('\t'));
+  };
+  for (const c of tree.classes) for (const h of c.hpfs) hpfRows(c.name, h);
+  if (tree.orphan) hpfRows('', tree.orphan);
+  return rows.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Celiac line measurements (doc 3 §2, issue 14)
+// ---------------------------------------------------------------------------------------------
+
+export interface CeliacRow {
+  classId: number;
+  name: string;
+  color: string;
+  /** µm, null when not measured. */
+  villusHeight: number | null;
+  cryptDepth: number | null;
+  /** Vh:Cd to one decimal ('—' when either is missing or the depth is 0). */
+  ratio: string;
+}
+
+/**
+ * The 'Celiac Line Measurements' table: one row per multiline class (study order) with its villus
+ * height and crypt depth in µm (the newest line of each, should there be several) and their ratio.
+ */
+export function celiacTable(
+  multilineClasses: readonly ClassRef[],
+  annotations: readonly Pick<
+    AnnotationView,
+    'id' | 'annotationType' | 'annotationClassId' | 'multilineCategory' | 'length'
+  >[],
+): CeliacRow[] {
+  const latest = new Map<string, { id: number; length: number }>();
+  for (const a of annotations) {
+    if (a.annotationType !== 'MULTILINE' || a.annotationClassId === null || !a.multilineCategory || a.length === null)
+      continue;
+    const key = `${a.annotationClassId}:${a.multilineCategory}`;
+    const prior = latest.get(key);
+    if (!prior || a.id > prior.id) latest.set(key, { id: a.id, length: a.length });
+  }
+  return [...multilineClasses]
+    .sort((a, b) => a.sortOrder - b.sortOrder || a.id - b.id)
+    .map((c) => {
+      const vh = latest.get(`${c.id}:VILLUS_HEIGHT`)?.length ?? null;
+      const cd = latest.get(`${c.id}:CRYPT_DEPTH`)?.length ?? null;
+      return {
+        classId: c.id,
+        name: c.name,
+        color: c.color,
+        villusHeight: vh,
+        cryptDepth: cd,
+        ratio: celiacRatio(vh, cd),
+      };
+    });
+}
+
+/** Vh:Cd to one decimal, from the whole-µm values the table shows. */
+export function celiacRatio(villusHeight: number | null, cryptDepth: number | null): string {
+  if (villusHeight === null || cryptDepth === null) return '—';
+  const cd = Math.round(cryptDepth);
+  if (cd === 0) return '—';
+  return (Math.round(villusHeight) / cd).toFixed(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GeoJSON export (issue 14, beyond the spec): QuPath-compatible properties
+// ---------------------------------------------------------------------------------------------
+
+/** '#RRGGBB' → [r, g, b] (QuPath's classification colour); null for anything else. */
+export function hexToRgb(hex: string | null | undefined): [number, number, number] | null {
+  const m = /^#?([0-9a-f]{6}|[0-9a-f]{3})$/i.exec(hex ?? '');
+  if (!m) return null;
+  const digits = m[1] ?? '';
+  const h = digits.length === 3 ? digits.replace(/./g, (c) => c + c) : digits;
+  return [parseInt(h.slice(0, 2), 16), parseInt(h.slice(2, 4), 16), parseInt(h.slice(4, 6), 16)];
+}
+
+export function rgbToHex(rgb: readonly number[]): string {
+  return `#${rgb
+    .slice(0, 3)
+    .map((v) =>
+      Math.max(0, Math.min(255, Math.round(v)))
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')
+    .toUpperCase()}`;
+}
+
+/** The Lamina fields a GeoJSON feature carries beside QuPath's (properties.lamina). */
+export const laminaFeaturePropsSchema = z.object({
+  annotationType: z.enum(ANNOTATION_TYPES),
+  multilineCategory: z.enum(MULTILINE_CATEGORIES).nullish(),
+  radiusX: finite.nullish(),
+  radiusY: finite.nullish(),
+  tilt: finite.nullish(),
+  text: z.string().nullish(),
+});
+
+export const geoJsonFeatureSchema = z.object({
+  type: z.literal('Feature'),
+  id: z.unknown().optional(),
+  geometry: z.object({ type: z.string(), coordinates: z.unknown() }).nullable(),
+  properties: z
+    .object({
+      objectType: z.string().optional(),
+      name: z.string().nullish(),
+      classification: z
+        .object({ name: z.string(), color: z.array(z.number()).optional(), colorRGB: z.number().optional() })
+        .nullish(),
+      lamina: laminaFeaturePropsSchema.optional(),
+    })
+    .loose()
+    .nullish(),
+});
+export type GeoJsonFeature = z.infer<typeof geoJsonFeatureSchema>;
+
+export const geoJsonFeatureCollectionSchema = z.object({
+  type: z.literal('FeatureCollection'),
+  features: z.array(z.unknown()),
+});

@@ -1,0 +1,184 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  ANNOTATION_MESSAGES,
+  CREATE_ANNOTATION_PERMISSION,
+  DELETE_ANNOTATION_PERMISSION,
+  IMAGE_MESSAGES,
+  VIEW_ANNOTATIONS_PERMISSIONS,
+  createAnnotationRequestSchema,
+  createAnnotationResponseSchema,
+  deleteAnnotationQuerySchema,
+  deleteAnnotationResponseSchema,
+  importAnnotationsResponseSchema,
+  toAnnotationView,
+  type AnnotationListResponse,
+  type AnnotationView,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import { idParam, policy, scope, type ResourceStudy } from '../../platform/rbac/policy.js';
+import { actorOf, principalOf } from '../../platform/http/requestContext.js';
+import { idParams } from '../../platform/http/params.js';
+import { sendJsonArray } from '../../platform/http/jsonStream.js';
+import { NotFoundError } from '../../platform/errors.js';
+import { readerSeesImage } from '../cases/readerVisibility.js';
+import { imageScope } from '../images/imageScope.js';
+import { AnnotationService, annotatedImage, readLocked, seesAnnotation } from './annotationService.js';
+import { annotationAuthors, visibleAnnotationsJson } from './annotationQueries.js';
+import { exportQuery, featureJson, GeoJsonImport } from './annotationGeoJson.js';
+
+/** An image the principal may see (a blinded reader: of their assigned cases, not hidden). */
+async function imageStudy(db: Db, principal: Principal, imageId: number | null): Promise<ResourceStudy> {
+  if (imageId === null) return { found: false };
+  const row = await db
+    .selectFrom('images')
+    .select('study_id')
+    .where('id', '=', imageId)
+    .where(readerSeesImage(principal))
+    .executeTakeFirst();
+  return row ? { found: true, studyId: row.study_id } : { found: false };
+}
+
+/** POST /api/annotations names its image in the body. */
+const imageFromBody = scope.resource('image', IMAGE_MESSAGES.imageNotFound, (db, request, principal) => {
+  const id = (request.body as { imageId?: unknown } | undefined)?.imageId;
+  return imageStudy(db, principal, typeof id === 'number' && Number.isInteger(id) && id > 0 ? id : null);
+});
+
+/**
+ * /api/annotations/{id}: a live annotation the principal may see, on an image they may see: a
+ * blinded reader finds only their own (another reader's answers 404, as a missing one does).
+ */
+const annotationScope = scope.resource('annotation', ANNOTATION_MESSAGES.notFound, async (db, request, principal) => {
+  const id = idParam(request);
+  if (id === null) return { found: false };
+  const row = await db
+    .selectFrom('annotations')
+    .innerJoin('images', 'images.id', 'annotations.image_id')
+    .select('images.study_id')
+    .where('annotations.id', '=', id)
+    .where('annotations.deleted_at', 'is', null)
+    .where(seesAnnotation(principal))
+    .where(readerSeesImage(principal))
+    .executeTakeFirst();
+  return row ? { found: true, studyId: row.study_id } : { found: false };
+});
+
+/** GeoJSON files may be large (200,000 points is about 30 MB). */
+const IMPORT_BODY_LIMIT = 128 * 1024 * 1024;
+
+/**
+ * Annotations (issue 14; doc 3 §7): the image's visible annotations streamed as one compact JSON
+ * document, create, soft delete, and the GeoJSON export and import.
+ */
+export function annotationRoutes(db: Db) {
+  const service = new AnnotationService(db);
+  const geoJson = new GeoJsonImport(db, service);
+  return async (app: FastifyInstance) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    const listHead = async (request: FastifyRequest, imageId: number) => {
+      const principal = principalOf(request);
+      const image = await annotatedImage(db, imageId);
+      return {
+        principal,
+        image,
+        locked: await readLocked(db, image.caseId, principal.id),
+        authors: await annotationAuthors(db, principal, imageId),
+      };
+    };
+
+    r.get(
+      '/api/images/:id/annotations',
+      { config: { policy: policy.anyOf(VIEW_ANNOTATIONS_PERMISSIONS, imageScope) }, schema: { params: idParams } },
+      async (request, reply) => {
+        const imageId = request.params.id;
+        const { principal, locked, authors } = await listHead(request, imageId);
+        const head: Omit<AnnotationListResponse, 'annotations'> = { imageId, locked, authors };
+        return sendJsonArray(reply, {
+          head: `${JSON.stringify(head).slice(0, -1)},"annotations":[`,
+          tail: ']}',
+          db,
+          query: visibleAnnotationsJson(db, principal, imageId),
+          json: (row) => row.j,
+        });
+      },
+    );
+
+    r.get(
+      '/api/images/:id/annotations.geojson',
+      { config: { policy: policy.anyOf(VIEW_ANNOTATIONS_PERMISSIONS, imageScope) }, schema: { params: idParams } },
+      async (request, reply) => {
+        const imageId = request.params.id;
+        const principal = principalOf(request);
+        return sendJsonArray(reply, {
+          head: '{"type":"FeatureCollection","features":[',
+          tail: ']}',
+          db,
+          query: exportQuery(db, principal, imageId),
+          json: featureJson,
+          contentType: 'application/geo+json; charset=utf-8',
+          fileName: `image-${imageId}-annotations.geojson`,
+        });
+      },
+    );
+
+    r.post(
+      '/api/images/:id/annotations/import',
+      {
+        bodyLimit: IMPORT_BODY_LIMIT,
+        config: { policy: policy.anyOf([CREATE_ANNOTATION_PERMISSION], imageScope) },
+        schema: { params: idParams, body: z.unknown(), response: { 200: importAnnotationsResponseSchema } },
+      },
+      async (request) => {
+        const count = await geoJson.import(principalOf(request), actorOf(request), request.params.id, request.body);
+        return { success: true as const, message: ANNOTATION_MESSAGES.imported(count), count };
+      },
+    );
+
+    r.post(
+      '/api/annotations',
+      {
+        config: { policy: policy.anyOf([CREATE_ANNOTATION_PERMISSION], imageFromBody) },
+        schema: { body: createAnnotationRequestSchema, response: { 200: createAnnotationResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const { id, reparented } = await service.create(principal, actorOf(request), request.body);
+        const [row] = await visibleAnnotationsJson(db, principal, request.body.imageId)
+          .where('a.id', '=', id)
+          .execute();
+        if (!row) throw new NotFoundError(ANNOTATION_MESSAGES.notFound);
+        return {
+          success: true as const,
+          message: ANNOTATION_MESSAGES.created,
+          annotation: toAnnotationView(JSON.parse(row.j) as Partial<AnnotationView>),
+          reparented,
+        };
+      },
+    );
+
+    r.delete(
+      '/api/annotations/:id',
+      {
+        config: { policy: policy.anyOf([DELETE_ANNOTATION_PERMISSION], annotationScope) },
+        schema: {
+          params: idParams,
+          querystring: deleteAnnotationQuerySchema,
+          response: { 200: deleteAnnotationResponseSchema },
+        },
+      },
+      async (request) => {
+        const result = await service.delete(
+          principalOf(request),
+          actorOf(request),
+          request.params.id,
+          request.query.deleteNested,
+        );
+        return { success: true as const, message: ANNOTATION_MESSAGES.deleted, ...result };
+      },
+    );
+  };
+}

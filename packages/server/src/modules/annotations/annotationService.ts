@@ -1,0 +1,465 @@
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
+import {
+  ANNOTATION_COLORS,
+  ANNOTATION_MESSAGES,
+  CLASS_TYPE_OF,
+  CREATE_ANNOTATION_PERMISSION,
+  HPF_WEIGHT,
+  annotationRequestProblem,
+  hpfRadiusPx,
+  isCeliacStudy,
+  isNashStudy,
+  parentHpfOf,
+  polylineLengthUm,
+  readsAssignedCasesOnly,
+  type AnnotationType,
+  type CreateAnnotationRequest,
+  type MultilineCategory,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import type { DB } from '../../platform/db/schema.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
+
+type Tx = Transaction<DB>;
+type Q = Kysely<DB>;
+
+/** A point's new HPF after a create or delete (null: the 'Orphan'). */
+export interface Reparented {
+  id: number;
+  parentId: number | null;
+}
+
+/** What the service needs of the image an annotation is drawn on. */
+export interface AnnotatedImage {
+  id: number;
+  studyId: number | null;
+  caseId: number | null;
+  width: number | null;
+  height: number | null;
+  mpp: number | null;
+  indications: string[];
+}
+
+/**
+ * Independent reads (issue 14): a user working as a blinded reader sees only their own annotations;
+ * everyone else who may see the image sees every annotation on it. The one statement of that rule:
+ * the user whose annotations alone the principal sees, or null for all. The list, the export, the
+ * per-annotation scope and the delete all apply it (`seesAnnotation` as an expression).
+ */
+export function onlyAnnotationsOf(principal: Principal): number | null {
+  return readsAssignedCasesOnly(principal.workAsRole) ? principal.id : null;
+}
+
+export function seesAnnotation(principal: Principal) {
+  const owner = onlyAnnotationsOf(principal);
+  return (eb: ExpressionBuilder<DB, 'annotations'>) =>
+    owner === null ? eb.lit(true) : eb('annotations.user_id', '=', owner);
+}
+
+/** Whether `userId`'s annotations on the image's case are locked: they marked the case scored. */
+export async function readLocked(db: Q, caseId: number | null, userId: number | null): Promise<boolean> {
+  if (caseId === null || userId === null) return false;
+  const row = await db
+    .selectFrom('case_readers')
+    .select('read_at')
+    .where('case_id', '=', caseId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return !!row?.read_at;
+}
+
+export async function annotatedImage(db: Q, imageId: number): Promise<AnnotatedImage> {
+  const row = await db
+    .selectFrom('images')
+    .leftJoin('studies', 'studies.id', 'images.study_id')
+    .select([
+      'images.id',
+      'images.study_id',
+      'images.case_id',
+      'images.width',
+      'images.height',
+      'images.mpp',
+      'studies.indications',
+    ])
+    .where('images.id', '=', imageId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError(ANNOTATION_MESSAGES.notFound);
+  return {
+    id: row.id,
+    studyId: row.study_id,
+    caseId: row.case_id,
+    width: row.width,
+    height: row.height,
+    mpp: row.mpp,
+    indications: row.indications ?? [],
+  };
+}
+
+export interface ClassRow {
+  id: number;
+  study_id: number;
+  type: string;
+  name: string;
+  color: string;
+  enabled: boolean;
+  deleted: boolean;
+}
+
+/** A create request made whole: every field the row stores, computed by the server. */
+export interface PreparedAnnotation {
+  imageId: number;
+  annotationType: AnnotationType;
+  geometry: CreateAnnotationRequest['geometry'];
+  annotationClassId: number | null;
+  multilineCategory: MultilineCategory | null;
+  text: string | null;
+  color: string;
+  radius: number | null;
+  radiusX: number | null;
+  radiusY: number | null;
+  tilt: number | null;
+  weight: number | null;
+  length: number | null;
+}
+
+/**
+ * Checks a create request against the image and the study's classes and computes what the server
+ * owns: the HPF radius (from the slide's pixel size, doubled for NASH), the length of lines in µm,
+ * the colour (the class's, else the spec's default), the HPF weight. Throws 400 with the reason.
+ */
+export function prepareAnnotation(
+  request: CreateAnnotationRequest,
+  image: AnnotatedImage,
+  classes: ReadonlyMap<number, ClassRow>,
+  refuse: (reason: string) => Error = (reason) =>
+    new BadRequestError(`${ANNOTATION_MESSAGES.unableToCreate}: ${reason}`),
+): PreparedAnnotation {
+  if (image.width === null || image.height === null) throw refuse(ANNOTATION_MESSAGES.imageHasNoExtent);
+  const problem = annotationRequestProblem(request, { width: image.width, height: image.height });
+  if (problem) throw refuse(problem);
+  const type = request.annotationType;
+  const classId = request.annotationClassId ?? null;
+  let cls: ClassRow | null = null;
+  if (classId !== null) {
+    const found = classes.get(classId);
+    if (!found || found.deleted || found.study_id !== image.studyId) throw refuse(ANNOTATION_MESSAGES.classNotInStudy);
+    if (found.type !== CLASS_TYPE_OF[type]) throw refuse(ANNOTATION_MESSAGES.classWrongType(type));
+    if (!found.enabled) throw refuse(ANNOTATION_MESSAGES.classDisabled);
+    cls = found;
+  }
+  if (type === 'MULTILINE' && !isCeliacStudy(image.indications)) throw refuse(ANNOTATION_MESSAGES.multilineNotCeliac);
+  const g = request.geometry;
+  const defaultColor =
+    type === 'HPF'
+      ? ANNOTATION_COLORS.hpf
+      : type === 'MULTILINE'
+        ? ANNOTATION_COLORS.multiline
+        : ANNOTATION_COLORS.default;
+  const text = request.text?.trim() ? request.text.trim() : null;
+  return {
+    imageId: image.id,
+    annotationType: type,
+    geometry: g,
+    annotationClassId: classId,
+    multilineCategory: type === 'MULTILINE' ? (request.multilineCategory ?? null) : null,
+    text: type === 'TEXT' || type === 'ELLIPSE' || type === 'HPF' ? text : null,
+    color: cls?.color ?? defaultColor,
+    radius: type === 'HPF' ? hpfRadiusPx(image.mpp, isNashStudy(image.indications)) : null,
+    radiusX: type === 'ELLIPSE' ? (request.radiusX ?? null) : null,
+    radiusY: type === 'ELLIPSE' ? (request.radiusY ?? null) : null,
+    tilt: type === 'ELLIPSE' ? (request.tilt ?? 0) : null,
+    weight: type === 'HPF' ? HPF_WEIGHT : null,
+    length: g.type === 'LineString' ? polylineLengthUm(g.coordinates, image.mpp) : null,
+  };
+}
+
+/** The study's classes by id (deleted ones too, to tell 'deleted' from 'another study'). */
+export async function studyClasses(db: Q, studyId: number | null): Promise<Map<number, ClassRow>> {
+  if (studyId === null) return new Map();
+  const rows = await db
+    .selectFrom('annotation_classes')
+    .select(['id', 'study_id', 'type', 'name', 'color', 'enabled', 'deleted'])
+    .where('study_id', '=', studyId)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** The live HPFs of one author on one image (the candidates for a point's parent). */
+async function ownerHpfs(tx: Tx, imageId: number, userId: number | null, exceptId?: number) {
+  let q = tx
+    .selectFrom('annotations')
+    .select(['id', 'x', 'y', 'radius'])
+    .where('image_id', '=', imageId)
+    .where('annotation_type', '=', 'HPF')
+    .where('deleted_at', 'is', null);
+  q = userId === null ? q.where('user_id', 'is', null) : q.where('user_id', '=', userId);
+  if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
+  const rows = await q.execute();
+  return rows.map((r) => ({ id: r.id, centre: [r.x ?? 0, r.y ?? 0], radius: r.radius ?? 0 }));
+}
+
+/** The author's live points on the image inside a circle's bounding box (then checked exactly). */
+async function pointsNear(tx: Tx, imageId: number, userId: number | null, cx: number, cy: number, r: number) {
+  let q = tx
+    .selectFrom('annotations')
+    .select(['id', 'x', 'y', 'parent_id'])
+    .where('image_id', '=', imageId)
+    .where('annotation_type', '=', 'POINT')
+    .where('deleted_at', 'is', null)
+    .where('x', '>=', cx - r)
+    .where('x', '<=', cx + r)
+    .where('y', '>=', cy - r)
+    .where('y', '<=', cy + r);
+  q = userId === null ? q.where('user_id', 'is', null) : q.where('user_id', '=', userId);
+  return q.execute();
+}
+
+/** Writes new parents, grouped by parent (one statement per HPF, not per point). */
+async function writeParents(tx: Tx, changes: readonly Reparented[]): Promise<void> {
+  const byParent = new Map<number | null, number[]>();
+  for (const c of changes) {
+    const ids = byParent.get(c.parentId);
+    if (ids) ids.push(c.id);
+    else byParent.set(c.parentId, [c.id]);
+  }
+  for (const [parentId, ids] of byParent)
+    for (let i = 0; i < ids.length; i += 10_000)
+      await tx
+        .updateTable('annotations')
+        .set({ parent_id: parentId })
+        .where('id', 'in', ids.slice(i, i + 10_000))
+        .execute();
+}
+
+const reparentEvent = (
+  image: AnnotatedImage,
+  hpfId: number,
+  changes: readonly Reparented[],
+  why: 'created' | 'deleted',
+): AuditEvent => ({
+  action: 'ANNOTATION_POINTS_REPARENTED',
+  entityType: 'annotation',
+  entityId: hpfId,
+  studyId: image.studyId,
+  field: 'parent_id',
+  newValue: JSON.stringify({ hpf: why, points: changes }),
+});
+
+/**
+ * Annotations: create (validated, computed, audited; a point gets the HPF that holds it, an HPF
+ * takes the points it holds), soft delete (an HPF with or without its points; the points left get
+ * their next HPF or the Orphan), and the lock of a reader's annotations once their read is scored.
+ */
+export class AnnotationService {
+  constructor(private readonly db: Db) {}
+
+  async create(
+    principal: Principal,
+    actor: Actor,
+    request: CreateAnnotationRequest,
+  ): Promise<{ id: number; reparented: Reparented[] }> {
+    const image = await annotatedImage(this.db, request.imageId);
+    const prepared = prepareAnnotation(request, image, await studyClasses(this.db, image.studyId));
+    return this.db.transaction().execute(async (tx) => {
+      await this.assertUnlocked(tx, image, principal.id, ANNOTATION_MESSAGES.unableToCreate);
+      if (prepared.annotationType === 'MULTILINE') await this.assertMultilineFree(tx, image, principal.id, prepared);
+      const [result] = await this.insert(tx, principal.id, image, [prepared]);
+      if (!result) throw new Error('The annotation was not inserted');
+      await recordAudit(tx, actor, [
+        createdEvent(image, result.id, prepared),
+        ...(result.reparented.length ? [reparentEvent(image, result.id, result.reparented, 'created')] : []),
+      ]);
+      return result;
+    });
+  }
+
+  /**
+   * Inserts prepared annotations of one author in order (points get their parents; each HPF takes
+   * the points it now holds). The caller's transaction; no audit (the caller writes it).
+   */
+  async insert(
+    tx: Tx,
+    userId: number,
+    image: AnnotatedImage,
+    items: readonly PreparedAnnotation[],
+  ): Promise<{ id: number; reparented: Reparented[] }[]> {
+    // One author's annotations on one image change one at a time: two HPFs created at once would
+    // otherwise each miss the other when points choose their parent.
+    await sql`select pg_advisory_xact_lock(${727_014}, ${image.id})`.execute(tx);
+    const hpfs = await ownerHpfs(tx, image.id, userId);
+    const results: { id: number; reparented: Reparented[] }[] = [];
+    const rowOf = (p: PreparedAnnotation, parentId: number | null) => ({
+      image_id: image.id,
+      annotation_type: p.annotationType,
+      annotation_class_id: p.annotationClassId,
+      parent_id: parentId,
+      source: 'CR',
+      geometry: JSON.stringify(p.geometry),
+      text: p.text,
+      color: p.color,
+      radius: p.radius,
+      radius_x: p.radiusX,
+      radius_y: p.radiusY,
+      tilt: p.tilt,
+      weight: p.weight,
+      length: p.length,
+      multiline_category: p.multilineCategory,
+      user_id: userId,
+    });
+    // Runs of points go in bulk; an HPF is inserted alone and then takes the points it holds.
+    let i = 0;
+    for (let item = items[i]; item; item = items[i]) {
+      if (item.annotationType === 'HPF') {
+        const row = await tx
+          .insertInto('annotations')
+          .values(rowOf(item, null))
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        const centre = (item.geometry as { coordinates: [number, number] }).coordinates;
+        const hpf = { id: row.id, centre, radius: item.radius ?? 0 };
+        hpfs.push(hpf);
+        const reparented: Reparented[] = [];
+        for (const p of await pointsNear(tx, image.id, userId, centre[0], centre[1], hpf.radius)) {
+          const parent = parentHpfOf([p.x ?? 0, p.y ?? 0], hpfs);
+          if (parent !== p.parent_id) reparented.push({ id: p.id, parentId: parent });
+        }
+        await writeParents(tx, reparented);
+        results.push({ id: row.id, reparented });
+        i += 1;
+        continue;
+      }
+      let j = i;
+      while (j < items.length && items[j]?.annotationType !== 'HPF' && j - i < 2000) j += 1;
+      const batch = items
+        .slice(i, j)
+        .map((p) =>
+          rowOf(
+            p,
+            p.annotationType === 'POINT'
+              ? parentHpfOf((p.geometry as { coordinates: [number, number] }).coordinates, hpfs)
+              : null,
+          ),
+        );
+      const rows = await tx.insertInto('annotations').values(batch).returning('id').execute();
+      for (const r of rows) results.push({ id: r.id, reparented: [] });
+      i = j;
+    }
+    return results;
+  }
+
+  /** DELETE /api/annotations/{id}?deleteNested: soft; the route's scope found it visible and live. */
+  async delete(
+    principal: Principal,
+    actor: Actor,
+    id: number,
+    deleteNested: boolean,
+  ): Promise<{ deletedIds: number[]; reparented: Reparented[] }> {
+    if (!principal.actions.has(CREATE_ANNOTATION_PERMISSION))
+      throw new ForbiddenError(`${ANNOTATION_MESSAGES.unableToDelete}: ${ANNOTATION_MESSAGES.notOwner}`);
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx
+        .selectFrom('annotations')
+        .select(['id', 'image_id', 'annotation_type', 'user_id', 'deleted_at', 'annotation_class_id', 'parent_id'])
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!row) throw new NotFoundError(ANNOTATION_MESSAGES.notFound);
+      if (row.deleted_at)
+        throw new ConflictError(`${ANNOTATION_MESSAGES.unableToDelete}: ${ANNOTATION_MESSAGES.alreadyDeleted}`);
+      const image = await annotatedImage(tx, row.image_id);
+      await this.assertUnlocked(tx, image, row.user_id, ANNOTATION_MESSAGES.unableToDelete);
+      await sql`select pg_advisory_xact_lock(${727_014}, ${image.id})`.execute(tx);
+      const now = new Date();
+      const deletedIds = [id];
+      let reparented: Reparented[] = [];
+      if (row.annotation_type === 'HPF') {
+        const children = await tx
+          .selectFrom('annotations')
+          .select(['id', 'x', 'y'])
+          .where('parent_id', '=', id)
+          .where('deleted_at', 'is', null)
+          .execute();
+        if (deleteNested) deletedIds.push(...children.map((c) => c.id));
+        else {
+          const others = await ownerHpfs(tx, image.id, row.user_id, id);
+          reparented = children.map((c) => ({ id: c.id, parentId: parentHpfOf([c.x ?? 0, c.y ?? 0], others) }));
+        }
+      }
+      for (let i = 0; i < deletedIds.length; i += 10_000)
+        await tx
+          .updateTable('annotations')
+          .set({ deleted_at: now, deleted_by: principal.id, status: 'DELETED' })
+          .where('id', 'in', deletedIds.slice(i, i + 10_000))
+          .execute();
+      await writeParents(tx, reparented);
+      const events: AuditEvent[] = deletedIds.map((deleted) => ({
+        action: 'ANNOTATION_DELETED',
+        entityType: 'annotation',
+        entityId: deleted,
+        studyId: image.studyId,
+        field: 'deleted_at',
+        oldValue: deleted === id ? row.annotation_type : 'POINT',
+        newValue:
+          deleted === id
+            ? deleteNested && row.annotation_type === 'HPF'
+              ? 'with its points'
+              : 'deleted'
+            : `with HPF ${id}`,
+      }));
+      if (reparented.length) events.push(reparentEvent(image, id, reparented, 'deleted'));
+      await recordAudit(tx, actor, events);
+      return { deletedIds, reparented };
+    });
+  }
+
+  /** Refuses (409) when the author's read of the image's case is scored. */
+  async assertUnlocked(db: Q, image: AnnotatedImage, userId: number | null, failure: string): Promise<void> {
+    if (await readLocked(db, image.caseId, userId))
+      throw new ConflictError(`${failure}: ${ANNOTATION_MESSAGES.lockedScored}`);
+  }
+
+  /** One villus height and one crypt depth per multiline class, per reader and image. */
+  private async assertMultilineFree(tx: Tx, image: AnnotatedImage, userId: number, p: PreparedAnnotation) {
+    const category = p.multilineCategory;
+    if (p.annotationClassId === null || category === null) return;
+    const taken = await tx
+      .selectFrom('annotations')
+      .innerJoin('annotation_classes', 'annotation_classes.id', 'annotations.annotation_class_id')
+      .select('annotation_classes.name')
+      .where('annotations.image_id', '=', image.id)
+      .where('annotations.user_id', '=', userId)
+      .where('annotations.annotation_type', '=', 'MULTILINE')
+      .where('annotations.deleted_at', 'is', null)
+      .where('annotations.annotation_class_id', '=', p.annotationClassId)
+      .where('annotations.multiline_category', '=', category)
+      .executeTakeFirst();
+    if (taken)
+      throw new ConflictError(
+        `${ANNOTATION_MESSAGES.unableToCreate}: ${ANNOTATION_MESSAGES.multilineTaken(taken.name, category)}`,
+      );
+  }
+}
+
+export function createdEvent(image: AnnotatedImage, id: number, p: PreparedAnnotation): AuditEvent {
+  return {
+    action: 'ANNOTATION_CREATED',
+    entityType: 'annotation',
+    entityId: id,
+    studyId: image.studyId,
+    newValue: JSON.stringify({
+      imageId: image.id,
+      annotationType: p.annotationType,
+      annotationClassId: p.annotationClassId,
+      multilineCategory: p.multilineCategory,
+      geometry: p.geometry,
+      text: p.text,
+      radius: p.radius,
+      radiusX: p.radiusX,
+      radiusY: p.radiusY,
+      tilt: p.tilt,
+      length: p.length,
+    }),
+  };
+}
