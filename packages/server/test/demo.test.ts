@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CASE_WORKFLOW_STAGES, IMAGE_STATUS_AT_STAGE, caseStage, type CaseStatus } from '@lamina/domain';
-import { DEMO_STUDY_NAME, seedDemoData } from '../src/modules/demo/demoSeed.js';
+import { DEMO_READING_STUDIES, DEMO_STUDY_NAME, seedDemoData } from '../src/modules/demo/demoSeed.js';
 import { DEMO_SLIDE_NAME } from '../src/modules/demo/demoSlide.js';
 import { DEMO_CASES, ensureDemoCases } from '../src/modules/demo/demoCases.js';
 import { verifyAuditChain } from '../src/platform/audit/verify.js';
@@ -49,7 +49,7 @@ describe('demo cases', () => {
       .set({ processing_status: 'SUCCESS', status: 'CASE_ASSIGNMENT_PENDING' })
       .where('name', '=', DEMO_SLIDE_NAME)
       .execute();
-    expect(await ensureDemoCases(db, { pollMs: 10 })).toBe(DEMO_CASES.length);
+    expect(await ensureDemoCases(db, { pollMs: 10 })).toBe(DEMO_CASES.length + DEMO_READING_STUDIES.length);
     const cases = await db
       .selectFrom('cases')
       .select(['id', 'status', 'on_hold_from', 'proc_id'])
@@ -81,6 +81,48 @@ describe('demo cases', () => {
       .execute();
     expect(waiting.length).toBeGreaterThanOrEqual(2);
     expect((await verifyAuditChain(db)).ok).toBe(true);
+  });
+
+  it('adds a celiac and a NASH study, each with a case ready for reading by both readers (issue 14)', async () => {
+    const db = t.database.db;
+    for (const demo of DEMO_READING_STUDIES) {
+      const study = await db
+        .selectFrom('studies')
+        .select(['id', 'indications'])
+        .where('name', '=', demo.name)
+        .executeTakeFirstOrThrow();
+      expect(study.indications).toEqual([demo.indication]);
+      const c = await db
+        .selectFrom('cases')
+        .select(['id', 'status'])
+        .where('study_id', '=', study.id)
+        .executeTakeFirstOrThrow();
+      expect(c.status).toBe('PROCESSED');
+      const images = await db.selectFrom('images').select(['status', 'study_id']).where('case_id', '=', c.id).execute();
+      expect(images).toEqual([{ status: 'READY_FOR_READING', study_id: study.id }]);
+      const readers = await db
+        .selectFrom('case_readers')
+        .innerJoin('users', 'users.id', 'case_readers.user_id')
+        .select('users.username')
+        .where('case_id', '=', c.id)
+        .execute();
+      expect(readers.map((r) => r.username).sort()).toEqual(['reader1', 'reader2']);
+      const access = await db
+        .selectFrom('study_access')
+        .innerJoin('users', 'users.id', 'study_access.user_id')
+        .select('users.username')
+        .where('study_id', '=', study.id)
+        .execute();
+      expect(access.map((a) => a.username)).toEqual(expect.arrayContaining(['reader1', 'reader2', 'isc', 'dm']));
+    }
+    const celiac = await db
+      .selectFrom('annotation_classes')
+      .innerJoin('studies', 'studies.id', 'annotation_classes.study_id')
+      .select(['annotation_classes.name', 'annotation_classes.type'])
+      .where('studies.name', '=', DEMO_READING_STUDIES[0]?.name ?? '')
+      .where('annotation_classes.type', '=', 'MULTILINE')
+      .execute();
+    expect(celiac.map((c) => c.name)).toEqual(['Unit 1', 'Unit 2', 'Unit 3', 'Unit 4', 'Unit 5']);
   });
 
   it('does nothing a second time', async () => {

@@ -2,7 +2,7 @@ import { IMAGE_STATUS_AT_STAGE, caseStage, type CaseStatus, type ImageStatus } f
 import type { Db } from '../../platform/db/database.js';
 import { recordAudit, SYSTEM_ACTOR, type AuditEvent } from '../../platform/audit/audit.js';
 import { insertImageCopy, lockImage } from '../images/imageEditService.js';
-import { DEMO_STUDY_NAME } from './demoSeed.js';
+import { DEMO_READING_STUDIES, DEMO_STUDY_NAME } from './demoSeed.js';
 import { DEMO_SLIDE_NAME } from './demoSlide.js';
 
 interface DemoCase {
@@ -137,12 +137,13 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
     );
     const events: AuditEvent[] = [];
     let accession = 1;
-    const copy = async (name: string, caseId: number | null, status: ImageStatus) => {
+    const copy = async (name: string, caseId: number | null, status: ImageStatus, inStudy = studyId) => {
       accession += 1;
       const id = await insertImageCopy(tx, source, {
         name,
         caseId,
         status,
+        studyId: inStudy,
         accessionNumber: `DEMO-${String(accession).padStart(4, '0')}`,
         biopsyLocation: segments.length > 0 ? (segments[accession % segments.length] ?? null) : null,
       });
@@ -150,7 +151,7 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
         action: 'IMAGE_COPIED',
         entityType: 'image',
         entityId: id,
-        studyId,
+        studyId: inStudy,
         field: 'copied_from_image_id',
         newValue: { copiedFrom: source.id, name, demo: true },
       });
@@ -159,7 +160,7 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
           action: 'IMAGE_CASE_ASSIGNED',
           entityType: 'image',
           entityId: id,
-          studyId,
+          studyId: inStudy,
           field: 'case_id',
           newValue: caseId,
           reason: 'Demo data',
@@ -230,7 +231,52 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
     }
     for (let i = 0; i < UNASSIGNED_COPIES; i++)
       await copy(`S1005_SCREENING_${String.fromCharCode(65 + i)}.tif`, null, 'CASE_ASSIGNMENT_PENDING');
+
+    // One case ready for reading in each reading study (celiac, NASH), read by both readers.
+    let reading = 0;
+    for (const demo of DEMO_READING_STUDIES) {
+      const readingStudy = await tx.selectFrom('studies').select('id').where('name', '=', demo.name).executeTakeFirst();
+      if (!readingStudy) continue;
+      const created = await tx
+        .insertInto('cases')
+        .values({
+          study_id: readingStudy.id,
+          proc_id: demo.procId,
+          subject_id: demo.subjectId,
+          site_id: 'SITE-01',
+          visit_id: 'BASELINE',
+          status: 'PROCESSED',
+          prev_workflow_statuses: ['PENDING_LAB_QC', 'PENDING_QC'],
+          qc1_by: users.get('labtech') ?? null,
+          qc2_by: users.get('isc') ?? null,
+          qc_completed_at: new Date(),
+          created_by: users.get('labtech') ?? null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      events.push({
+        action: 'CASE_CREATED',
+        entityType: 'case',
+        entityId: created.id,
+        studyId: readingStudy.id,
+        newValue: { procId: demo.procId, subjectId: demo.subjectId, status: 'PROCESSED', demo: true },
+      });
+      const readers = ['reader1', 'reader2'].flatMap((u) => users.get(u) ?? []);
+      for (const userId of readers)
+        await tx.insertInto('case_readers').values({ case_id: created.id, user_id: userId }).execute();
+      events.push({
+        action: 'CASE_READERS_CHANGED',
+        entityType: 'case',
+        entityId: created.id,
+        studyId: readingStudy.id,
+        field: 'readers',
+        newValue: ['reader1', 'reader2'],
+        reason: 'Demo data',
+      });
+      await copy(`S${demo.subjectId}_BASELINE_A.tif`, created.id, IMAGE_STATUS_AT_STAGE.PROCESSED, readingStudy.id);
+      reading += 1;
+    }
     await recordAudit(tx, SYSTEM_ACTOR, events);
-    return DEMO_CASES.length;
+    return DEMO_CASES.length + reading;
   });
 }

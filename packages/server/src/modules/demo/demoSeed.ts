@@ -1,4 +1,11 @@
-import { roleByName, type RoleName } from '@lamina/domain';
+import {
+  CELIAC_DEFAULT_LINE_CLASSES,
+  CELIAC_DEFAULT_POINT_CLASSES,
+  roleByName,
+  type AnnotationClassType,
+  type Indication,
+  type RoleName,
+} from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { recordAudit, SYSTEM_ACTOR, type AuditEvent } from '../../platform/audit/audit.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
@@ -17,6 +24,53 @@ interface DemoUser {
 }
 
 export const DEMO_STUDY_NAME = 'DEMO-UC-001 Ulcerative Colitis Histology';
+
+interface DemoClass {
+  name: string;
+  color: string;
+}
+
+/**
+ * Studies with one case ready for reading each (issue 14): a celiac study (villus height and crypt
+ * depth lines, the celiac default classes) and a NASH study (HPFs twice the size), so the
+ * annotation tools that depend on the indication can be tried after `npm start`.
+ */
+export const DEMO_READING_STUDIES: readonly {
+  name: string;
+  protocolId: string;
+  indication: Indication;
+  procId: string;
+  subjectId: string;
+  classes: Partial<Record<AnnotationClassType, readonly DemoClass[]>>;
+}[] = [
+  {
+    name: 'DEMO-CD-002 Celiac Disease Histology',
+    protocolId: 'ACME-CD-201',
+    indication: 'CELIAC_DISEASE',
+    procId: 'ENDO-2001',
+    subjectId: '2001',
+    classes: {
+      HPF: [{ name: 'IEL count', color: '#4A90E2' }],
+      POINT: CELIAC_DEFAULT_POINT_CLASSES,
+      MULTILINE: CELIAC_DEFAULT_LINE_CLASSES,
+    },
+  },
+  {
+    name: 'DEMO-NASH-003 NASH Liver Biopsy',
+    protocolId: 'ACME-NASH-301',
+    indication: 'NASH',
+    procId: 'ENDO-3001',
+    subjectId: '3001',
+    classes: {
+      HPF: [{ name: 'Lobular inflammation', color: '#FF001E' }],
+      POINT: [
+        { name: 'Inflammatory focus', color: '#FF9F00' },
+        { name: 'Ballooned hepatocyte', color: '#00FFFF' },
+      ],
+      FREEHAND: [{ name: 'Steatosis', color: '#FDEB03' }],
+    },
+  },
+];
 
 const CRO = 'Lamina Central Lab';
 const SPONSOR = 'Acme Therapeutics';
@@ -42,7 +96,8 @@ export const DEMO_USERS: readonly DemoUser[] = [
 
 /**
  * Seeds demo data into a new database: organizations, the demo accounts (all with one password),
- * the demo study and its study access. Does nothing when any user exists. Audited as the system.
+ * the demo study and the reading studies (celiac, NASH) with their annotation classes, and study
+ * access to all three. Does nothing when any user exists. Audited as the system.
  */
 export async function seedDemoData(db: Db, password: string): Promise<boolean> {
   const existing = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
@@ -60,45 +115,73 @@ export async function seedDemoData(db: Db, password: string): Promise<boolean> {
       orgIds.set(name, org.id);
       events.push({ action: 'ORGANIZATION_CREATED', entityType: 'organization', entityId: org.id, newValue: name });
     }
-    const study = await tx
-      .insertInto('studies')
-      .values({
-        name: DEMO_STUDY_NAME,
-        sponsor: SPONSOR,
-        protocol_ids: ['ACME-UC-301'],
-        visit_ids: ['SCREENING', 'WEEK 12', 'WEEK 52'],
-        lab_visit_ids: ['V1', 'V4', 'V9'],
-        indications: ['ULCERATIVE_COLITIS'],
-        segments: 3,
-        anatomical_segments: ['Rectum', 'Sigmoid colon', 'Descending colon'],
-        modality: ['HISTOPATHOLOGY'],
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    events.push({
-      action: 'STUDY_CREATED',
-      entityType: 'study',
-      entityId: study.id,
-      studyId: study.id,
-      newValue: DEMO_STUDY_NAME,
-    });
-    const hpf = [
-      { name: 'Neutrophils', color: '#FF001E' },
-      { name: 'Eosinophils', color: '#FF9F00' },
+    const addStudy = async (
+      values: { name: string; protocolId: string; indication: Indication; visitIds: string[]; segments: string[] },
+      classes: Partial<Record<AnnotationClassType, readonly DemoClass[]>>,
+    ) => {
+      const study = await tx
+        .insertInto('studies')
+        .values({
+          name: values.name,
+          sponsor: SPONSOR,
+          protocol_ids: [values.protocolId],
+          visit_ids: values.visitIds,
+          lab_visit_ids: values.visitIds.map((_, i) => `V${i + 1}`),
+          indications: [values.indication],
+          segments: values.segments.length,
+          anatomical_segments: values.segments,
+          modality: ['HISTOPATHOLOGY'],
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      events.push({
+        action: 'STUDY_CREATED',
+        entityType: 'study',
+        entityId: study.id,
+        studyId: study.id,
+        newValue: values.name,
+      });
+      const rows = Object.entries(classes).flatMap(([type, list]) =>
+        list.map((c, i) => ({ ...c, type: type as AnnotationClassType, sort_order: i, study_id: study.id })),
+      );
+      if (rows.length > 0) await tx.insertInto('annotation_classes').values(rows).execute();
+      return study.id;
+    };
+    const studyIds = [
+      await addStudy(
+        {
+          name: DEMO_STUDY_NAME,
+          protocolId: 'ACME-UC-301',
+          indication: 'ULCERATIVE_COLITIS',
+          visitIds: ['SCREENING', 'WEEK 12', 'WEEK 52'],
+          segments: ['Rectum', 'Sigmoid colon', 'Descending colon'],
+        },
+        {
+          HPF: [
+            { name: 'Neutrophils', color: '#FF001E' },
+            { name: 'Eosinophils', color: '#FF9F00' },
+          ],
+          POINT: [
+            { name: 'Neutrophil', color: '#87FF01' },
+            { name: 'Eosinophil', color: '#013BFA' },
+          ],
+          FREEHAND: [{ name: 'Erosion', color: '#8601FC' }],
+        },
+      ),
     ];
-    const points = [
-      { name: 'Neutrophil', color: '#87FF01' },
-      { name: 'Eosinophil', color: '#013BFA' },
-    ];
-    const classes = [
-      ...hpf.map((c, i) => ({ ...c, type: 'HPF' as const, sort_order: i })),
-      ...points.map((c, i) => ({ ...c, type: 'POINT' as const, sort_order: i })),
-      { name: 'Erosion', color: '#8601FC', type: 'FREEHAND' as const, sort_order: 0 },
-    ];
-    await tx
-      .insertInto('annotation_classes')
-      .values(classes.map((c) => ({ ...c, study_id: study.id })))
-      .execute();
+    for (const reading of DEMO_READING_STUDIES)
+      studyIds.push(
+        await addStudy(
+          {
+            name: reading.name,
+            protocolId: reading.protocolId,
+            indication: reading.indication,
+            visitIds: ['BASELINE', 'WEEK 24'],
+            segments: reading.indication === 'NASH' ? ['Liver'] : ['Duodenum'],
+          },
+          reading.classes,
+        ),
+      );
 
     for (const u of DEMO_USERS) {
       const user = await tx
@@ -122,20 +205,21 @@ export async function seedDemoData(db: Db, password: string): Promise<boolean> {
           .execute();
         events.push({ action: 'ROLE_GRANTED', entityType: 'user', entityId: user.id, field: 'role', newValue: role });
       }
-      for (const role of u.studyRoles ?? []) {
-        await tx
-          .insertInto('study_access')
-          .values({ user_id: user.id, study_id: study.id, role_id: roleByName(role).id })
-          .execute();
-        events.push({
-          action: 'STUDY_ACCESS_GRANTED',
-          entityType: 'user',
-          entityId: user.id,
-          studyId: study.id,
-          field: 'studyAccess',
-          newValue: role,
-        });
-      }
+      for (const role of u.studyRoles ?? [])
+        for (const studyId of studyIds) {
+          await tx
+            .insertInto('study_access')
+            .values({ user_id: user.id, study_id: studyId, role_id: roleByName(role).id })
+            .execute();
+          events.push({
+            action: 'STUDY_ACCESS_GRANTED',
+            entityType: 'user',
+            entityId: user.id,
+            studyId,
+            field: 'studyAccess',
+            newValue: role,
+          });
+        }
     }
     await recordAudit(tx, SYSTEM_ACTOR, events);
   });

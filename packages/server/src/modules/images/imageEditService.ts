@@ -129,13 +129,15 @@ export async function insertImageCopy(
     status?: ImageStatus;
     accessionNumber?: string | null;
     biopsyLocation?: string | null;
+    /** Another study (the demo data's reading studies share the one demo slide). */
+    studyId?: number;
   },
 ): Promise<number> {
   const row = await tx
     .insertInto('images')
     .values({
       // What a copy carries over: the stored slide and what processing learnt of it, and its metadata.
-      study_id: source.study_id,
+      study_id: over.studyId ?? source.study_id,
       s3_key: source.s3_key,
       cog_key: source.cog_key,
       uploader_id: source.uploader_id,
