@@ -448,6 +448,18 @@ describe('independent reads', () => {
     expect((await post(isc, point(1, 1))).statusCode).toBe(403);
   });
 
+  it('the study’s class counts are a reader’s own (no total of the other readers’ work leaks)', async () => {
+    const eosCount = async (session: Session) => {
+      const response = await session.request({ method: 'GET', url: `/api/studies/${studyId}` });
+      expect(response.statusCode, response.body).toBe(200);
+      const view = response.json<{ pointClasses: { id: number; count: number }[] }>();
+      return view.pointClasses.find((c) => c.id === classes.eos)?.count;
+    };
+    expect(await eosCount(reader1)).toBeGreaterThan(0);
+    expect(await eosCount(reader2)).toBe(0);
+    expect(await eosCount(isc)).toBe(await eosCount(reader1));
+  });
+
   it('every streamed row holds to the domain schema, without null fields', async () => {
     const response = await isc.request({ method: 'GET', url: `/api/images/${imageId}/annotations` });
     expect(response.headers['content-type']).toContain('application/json');

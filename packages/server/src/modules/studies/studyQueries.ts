@@ -151,8 +151,11 @@ export async function findStudySummary(db: Q, studyId: number, userId: number) {
 
 export type StudyRowWithCounts = NonNullable<Awaited<ReturnType<typeof findStudySummary>>>;
 
-/** The live (not deleted) annotation classes of a study, each with its count of live annotations. */
-export async function listStudyClasses(db: Q, studyId: number) {
+/**
+ * The live (not deleted) annotation classes of a study, each with its count of live annotations —
+ * only `onlyOf`'s when given (a blinded reader counts their own: readers never see each other's work).
+ */
+export async function listStudyClasses(db: Q, studyId: number, onlyOf: number | null = null) {
   return db
     .selectFrom('annotation_classes')
     .select((eb) => [
@@ -168,6 +171,7 @@ export async function listStudyClasses(db: Q, studyId: number) {
         .select(sql<number>`count(*)::int`.as('n'))
         .whereRef('annotations.annotation_class_id', '=', 'annotation_classes.id')
         .where('annotations.deleted_at', 'is', null)
+        .$if(onlyOf !== null, (q) => q.where('annotations.user_id', '=', onlyOf))
         .as('count'),
     ])
     .where('annotation_classes.study_id', '=', studyId)

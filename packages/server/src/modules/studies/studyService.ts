@@ -33,6 +33,7 @@ import {
   type ClassLists,
   type Scalars,
 } from './studyConfig.js';
+import { onlyAnnotationsOf } from '../annotations/annotationService.js';
 import { classesWithAnnotations, findStudySummary, listStudyClasses, studyNameTaken } from './studyQueries.js';
 import { presentStudyView } from './studyPresenter.js';
 import { grantStudyAccessInTransaction } from '../studyAccess/studyAccessService.js';
@@ -73,7 +74,10 @@ export class StudyService {
   async view(studyId: number, principal: Principal, db: Db = this.db): Promise<StudyView> {
     const row = await findStudySummary(db, studyId, principal.id);
     if (!row) throw new NotFoundError(STUDY_MESSAGES.studyNotFound);
-    const [classes, users] = await Promise.all([listStudyClasses(db, studyId), listStudyUsers(db, studyId)]);
+    const [classes, users] = await Promise.all([
+      listStudyClasses(db, studyId, onlyAnnotationsOf(principal)),
+      listStudyUsers(db, studyId),
+    ]);
     return presentStudyView(row, classes, users, principal);
   }
 
