@@ -36,7 +36,10 @@ import {
 import { Detail, EditImageButton, ImageDetails } from './ImageDetails';
 import { ImageViewerBody } from './ImageViewerPage';
 import { useImage } from './imageQuery';
-import { AnnotationsPanel, QueriesPanel } from './SidebarPanels';
+import { QueriesPanel } from './SidebarPanels';
+import { isViewable } from './SlideView';
+import { AnnotationProvider } from '../annotations/AnnotationSession';
+import { AnnotationsTab } from '../annotations/AnnotationsTab';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
 import { readCaseImage, writeCaseImage } from './viewerPreferences';
@@ -116,74 +119,86 @@ export function CaseViewerPage() {
   const tabs = viewerTabs(actions, !!user && imageQuery.data?.uploaderId === user.id);
   const aiImage = imageQuery.data?.mldFile ? imageQuery.data : undefined;
 
+  const viewable = imageQuery.data && isViewable(imageQuery.data) ? imageQuery.data : null;
   return (
-    <ViewerFrame
-      title={c ? `Case ${c.procId ?? c.id}` : 'Case'}
-      badge={
-        c && (
-          <Tag minimal data-testid="case-status">
-            {CASE_STATUS_LABELS[c.status]}
-          </Tag>
-        )
-      }
-      image={imageQuery.data}
-      onClose={onClose}
-      initialTab={search.get('queryId') ? 'queries' : undefined}
-      actions={
-        c && (
-          <>
-            {offered('forward') && (
-              <Button intent="success" icon="tick" text={forwardLabel(c.status)} onClick={() => setDialog('forward')} />
-            )}
-            {offered('revert') && <Button icon="undo" text="Revert status" onClick={() => setDialog('revert')} />}
-            {offered('hold') && <Button icon="pause" text="Put on Hold" onClick={() => setDialog('hold')} />}
-            {offered('unhold') && <Button icon="play" text="Remove Hold" onClick={() => setDialog('unhold')} />}
-            {offered('archive') && (
-              <Button icon="archive" intent="danger" text="Archive Case" onClick={() => setDialog('archive')} />
-            )}
-          </>
-        )
-      }
-      sidebar={
-        c && tabs.length > 0
-          ? {
-              overview: (
-                <CaseOverview
-                  c={c}
-                  study={study.data}
-                  reader={reader}
-                  actions={actions}
-                  shownImage={shown?.id ?? null}
-                  onChooseImage={chooseImage}
-                  onEditCase={() => setDialog('edit')}
-                />
-              ),
-              annotations: tabs.includes('annotations') ? <AnnotationsPanel /> : null,
-              queries: tabs.includes('queries') ? <QueriesPanel /> : null,
-              queriesAttention: !reader && c.openQueries > 0,
-            }
-          : null
-      }
+    <AnnotationProvider
+      imageId={viewable?.id ?? null}
+      studyId={c?.studyId ?? null}
+      mpp={viewable?.physicalResolution ?? null}
     >
-      {!c ? (
-        <Spinner aria-label="Loading case" className="lamina-viewer-spinner" />
-      ) : shown === null ? (
-        <NonIdealState icon="media" title="No image(s) found" />
-      ) : (
-        <ImageViewerBody imageId={shown.id} query={imageQuery} initialView={carried} onView={keepView} />
-      )}
-      {c && dialog === 'edit' && study.data && (
-        <CaseDialog study={study.data} existing={c} onClose={() => setDialog(null)} />
-      )}
-      {c && dialog && dialog !== 'edit' && (
-        <CaseActionDialog
-          kind={dialog}
-          target={c}
-          aiImage={dialog === 'forward' ? aiImage : undefined}
-          onClose={() => setDialog(null)}
-        />
-      )}
-    </ViewerFrame>
+      <ViewerFrame
+        title={c ? `Case ${c.procId ?? c.id}` : 'Case'}
+        badge={
+          c && (
+            <Tag minimal data-testid="case-status">
+              {CASE_STATUS_LABELS[c.status]}
+            </Tag>
+          )
+        }
+        image={imageQuery.data}
+        onClose={onClose}
+        initialTab={search.get('queryId') ? 'queries' : undefined}
+        actions={
+          c && (
+            <>
+              {offered('forward') && (
+                <Button
+                  intent="success"
+                  icon="tick"
+                  text={forwardLabel(c.status)}
+                  onClick={() => setDialog('forward')}
+                />
+              )}
+              {offered('revert') && <Button icon="undo" text="Revert status" onClick={() => setDialog('revert')} />}
+              {offered('hold') && <Button icon="pause" text="Put on Hold" onClick={() => setDialog('hold')} />}
+              {offered('unhold') && <Button icon="play" text="Remove Hold" onClick={() => setDialog('unhold')} />}
+              {offered('archive') && (
+                <Button icon="archive" intent="danger" text="Archive Case" onClick={() => setDialog('archive')} />
+              )}
+            </>
+          )
+        }
+        sidebar={
+          c && tabs.length > 0
+            ? {
+                overview: (
+                  <CaseOverview
+                    c={c}
+                    study={study.data}
+                    reader={reader}
+                    actions={actions}
+                    shownImage={shown?.id ?? null}
+                    onChooseImage={chooseImage}
+                    onEditCase={() => setDialog('edit')}
+                  />
+                ),
+                annotations: tabs.includes('annotations') ? <AnnotationsTab /> : null,
+                queries: tabs.includes('queries') ? <QueriesPanel /> : null,
+                queriesAttention: !reader && c.openQueries > 0,
+              }
+            : null
+        }
+      >
+        {!c ? (
+          <Spinner aria-label="Loading case" className="lamina-viewer-spinner" />
+        ) : shown === null ? (
+          <NonIdealState icon="media" title="No image(s) found" />
+        ) : (
+          <ImageViewerBody imageId={shown.id} query={imageQuery} initialView={carried} onView={keepView} />
+        )}
+        {c && dialog === 'edit' && study.data && (
+          <CaseDialog study={study.data} existing={c} onClose={() => setDialog(null)} />
+        )}
+        {c && dialog && dialog !== 'edit' && (
+          <CaseActionDialog
+            kind={dialog}
+            target={c}
+            aiImage={dialog === 'forward' ? aiImage : undefined}
+            onClose={() => setDialog(null)}
+          />
+        )}
+      </ViewerFrame>
+    </AnnotationProvider>
   );
 }
 

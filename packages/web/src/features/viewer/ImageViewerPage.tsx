@@ -20,7 +20,9 @@ import { imageQcOffered, PassQcButton, PassQcDialog } from '../cases/PassQc';
 import { useStudy } from '../studies/api';
 import { EditImageButton, ImageDetails } from './ImageDetails';
 import { isFailed, isProcessing, parseImageId, useImage, useTileErrorRecheck } from './imageQuery';
-import { AnnotationsPanel, QueriesPanel } from './SidebarPanels';
+import { QueriesPanel } from './SidebarPanels';
+import { AnnotationProvider } from '../annotations/AnnotationSession';
+import { AnnotationsTab } from '../annotations/AnnotationsTab';
 import { isViewable, SlideView } from './SlideView';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
@@ -45,24 +47,31 @@ export function ImageViewerPage() {
   usePageTitle(title);
   const tabs = image.data ? viewerTabs(actions, !!user && image.data.uploaderId === user.id) : [];
 
+  const shown = image.data && isViewable(image.data) ? image.data : null;
   return (
-    <ViewerFrame
-      title={title}
-      image={image.data}
-      onClose={() => void navigate(closeTarget(studyId))}
-      initialTab={search.get('queryId') ? 'queries' : undefined}
-      sidebar={
-        image.data && tabs.length > 0
-          ? {
-              overview: <ImageOverview image={image.data} />,
-              annotations: tabs.includes('annotations') ? <AnnotationsPanel /> : null,
-              queries: tabs.includes('queries') ? <QueriesPanel /> : null,
-            }
-          : null
-      }
+    <AnnotationProvider
+      imageId={shown?.id ?? null}
+      studyId={shown?.studyId ?? null}
+      mpp={shown?.physicalResolution ?? null}
     >
-      {imageId === null ? <NoImage /> : <ImageViewerBody imageId={imageId} query={image} />}
-    </ViewerFrame>
+      <ViewerFrame
+        title={title}
+        image={image.data}
+        onClose={() => void navigate(closeTarget(studyId))}
+        initialTab={search.get('queryId') ? 'queries' : undefined}
+        sidebar={
+          image.data && tabs.length > 0
+            ? {
+                overview: <ImageOverview image={image.data} />,
+                annotations: tabs.includes('annotations') ? <AnnotationsTab /> : null,
+                queries: tabs.includes('queries') ? <QueriesPanel /> : null,
+              }
+            : null
+        }
+      >
+        {imageId === null ? <NoImage /> : <ImageViewerBody imageId={imageId} query={image} />}
+      </ViewerFrame>
+    </AnnotationProvider>
   );
 }
 

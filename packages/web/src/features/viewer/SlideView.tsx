@@ -21,6 +21,9 @@ import {
 } from './viewerPreferences';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import type { CSSProperties } from 'react';
+import { useAnnotationSession } from '../annotations/AnnotationSession';
+import { AddAnnotationPanel, AnnotationMessages, AnnotationToolbar } from '../annotations/AnnotationToolbar';
+import { useAnnotationTools } from '../annotations/useAnnotationTools';
 
 /** Brightness and opacity are applied (and kept) once the slider rests this long (doc 3 §9). */
 const SLIDER_DEBOUNCE_MS = 100;
@@ -93,6 +96,11 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   useEffect(() => {
     if (hasAi) writeAiOpacity(appliedAiOpacity);
   }, [hasAi, appliedAiOpacity]);
+  // The annotations of this image (AnnotationProvider of the page), drawn by engine-side layers.
+  const annotationSession = useAnnotationSession();
+  const session = annotationSession && annotationSession.imageId === image.id ? annotationSession : null;
+  const toolbarShown = !!session?.permissions.toolbar;
+  const tools = useAnnotationTools(engine, session, annotationsVisible, toolbarShown);
   const mapRef = useRef<HTMLDivElement>(null);
   const miniMapRef = useRef<HTMLDivElement>(null);
 
@@ -176,8 +184,11 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
         aiOpacity={hasAi && aiVisible ? aiOpacity : null}
         onAiOpacity={setAiOpacity}
       />
-      {/* Bottom right (doc 3 §2): the annotations checkbox; the annotation toolbar joins it. */}
+      {tools && <AddAnnotationPanel tools={tools} />}
+      {/* Bottom right (doc 3 §2): the annotations checkbox and the annotation toolbar. */}
       <div className="lamina-viewer-annotations" hidden={!snapshot.overlaysVisible} data-testid="annotation-controls">
+        {tools && <AnnotationMessages tools={tools} />}
+        {tools && toolbarShown && annotationsVisible && <AnnotationToolbar tools={tools} />}
         <Checkbox
           className="lamina-viewer-panel"
           label="Annotations"

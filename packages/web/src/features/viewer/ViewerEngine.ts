@@ -375,6 +375,14 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     this.map.setTarget(undefined);
   }
 
+  /**
+   * The OpenLayers map, for the engine's own extensions (the annotation layers and drawing of
+   * features/annotations, which are engine-side classes too). React never touches it.
+   */
+  get olMap(): OlMap {
+    return this.map;
+  }
+
   /** Sets the viewport size without a DOM (tests, server-side geometry). */
   setViewportSize(size: [number, number]): void {
     this.map.setSize(size);

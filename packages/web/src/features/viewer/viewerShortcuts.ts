@@ -1,3 +1,4 @@
+import { ANNOTATION_TOOLS, TOOL_KEYS, TOOL_LABELS, TOOLS_NEEDING_EDIT } from '@lamina/domain';
 import type { ViewerCommand } from './ViewerEngine';
 import { magnificationForKey } from './viewerGeometry';
 
@@ -52,10 +53,24 @@ export function layerToggleForKey(
   return LAYER_KEYS[event.key] ?? null;
 }
 
+const ANNOTATION_KEYS = new Set<string>([...Object.values(TOOL_KEYS), 'Escape']);
+
+/**
+ * The annotation tool key of a key press (doc 3 §2: r l t o h p f, and Escape to cancel or close
+ * the tool), or null (typing in a field, a modifier held, another key). Which tool it chooses, and
+ * whether it may (annotations shown, the edit permission for h p f), is the tools' rule
+ * (features/annotations: toolKeyAction).
+ */
+export function annotationKeyFor(
+  event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>,
+): string | null {
+  if (event.ctrlKey || event.metaKey || event.altKey || isTypingTarget(event.target)) return null;
+  return ANNOTATION_KEYS.has(event.key) ? event.key : null;
+}
+
 /**
  * The shortcuts as the keyboard shortcuts dialog lists them (doc 3 §2): the bound keys above, the
- * magnification jumps, and '?' for the dialog itself. The annotation tool keys join with the
- * annotations work, when their tools exist.
+ * magnification jumps, the annotation tools and '?' for the dialog itself.
  */
 export const SHORTCUT_HELP: readonly { keys: string; action: string }[] = [
   { keys: '← ↑ → ↓', action: 'Pan 80 px' },
@@ -65,6 +80,12 @@ export const SHORTCUT_HELP: readonly { keys: string; action: string }[] = [
   { keys: 'c', action: 'Show or hide the mini-map and the other controls' },
   { keys: 'a', action: 'Show or hide the annotations' },
   { keys: 'i', action: 'Show or hide the AI annotation layers' },
+  ...ANNOTATION_TOOLS.map((tool) => ({
+    keys: TOOL_KEYS[tool],
+    action: `${TOOL_LABELS[tool]} tool${TOOLS_NEEDING_EDIT.includes(tool) ? ' (needs the permission to create annotations)' : ''}`,
+  })),
+  { keys: 'Esc', action: 'Cancel the shape being drawn, then close the tool' },
+  { keys: 'Space (hold)', action: 'Pan while drawing' },
   { keys: '?', action: 'This list of shortcuts' },
 ];
 

@@ -1,0 +1,470 @@
+import {
+  ANNOTATION_COLORS,
+  formatLengthUm,
+  polylineLengthUm,
+  type AnnotationView,
+  type Position,
+} from '@lamina/domain';
+import Feature, { type FeatureLike } from 'ol/Feature';
+import type OlMap from 'ol/Map';
+import type MapBrowserEvent from 'ol/MapBrowserEvent';
+import CircleGeometry from 'ol/geom/Circle';
+import type Geometry from 'ol/geom/Geometry';
+import LineString from 'ol/geom/LineString';
+import Point from 'ol/geom/Point';
+import Polygon from 'ol/geom/Polygon';
+import PointerInteraction from 'ol/interaction/Pointer';
+import VectorLayer from 'ol/layer/Vector';
+import WebGLVectorLayer from 'ol/layer/WebGLVector';
+import VectorSource from 'ol/source/Vector';
+import CircleStyle from 'ol/style/Circle';
+import Fill from 'ol/style/Fill';
+import Stroke from 'ol/style/Stroke';
+import Style from 'ol/style/Style';
+import Text from 'ol/style/Text';
+import type { AnnotationStore, Highlight } from './annotationStore';
+import { glStyle, NONE, OTHER, pointLook, rgba } from './annotationStyle';
+import type { DrawingMachine, DrawingSnapshot } from './drawingMachine';
+
+/** Image pixel (x, y down) → map coordinate (x, -y): the map has y up (ViewerEngine). */
+export const toMap = (p: readonly number[]): [number, number] => [p[0] ?? 0, -(p[1] ?? 0)];
+export const toImage = (c: readonly number[]): Position => [c[0] ?? 0, -(c[1] ?? 0)];
+
+/** An ellipse as a ring of map coordinates (64 vertices), rotated clockwise on screen by `rotation` degrees. */
+export function ellipseRing(centre: Position, rx: number, ry: number, rotation: number, n = 64): [number, number][] {
+  const t = (rotation * Math.PI) / 180;
+  const ring: [number, number][] = [];
+  for (let i = 0; i <= n; i++) {
+    const a = (2 * Math.PI * i) / n;
+    const x = rx * Math.cos(a);
+    const y = ry * Math.sin(a);
+    // Rotation in image pixels (y down: clockwise on screen), then y flipped for the map.
+    ring.push([centre[0] + x * Math.cos(t) - y * Math.sin(t), -(centre[1] + x * Math.sin(t) + y * Math.cos(t))]);
+  }
+  return ring;
+}
+
+export interface LayerOptions {
+  celiac: boolean;
+  /** µm per pixel of the slide (lengths of lines being drawn). */
+  mpp: number | null;
+  /** Colour of an annotation class by id (multilines and freehands whose row carries none). */
+  classColor: (classId: number | null) => string | null;
+  /** Image size, to keep drawn shapes inside it. */
+  width: number;
+  height: number;
+}
+
+const TEXT_FILL = new Fill({ color: '#ffffff' });
+const TEXT_STROKE = new Stroke({ color: 'rgba(0,0,0,0.85)', width: 3 });
+
+function label(text: string, extra: Partial<ConstructorParameters<typeof Text>[0]> = {}): Text {
+  return new Text({
+    text,
+    font: '600 13px system-ui, sans-serif',
+    fill: TEXT_FILL,
+    stroke: TEXT_STROKE,
+    overflow: true,
+    ...extra,
+  });
+}
+
+/**
+ * The annotation layers of one slide, engine side (no React): points and HPFs in a WebGL vector
+ * layer (200,000 objects pan and zoom without stalls), the other types and the shape being drawn
+ * in canvas vector layers. Each layer has its own canvas (className), so the tiles' brightness
+ * filter never applies to them. It follows the store: loaded data, patches, per-node visibility,
+ * the reader filter and the tab's hover highlight.
+ */
+export class AnnotationLayers {
+  private readonly glSource = new VectorSource();
+  private readonly vectorSource = new VectorSource();
+  private readonly draftSource = new VectorSource();
+  readonly glLayer: WebGLVectorLayer<VectorSource>;
+  readonly vectorLayer: VectorLayer<VectorSource>;
+  readonly draftLayer: VectorLayer<VectorSource>;
+  /** Every annotation's feature, made once (visibility adds and removes them from their source). */
+  private readonly features = new Map<number, Feature>();
+  private readonly drawn = new Set<number>();
+  private highlightedId: number | null = null;
+  private readonly unsubscribe: (() => void)[] = [];
+  private readonly interaction: DrawingInteraction | null;
+
+  constructor(
+    private readonly map: OlMap,
+    private readonly store: AnnotationStore,
+    private readonly options: LayerOptions,
+    drawing?: DrawingMachine,
+  ) {
+    this.glLayer = new WebGLVectorLayer({
+      source: this.glSource,
+      className: 'lamina-annotation-layer-gl',
+      style: glStyle(options.celiac),
+      variables: { hlHpf: NONE, hlHpfClass: NONE, hlPtHpf: NONE, hlPtClass: NONE },
+      disableHitDetection: true,
+      zIndex: 10,
+    });
+    this.vectorLayer = new VectorLayer({
+      source: this.vectorSource,
+      className: 'lamina-annotation-layer',
+      style: (feature) => this.styleOf(feature),
+      updateWhileAnimating: true,
+      updateWhileInteracting: true,
+      zIndex: 11,
+    });
+    this.draftLayer = new VectorLayer({
+      source: this.draftSource,
+      className: 'lamina-annotation-draft',
+      style: (feature) => this.draftStyle(feature),
+      updateWhileAnimating: true,
+      updateWhileInteracting: true,
+      zIndex: 12,
+    });
+    for (const layer of [this.glLayer, this.vectorLayer, this.draftLayer]) map.addLayer(layer);
+    this.unsubscribe.push(
+      store.on('data', (change) => {
+        if (change.kind === 'reset') this.rebuild();
+        else this.patch(change.added, change.removed, change.reparented);
+      }),
+      store.on('visibility', () => this.syncVisibility()),
+      store.on('highlight', (highlight) => this.setHighlight(highlight)),
+    );
+    if (store.snapshot.loaded) this.rebuild();
+    this.interaction = drawing ? new DrawingInteraction(drawing, options) : null;
+    if (drawing && this.interaction) {
+      map.addInteraction(this.interaction);
+      this.unsubscribe.push(drawing.on('change', (snapshot) => this.drawDraft(snapshot)));
+    }
+  }
+
+  /** The Annotations checkbox and the 'a' key. */
+  setVisible(visible: boolean): void {
+    for (const layer of [this.glLayer, this.vectorLayer, this.draftLayer]) layer.setVisible(visible);
+  }
+
+  /** Annotation opacity 0…1 (doc 3 §9). */
+  setOpacity(opacity: number): void {
+    for (const layer of [this.glLayer, this.vectorLayer]) layer.setOpacity(opacity);
+  }
+
+  /** Space held while drawing: the map pans instead of drawing. */
+  setPanning(panning: boolean): void {
+    if (this.interaction) this.interaction.panOnly = panning;
+  }
+
+  destroy(): void {
+    for (const off of this.unsubscribe) off();
+    if (this.interaction) this.map.removeInteraction(this.interaction);
+    for (const layer of [this.glLayer, this.vectorLayer, this.draftLayer]) {
+      this.map.removeLayer(layer);
+      layer.dispose();
+    }
+  }
+
+  /** How many features each source holds (tests, the bench). */
+  get counts(): { gl: number; vector: number } {
+    return { gl: this.glSource.getFeatures().length, vector: this.vectorSource.getFeatures().length };
+  }
+
+  private isGl(a: AnnotationView): boolean {
+    return a.annotationType === 'HPF' || a.annotationType === 'POINT';
+  }
+
+  private featureOf(a: AnnotationView): Feature {
+    const { celiac } = this.options;
+    let feature: Feature;
+    if (a.annotationType === 'HPF' || a.annotationType === 'POINT') {
+      const coords = a.geometry.type === 'Point' ? a.geometry.coordinates : [0, 0];
+      const hpf = a.annotationType === 'HPF';
+      const color = a.color ?? this.options.classColor(a.annotationClassId);
+      feature = new Feature({
+        geometry: new Point(toMap(coords)),
+        t: hpf ? 1 : 0,
+        id: a.id,
+        cls: a.annotationClassId ?? OTHER,
+        par: a.parentId ?? OTHER,
+        r: a.radius ?? 0,
+        c: hpf
+          ? rgba(color, 1, ANNOTATION_COLORS.hpf)
+          : rgba(color, pointLook(celiac).opacity, ANNOTATION_COLORS.default),
+      });
+    } else {
+      feature = new Feature({ geometry: this.geometryOf(a), annotation: a });
+    }
+    feature.setId(a.id);
+    return feature;
+  }
+
+  private geometryOf(a: AnnotationView): Geometry {
+    const g = a.geometry;
+    if (a.annotationType === 'ELLIPSE' && g.type === 'Point') {
+      const rotation = a.tilt === null ? 0 : a.tilt - 90;
+      return new Polygon([ellipseRing(g.coordinates, a.radiusX ?? 1, a.radiusY ?? 1, rotation)]);
+    }
+    if (g.type === 'Point') return new Point(toMap(g.coordinates));
+    if (g.type === 'LineString') return new LineString(g.coordinates.map(toMap));
+    return new Polygon(g.coordinates.map((ring) => ring.map(toMap)));
+  }
+
+  private sourceOf(a: AnnotationView): VectorSource {
+    return this.isGl(a) ? this.glSource : this.vectorSource;
+  }
+
+  /** The whole list (load or reload): features made once, the drawn ones added in one batch. */
+  private rebuild(): void {
+    this.features.clear();
+    this.drawn.clear();
+    this.glSource.clear(true);
+    this.vectorSource.clear(true);
+    const gl: Feature[] = [];
+    const vector: Feature[] = [];
+    for (const a of this.store.snapshot.annotations) {
+      const feature = this.featureOf(a);
+      this.features.set(a.id, feature);
+      if (!this.store.isDrawn(a)) continue;
+      this.drawn.add(a.id);
+      if (this.isGl(a)) gl.push(feature);
+      else vector.push(feature);
+    }
+    this.glSource.addFeatures(gl);
+    this.vectorSource.addFeatures(vector);
+  }
+
+  private patch(added: AnnotationView[], removed: number[], reparented: AnnotationView[]): void {
+    for (const id of removed) {
+      const feature = this.features.get(id);
+      this.features.delete(id);
+      if (feature && this.drawn.delete(id)) {
+        (this.glSource.hasFeature(feature) ? this.glSource : this.vectorSource).removeFeature(feature);
+      }
+    }
+    for (const a of added) {
+      const feature = this.featureOf(a);
+      this.features.set(a.id, feature);
+      if (this.store.isDrawn(a)) {
+        this.drawn.add(a.id);
+        this.sourceOf(a).addFeature(feature);
+      }
+    }
+    for (const a of reparented) this.features.get(a.id)?.set('par', a.parentId ?? OTHER);
+    if (reparented.length > 0 || removed.length > 0) this.syncVisibility();
+  }
+
+  /** Adds and removes the features whose visibility changed (only those: no rebuild). */
+  private syncVisibility(): void {
+    const addGl: Feature[] = [];
+    const addVector: Feature[] = [];
+    const removeGl: Feature[] = [];
+    const removeVector: Feature[] = [];
+    for (const a of this.store.snapshot.annotations) {
+      const want = this.store.isDrawn(a);
+      if (want === this.drawn.has(a.id)) continue;
+      const feature = this.features.get(a.id);
+      if (!feature) continue;
+      if (want) this.drawn.add(a.id);
+      else this.drawn.delete(a.id);
+      const gl = this.isGl(a);
+      const list = want ? (gl ? addGl : addVector) : gl ? removeGl : removeVector;
+      list.push(feature);
+    }
+    if (removeGl.length) this.glSource.removeFeatures(removeGl);
+    if (removeVector.length) this.vectorSource.removeFeatures(removeVector);
+    if (addGl.length) this.glSource.addFeatures(addGl);
+    if (addVector.length) this.vectorSource.addFeatures(addVector);
+  }
+
+  /** The tab's hover: style variables for the WebGL layer (no rebuffering), a restyle for canvas. */
+  private setHighlight(highlight: Highlight | null): void {
+    const vars = { hlHpf: NONE, hlHpfClass: NONE, hlPtHpf: NONE, hlPtClass: NONE };
+    let annotation: number | null = null;
+    if (highlight?.kind === 'hpfClass') vars.hlHpfClass = highlight.classId ?? OTHER;
+    else if (highlight?.kind === 'hpf') vars.hlHpf = highlight.hpfId ?? OTHER;
+    else if (highlight?.kind === 'points') {
+      vars.hlPtHpf = highlight.hpfId ?? OTHER;
+      vars.hlPtClass = highlight.classId ?? OTHER;
+    } else if (highlight?.kind === 'annotation') {
+      annotation = highlight.id;
+      const a = this.store.get(annotation);
+      if (a?.annotationType === 'HPF') vars.hlHpf = a.id;
+    }
+    this.glLayer.updateStyleVariables(vars);
+    const prior = this.highlightedId;
+    this.highlightedId = annotation;
+    if (prior !== null) this.features.get(prior)?.changed();
+    if (annotation !== null) this.features.get(annotation)?.changed();
+  }
+
+  private readonly styleCache = new Map<string, Style | Style[]>();
+
+  private styleOf(feature: FeatureLike): Style | Style[] {
+    const a = feature.get('annotation') as AnnotationView | undefined;
+    if (!a) return [];
+    const lit = this.highlightedId === a.id;
+    const width = lit ? 4 : 2;
+    const colour = a.color ?? this.options.classColor(a.annotationClassId);
+    switch (a.annotationType) {
+      case 'LINE':
+      case 'MULTILINE': {
+        const multi = a.annotationType === 'MULTILINE';
+        const stroke = new Stroke({
+          color: colour ?? (multi ? ANNOTATION_COLORS.multiline : ANNOTATION_COLORS.default),
+          width,
+          ...(multi && a.multilineCategory === 'CRYPT_DEPTH' ? { lineDash: [10, 7] } : {}),
+        });
+        const coords = a.geometry.type === 'LineString' ? a.geometry.coordinates : [];
+        const length = a.length ?? polylineLengthUm(coords, this.options.mpp);
+        const end = coords[coords.length - 1];
+        return [
+          new Style({ stroke }),
+          new Style({
+            geometry: end ? new Point(toMap(end)) : undefined,
+            text: label(formatLengthUm(length), { offsetY: -14 }),
+          }),
+        ];
+      }
+      case 'TEXT':
+        return new Style({
+          image: new CircleStyle({ radius: lit ? 6 : 4, fill: new Fill({ color: ANNOTATION_COLORS.default }) }),
+          text: label(a.text ?? '', { offsetY: -16 }),
+        });
+      case 'ELLIPSE':
+      case 'FREEHAND': {
+        const key = `${a.annotationType}:${colour}:${lit}`;
+        const cached = this.styleCache.get(key);
+        const style =
+          cached ??
+          new Style({
+            stroke: new Stroke({ color: colour ?? ANNOTATION_COLORS.default, width }),
+            fill: new Fill({ color: rgba(colour, a.annotationType === 'FREEHAND' ? 0.12 : 0) }),
+          });
+        if (!cached) this.styleCache.set(key, style);
+        if (a.text) return [style as Style, new Style({ text: label(a.text) })];
+        return style;
+      }
+      default:
+        return [];
+    }
+  }
+
+  private readonly draftStroke = new Stroke({ color: ANNOTATION_COLORS.default, width: 2, lineDash: [6, 4] });
+
+  private draftStyle(feature: FeatureLike): Style | Style[] {
+    const kind = feature.get('kind') as string;
+    if (kind === 'length') return new Style({ text: label(feature.get('text') as string, { offsetY: -14 }) });
+    if (kind === 'marker')
+      return new Style({
+        image: new CircleStyle({ radius: 5, fill: new Fill({ color: ANNOTATION_COLORS.default }) }),
+      });
+    if (kind === 'hpf')
+      return new Style({ stroke: new Stroke({ color: ANNOTATION_COLORS.hpf, width: 3, lineDash: [8, 6] }) });
+    return new Style({ stroke: this.draftStroke, fill: new Fill({ color: 'rgba(255,255,0,0.08)' }) });
+  }
+
+  /** The shape being drawn, from the drawing machine's snapshot. */
+  private drawDraft({ tool, draft, state }: DrawingSnapshot): void {
+    this.draftSource.clear(true);
+    if (!tool || !state) return;
+    const features: Feature[] = [];
+    const { coords, pointer } = draft;
+    if ((tool === 'line' || tool === 'multiline') && coords.length > 0) {
+      const line = pointer && state === 'PLACING' ? [...coords, pointer] : coords;
+      features.push(new Feature({ geometry: new LineString(line.map(toMap)), kind: 'line' }));
+      const end = line[line.length - 1] ?? coords[0];
+      features.push(
+        new Feature({
+          geometry: new Point(toMap(end ?? [0, 0])),
+          kind: 'length',
+          text: formatLengthUm(polylineLengthUm(line, this.options.mpp)),
+        }),
+      );
+    } else if (tool === 'freehand' && coords.length > 1) {
+      features.push(new Feature({ geometry: new LineString(coords.map(toMap)), kind: 'line' }));
+    } else if (tool === 'ellipse' && coords[0] && (draft.radiusX > 0 || draft.radiusY > 0)) {
+      const ring = ellipseRing(
+        coords[0],
+        draft.radiusX || draft.radiusY,
+        draft.radiusY || draft.radiusX,
+        draft.rotation,
+      );
+      features.push(new Feature({ geometry: new Polygon([ring]), kind: 'shape' }));
+    } else if (tool === 'hpf') {
+      const at = coords[0] ?? pointer;
+      const radius = this.hpfPreviewRadius;
+      if (at && radius > 0)
+        features.push(new Feature({ geometry: new CircleGeometry(toMap(at), radius), kind: 'hpf' }));
+    } else if (tool === 'text' && coords[0]) {
+      features.push(new Feature({ geometry: new Point(toMap(coords[0])), kind: 'marker' }));
+    }
+    this.draftSource.addFeatures(features);
+  }
+
+  /** The HPF radius the server will compute (hpfRadiusPx), for the cursor. */
+  hpfPreviewRadius = 0;
+}
+
+const pixelOf = (event: MapBrowserEvent): [number, number] => [event.pixel[0] ?? 0, event.pixel[1] ?? 0];
+
+/** Screen pixels within which two clicks are the same place. */
+const TOLERANCE_PX = 4;
+
+/**
+ * Feeds the drawing machine from the map's pointer events. It sits on top of the default
+ * interactions: a press the tool takes stops the map's panning; double clicks that end a
+ * multiline do not zoom; with Space held (panOnly) every press pans.
+ */
+class DrawingInteraction extends PointerInteraction {
+  panOnly = false;
+  private lastPixel: [number, number] | null = null;
+
+  constructor(
+    private readonly machine: DrawingMachine,
+    private readonly bounds: { width: number; height: number },
+  ) {
+    super();
+  }
+
+  private position(event: MapBrowserEvent): Position {
+    const [x, y] = toImage(event.coordinate);
+    return [Math.min(Math.max(0, x), this.bounds.width), Math.min(Math.max(0, y), this.bounds.height)];
+  }
+
+  private tolerance(event: MapBrowserEvent): number {
+    return TOLERANCE_PX * (event.frameState?.viewState.resolution ?? 1);
+  }
+
+  override handleEvent(event: MapBrowserEvent): boolean {
+    if (!this.machine.activeTool) return true;
+    if (event.type === 'pointermove' && !this.panOnly) this.machine.hover(this.position(event));
+    if (event.type === 'click' && !this.panOnly) {
+      if (this.machine.click(this.position(event), this.tolerance(event))) return false;
+    }
+    if (event.type === 'dblclick' && this.machine.doubleClick(this.tolerance(event))) {
+      event.preventDefault();
+      return false;
+    }
+    return super.handleEvent(event);
+  }
+
+  protected override handleDownEvent(event: MapBrowserEvent): boolean {
+    if (this.panOnly) return false;
+    this.lastPixel = pixelOf(event);
+    return this.machine.press(this.position(event), Date.now()) === 'capture';
+  }
+
+  protected override handleDragEvent(event: MapBrowserEvent): void {
+    const result = this.machine.drag(this.position(event), Date.now(), this.tolerance(event));
+    const last = this.lastPixel;
+    this.lastPixel = pixelOf(event);
+    if (result !== 'pan' || !last) return;
+    const view = event.map.getView();
+    const resolution = view.getResolution() ?? 1;
+    const [x, y] = pixelOf(event);
+    view.adjustCenter([(last[0] - x) * resolution, (y - last[1]) * resolution]);
+  }
+
+  protected override handleUpEvent(event: MapBrowserEvent): boolean {
+    this.machine.release(this.position(event), this.tolerance(event));
+    this.lastPixel = null;
+    return false;
+  }
+}

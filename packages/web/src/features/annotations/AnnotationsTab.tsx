@@ -1,0 +1,450 @@
+import {
+  Button,
+  Callout,
+  Checkbox,
+  FileInput,
+  HTMLSelect,
+  HTMLTable,
+  Menu,
+  MenuItem,
+  NonIdealState,
+  PopoverNext,
+  Spinner,
+} from '@blueprintjs/core';
+import {
+  ANNOTATION_MESSAGES,
+  MULTILINE_CATEGORY_LABELS,
+  buildHpfTree,
+  celiacTable,
+  formatLengthUm,
+  hpfTreeTsv,
+  treeCountsTsv,
+  type AnnotationView,
+  type HpfClassNode,
+  type HpfNode,
+} from '@lamina/domain';
+import { useId, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
+import { errorMessage } from '../../api/ApiError';
+import { exportAnnotations, useDeleteAnnotation, useImportAnnotations } from './api';
+import { useAnnotationSession, type AnnotationSession } from './AnnotationSession';
+import type { AnnotationStore, NodeRef } from './annotationStore';
+
+/** Rows of the list of other annotations shown before 'and n more'. */
+export const OTHER_LIST_LIMIT = 300;
+
+/**
+ * The Annotations tab (doc 3 §2): a collapsible details box (counts, the per-reader filter,
+ * GeoJSON export and import), the tree classes → HPFs → point classes with counts, per-node
+ * visibility, hover highlight on the map, copy of counts and the delete menus; the other
+ * annotations (lines, multilines, text, ellipses, freehand regions); and for celiac studies the
+ * 'Celiac Line Measurements' table.
+ */
+export function AnnotationsTab() {
+  const session = useAnnotationSession();
+  if (!session) return <NonIdealState icon="annotation" title="No annotations" />;
+  return <AnnotationsTabBody session={session} />;
+}
+
+function AnnotationsTabBody({ session }: { session: AnnotationSession }) {
+  const { store, classes } = session;
+  const data = useSyncExternalStore(store.subscribe, () => store.snapshot);
+  const tree = useMemo(
+    () => buildHpfTree(data.shown, classes.hpf, classes.point),
+    [data.shown, classes.hpf, classes.point],
+  );
+  const others = useMemo(
+    () => data.shown.filter((a) => a.annotationType !== 'HPF' && a.annotationType !== 'POINT'),
+    [data.shown],
+  );
+  const celiacRows = useMemo(
+    () => (session.celiac ? celiacTable(classes.multiline, data.shown) : []),
+    [session.celiac, classes.multiline, data.shown],
+  );
+  const remove = useDeleteAnnotation(store);
+  const mayDelete = (a: AnnotationView | undefined) =>
+    !!a && session.permissions.delete && !data.locked && (a.userId === session.userId || session.systemAdmin);
+  const onDelete = (id: number, deleteNested: boolean) => remove.mutate({ id, deleteNested });
+
+  if (session.error) {
+    return (
+      <Callout intent="danger" title="Unable to fetch annotations">
+        {errorMessage(session.error)}
+      </Callout>
+    );
+  }
+  if (!data.loaded) return <Spinner size={24} aria-label="Loading annotations" />;
+
+  return (
+    <div className="lamina-annotations-tab">
+      <DetailsBox session={session} others={others.length} tree={tree} />
+      {remove.isError && (
+        <Callout intent="danger" title={ANNOTATION_MESSAGES.unableToDelete} className="lamina-viewer-action-error">
+          {errorMessage(remove.error).replace(/^Unable to delete annotation[.:]?\s*/, '')}
+        </Callout>
+      )}
+      <section aria-label="HPF tree" className="lamina-annotation-tree">
+        <div className="lamina-viewer-box-head">
+          <strong>
+            HPFs ({tree.totalHpfs}) · points ({tree.totalPoints})
+          </strong>
+          <CopyButton text={() => hpfTreeTsv(tree)} label="Copy counts" />
+        </div>
+        {tree.classes.length === 0 && !tree.orphan && <p className="bp6-text-muted">No HPFs or points.</p>}
+        <ul className="lamina-tree" role="tree" aria-label="Annotation tree">
+          {tree.classes.map((c) => (
+            <ClassNode
+              key={c.classId ?? 'other'}
+              node={c}
+              store={store}
+              mayDelete={(id) => mayDelete(store.get(id))}
+              onDelete={onDelete}
+            />
+          ))}
+          {tree.orphan && <HpfRow hpf={tree.orphan} store={store} mayDelete={() => false} onDelete={onDelete} />}
+        </ul>
+      </section>
+      <section aria-label="Other annotations" className="lamina-annotation-others">
+        <div className="lamina-viewer-box-head">
+          <strong>Other annotations ({others.length})</strong>
+        </div>
+        {others.length === 0 ? (
+          <p className="bp6-text-muted">No lines, text, ellipses or freehand regions.</p>
+        ) : (
+          <ul className="lamina-tree">
+            {others.slice(0, OTHER_LIST_LIMIT).map((a) => (
+              <NodeRow
+                key={a.id}
+                store={store}
+                node={{ kind: 'annotation', id: a.id }}
+                swatch={a.color}
+                name={describe(a, session)}
+                actions={
+                  mayDelete(a) && (
+                    <Button
+                      size="small"
+                      variant="minimal"
+                      icon="trash"
+                      aria-label={`Delete ${describe(a, session)}`}
+                      title="Delete"
+                      onClick={() => onDelete(a.id, false)}
+                    />
+                  )
+                }
+              />
+            ))}
+            {others.length > OTHER_LIST_LIMIT && (
+              <li className="bp6-text-muted">and {others.length - OTHER_LIST_LIMIT} more</li>
+            )}
+          </ul>
+        )}
+      </section>
+      {session.celiac && (
+        <section aria-label="Celiac Line Measurements">
+          <div className="lamina-viewer-box-head">
+            <strong>Celiac Line Measurements</strong>
+          </div>
+          <HTMLTable compact striped className="lamina-celiac-table" aria-label="Celiac Line Measurements">
+            <thead>
+              <tr>
+                <th>Class</th>
+                <th>Villus Height</th>
+                <th>Crypt Depth</th>
+                <th>Vh:Cd</th>
+              </tr>
+            </thead>
+            <tbody>
+              {celiacRows.map((row) => (
+                <tr key={row.classId}>
+                  <td>
+                    <span className="lamina-class-swatch" style={{ background: row.color }} aria-hidden="true" />{' '}
+                    {row.name}
+                  </td>
+                  <td>{row.villusHeight === null ? '—' : formatLengthUm(row.villusHeight)}</td>
+                  <td>{row.cryptDepth === null ? '—' : formatLengthUm(row.cryptDepth)}</td>
+                  <td>{row.ratio}</td>
+                </tr>
+              ))}
+            </tbody>
+          </HTMLTable>
+        </section>
+      )}
+    </div>
+  );
+}
+
+/** A one-line name of an annotation of the list: type, class, category, length or text. */
+export function describe(a: AnnotationView, session: Pick<AnnotationSession, 'classes'>): string {
+  const cls = (list: readonly { id: number; name: string }[]) =>
+    list.find((c) => c.id === a.annotationClassId)?.name ?? null;
+  switch (a.annotationType) {
+    case 'LINE':
+      return `Line ${formatLengthUm(a.length ?? 0)}`;
+    case 'MULTILINE': {
+      const name = cls(session.classes.multiline) ?? 'Line';
+      const category = a.multilineCategory ? ` ${MULTILINE_CATEGORY_LABELS[a.multilineCategory]}` : '';
+      return `${name}${category} ${formatLengthUm(a.length ?? 0)}`;
+    }
+    case 'TEXT':
+      return `Text “${a.text ?? ''}”`;
+    case 'ELLIPSE':
+      return `Ellipse${a.text ? ` “${a.text}”` : ''}`;
+    case 'FREEHAND':
+      return `Freehand ${cls(session.classes.freehand) ?? ''}`.trim();
+    default:
+      return a.annotationType;
+  }
+}
+
+function DetailsBox({
+  session,
+  others,
+  tree,
+}: {
+  session: AnnotationSession;
+  others: number;
+  tree: { totalHpfs: number; totalPoints: number };
+}) {
+  const { store } = session;
+  const data = useSyncExternalStore(store.subscribe, () => store.snapshot);
+  const [open, setOpen] = useState(true);
+  const detailsId = useId();
+  const importer = useImportAnnotations(session.imageId);
+  const [exportError, setExportError] = useState<string | null>(null);
+  const showFilter = data.authors.length > 1 || !session.reader;
+  return (
+    <section className="lamina-viewer-box" aria-label="Annotation details">
+      <div className="lamina-viewer-box-head">
+        <strong>Annotation details</strong>
+        <Button
+          size="small"
+          variant="minimal"
+          icon={open ? 'chevron-up' : 'chevron-down'}
+          text={open ? 'Hide details' : 'Show details'}
+          aria-expanded={open}
+          aria-controls={detailsId}
+          onClick={() => setOpen(!open)}
+        />
+      </div>
+      <div id={detailsId} hidden={!open}>
+        <p>
+          {data.shown.length} annotation{data.shown.length === 1 ? '' : 's'}: {tree.totalHpfs} HPF
+          {tree.totalHpfs === 1 ? '' : 's'}, {tree.totalPoints} point{tree.totalPoints === 1 ? '' : 's'}, {others} other
+          {others === 1 ? '' : 's'}
+        </p>
+        {data.locked && session.permissions.create && (
+          <Callout intent="warning" icon="lock" compact>
+            {ANNOTATION_MESSAGES.lockedScored}
+          </Callout>
+        )}
+        {showFilter && (
+          <label className="lamina-reader-filter">
+            Reader{' '}
+            <HTMLSelect
+              aria-label="Reader"
+              value={data.author === null ? '' : String(data.author)}
+              onChange={(e) => store.setAuthor(e.target.value === '' ? null : Number(e.target.value))}
+              options={[
+                { value: '', label: 'All readers' },
+                ...data.authors.map((a) => ({ value: String(a.id), label: a.displayName })),
+              ]}
+            />
+          </label>
+        )}
+        <div className="lamina-viewer-box-actions">
+          <Button
+            size="small"
+            icon="export"
+            text="Export GeoJSON"
+            onClick={() => {
+              setExportError(null);
+              exportAnnotations(session.imageId).catch((e: unknown) => setExportError(errorMessage(e)));
+            }}
+          />
+          {session.permissions.create && !data.locked && (
+            <FileInput
+              size="small"
+              text={importer.isPending ? 'Importing…' : 'Import GeoJSON…'}
+              buttonText="Browse"
+              disabled={importer.isPending}
+              inputProps={{
+                accept: '.geojson,.json,application/geo+json,application/json',
+                'aria-label': 'Import GeoJSON',
+              }}
+              onInputChange={(e) => {
+                const input = e.currentTarget;
+                const file = input.files?.[0];
+                if (file) importer.mutate(file);
+                input.value = '';
+              }}
+            />
+          )}
+        </div>
+        {importer.isSuccess && (
+          <Callout intent="success" compact>
+            {importer.data.message}
+          </Callout>
+        )}
+        {importer.isError && (
+          <Callout intent="danger" compact title="Unable to import annotations">
+            {errorMessage(importer.error)}
+          </Callout>
+        )}
+        {exportError && (
+          <Callout intent="danger" compact title="Unable to export annotations">
+            {exportError}
+          </Callout>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function CopyButton({ text, label }: { text: () => string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <Button
+      size="small"
+      variant="minimal"
+      icon={copied ? 'tick' : 'clipboard'}
+      aria-label={label}
+      title={`${label} (tab-separated, pastes into a spreadsheet)`}
+      text={label === 'Copy counts' ? label : undefined}
+      onClick={() => {
+        void navigator.clipboard.writeText(text()).then(() => {
+          setCopied(true);
+          setTimeout(() => setCopied(false), 1500);
+        });
+      }}
+    />
+  );
+}
+
+interface NodeRowProps {
+  store: AnnotationStore;
+  node: NodeRef;
+  name: string;
+  count?: number;
+  swatch?: string | null;
+  expanded?: boolean;
+  onToggle?: () => void;
+  actions?: ReactNode;
+  children?: ReactNode;
+}
+
+/** One row of the tree: expand, visibility, colour, name and count, hover highlight, actions. */
+function NodeRow({ store, node, name, count, swatch, expanded, onToggle, actions, children }: NodeRowProps) {
+  const hidden = useSyncExternalStore(store.subscribe, () => store.isHidden(node));
+  return (
+    <li role="treeitem" aria-expanded={onToggle ? !!expanded : undefined} aria-label={name}>
+      <div
+        className="lamina-tree-row"
+        onMouseEnter={() => store.setHighlight(node)}
+        onMouseLeave={() => store.setHighlight(null)}
+      >
+        {onToggle ? (
+          <Button
+            size="small"
+            variant="minimal"
+            icon={expanded ? 'caret-down' : 'caret-right'}
+            aria-label={expanded ? `Collapse ${name}` : `Expand ${name}`}
+            onClick={onToggle}
+          />
+        ) : (
+          <span className="lamina-tree-indent" />
+        )}
+        <Checkbox
+          className="lamina-tree-check"
+          checked={!hidden}
+          aria-label={`Show ${name}`}
+          onChange={() => store.setHidden(node, !hidden)}
+        />
+        {swatch && <span className="lamina-class-swatch" style={{ background: swatch }} aria-hidden="true" />}
+        <span className="lamina-tree-name">{name}</span>
+        {count !== undefined && <span className="lamina-tree-count">{count}</span>}
+        <span className="lamina-tree-actions">{actions}</span>
+      </div>
+      {expanded && children}
+    </li>
+  );
+}
+
+interface TreeProps {
+  store: AnnotationStore;
+  mayDelete: (id: number) => boolean;
+  onDelete: (id: number, deleteNested: boolean) => void;
+}
+
+function ClassNode({ node, ...props }: TreeProps & { node: HpfClassNode }) {
+  const [open, setOpen] = useState(true);
+  return (
+    <NodeRow
+      store={props.store}
+      node={{ kind: 'hpfClass', classId: node.classId }}
+      name={node.name}
+      count={node.count}
+      swatch={node.color}
+      expanded={open}
+      onToggle={() => setOpen(!open)}
+      actions={<CopyButton text={() => treeCountsTsv(node.hpfs)} label={`Copy counts of ${node.name}`} />}
+    >
+      <ul role="group">
+        {node.hpfs.map((h) => (
+          <HpfRow key={h.id} hpf={h} {...props} />
+        ))}
+      </ul>
+    </NodeRow>
+  );
+}
+
+function HpfRow({ hpf, store, mayDelete, onDelete }: TreeProps & { hpf: HpfNode }) {
+  const [open, setOpen] = useState(false);
+  const hpfId = hpf.id;
+  return (
+    <NodeRow
+      store={store}
+      node={{ kind: 'hpf', hpfId: hpf.id }}
+      name={hpf.name}
+      count={hpf.count}
+      swatch={hpf.color}
+      expanded={open}
+      onToggle={() => setOpen(!open)}
+      actions={
+        <>
+          <CopyButton text={() => treeCountsTsv(hpf.points)} label={`Copy counts of ${hpf.name}`} />
+          {hpfId !== null && mayDelete(hpfId) && (
+            <PopoverNext
+              placement="bottom-end"
+              content={
+                <Menu>
+                  <MenuItem icon="trash" text="Delete HPF" onClick={() => onDelete(hpfId, false)} />
+                  <MenuItem
+                    icon="trash"
+                    intent="danger"
+                    text="Delete HPF and its points"
+                    onClick={() => onDelete(hpfId, true)}
+                  />
+                </Menu>
+              }
+            >
+              <Button size="small" variant="minimal" icon="more" aria-label={`Delete menu of ${hpf.name}`} />
+            </PopoverNext>
+          )}
+        </>
+      }
+    >
+      <ul role="group">
+        {hpf.points.map((p) => (
+          <NodeRow
+            key={p.classId ?? 'other'}
+            store={store}
+            node={{ kind: 'points', hpfId: hpf.id, classId: p.classId }}
+            name={p.name}
+            count={p.count}
+            swatch={p.color}
+          />
+        ))}
+        {hpf.points.length === 0 && <li className="bp6-text-muted lamina-tree-empty">No points</li>}
+      </ul>
+    </NodeRow>
+  );
+}

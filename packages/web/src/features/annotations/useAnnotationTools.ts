@@ -1,0 +1,296 @@
+import {
+  ANNOTATION_MESSAGES,
+  CLASS_TOOLS,
+  isAnnotationTool,
+  TOOL_TYPES,
+  nextMultilineSelection,
+  tiltToWire,
+  type AnnotationTool,
+  type CreateAnnotationRequest,
+  type MultilineSelection,
+} from '@lamina/domain';
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { errorMessage } from '../../api/ApiError';
+import type { ViewerEngine } from '../viewer/ViewerEngine';
+import { annotationKeyFor, isTypingTarget } from '../viewer/viewerShortcuts';
+import { readAnnotationOpacity } from '../viewer/viewerPreferences';
+import { useCreateAnnotation } from './api';
+import { AnnotationLayers } from './AnnotationLayers';
+import { classesOfTool, toolDisabledReason, toolKeyAction, type ToolContext } from './annotationRules';
+import type { AnnotationSession } from './AnnotationSession';
+import type { AnnotationSnapshot } from './annotationStore';
+import { DrawingMachine, type CompletedShape, type DrawingSnapshot } from './drawingMachine';
+
+export type ClassTool = 'hpf' | 'point' | 'freehand';
+
+/** The annotation tools' state for the toolbar, the 'Add annotation' panel and the messages. */
+export interface AnnotationTools {
+  session: AnnotationSession;
+  machine: DrawingMachine;
+  drawing: DrawingSnapshot;
+  data: AnnotationSnapshot;
+  context: ToolContext;
+  /** The class each class tool draws with (null: none, the study has no class of that type). */
+  selectedClass: Record<ClassTool, number | null>;
+  /** The class and category the next multiline takes (null: every pair is drawn). */
+  multiline: MultilineSelection | null;
+  /** Chooses a tool (a name outside the known tools shows 'Unexpected: {tool}'). */
+  choose: (tool: string, classId?: number | null) => void;
+  /** Saves the placed shape of a panel tool with its text. */
+  addPlaced: (text: string) => void;
+  saving: boolean;
+  /** The last failed save or refused choice. */
+  error: string | null;
+  clearError: () => void;
+}
+
+/**
+ * Attaches the annotation layers and the drawing to the engine for one image, and runs the tools:
+ * choosing (buttons and keys r l t o h p f, Escape), Space panning while drawing, saving a shape
+ * with its class, multiline category or text, the tool staying active or resetting after a save.
+ */
+export function useAnnotationTools(
+  engine: ViewerEngine,
+  session: AnnotationSession | null,
+  annotationsVisible: boolean,
+  toolbarShown: boolean,
+): AnnotationTools | null {
+  const [machine] = useState(() => new DrawingMachine());
+  const store = session?.store ?? null;
+  const celiac = session?.celiac ?? false;
+  const mpp = session?.mpp ?? null;
+  const classColors = useMemo(() => {
+    const colours = new Map<number, string>();
+    if (session) {
+      const { hpf, point, freehand, multiline } = session.classes;
+      for (const c of [...hpf, ...point, ...freehand, ...multiline]) colours.set(c.id, c.color);
+    }
+    return colours;
+  }, [session]);
+  const layersRef = useRef<AnnotationLayers | null>(null);
+
+  useEffect(() => {
+    if (!store) return;
+    const layers = new AnnotationLayers(
+      engine.olMap,
+      store,
+      {
+        celiac,
+        mpp,
+        classColor: (id) => (id === null ? null : (classColors.get(id) ?? null)),
+        width: engine.image.width,
+        height: engine.image.height,
+      },
+      machine,
+    );
+    layers.setOpacity(readAnnotationOpacity() / 100);
+    layersRef.current = layers;
+    return () => {
+      layers.destroy();
+      layersRef.current = null;
+    };
+  }, [engine, store, celiac, mpp, classColors, machine]);
+
+  useEffect(() => {
+    if (layersRef.current) layersRef.current.hpfPreviewRadius = session?.hpfRadius ?? 0;
+  });
+
+  useEffect(() => {
+    layersRef.current?.setVisible(annotationsVisible);
+    // Hidden annotations: no tool (tool keys do nothing then, doc 3 §2).
+    if (!annotationsVisible) machine.setTool(null);
+  }, [annotationsVisible, machine, store, celiac, mpp, classColors]);
+
+  const drawing = useSyncExternalStore(machine.subscribe, () => machine.snapshot);
+  const emptyStore = useMemo(
+    () => ({ subscribe: () => () => undefined, snapshot: null as AnnotationSnapshot | null }),
+    [],
+  );
+  const data = useSyncExternalStore(store?.subscribe ?? emptyStore.subscribe, () =>
+    store ? store.snapshot : emptyStore.snapshot,
+  );
+
+  const [selectedClass, setSelectedClass] = useState<Record<ClassTool, number | null>>({
+    hpf: null,
+    point: null,
+    freehand: null,
+  });
+  const [error, setError] = useState<string | null>(null);
+  const create = useCreateAnnotation(store);
+
+  const context: ToolContext = useMemo(
+    () => ({
+      permissions: session?.permissions ?? { toolbar: false, create: false, delete: false, tab: false },
+      multilineAvailable: session?.multilineAvailable ?? false,
+      locked: data?.locked ?? false,
+    }),
+    [session, data?.locked],
+  );
+
+  const userId = session?.userId ?? null;
+  const multiline = useMemo(() => {
+    if (!session || !data) return null;
+    const own = data.annotations.filter((a) => a.annotationType === 'MULTILINE' && a.userId === userId);
+    return nextMultilineSelection(session.classes.multiline, own);
+  }, [session, data, userId]);
+
+  const choose = useCallback(
+    (name: string, classId?: number | null) => {
+      if (!session) return;
+      if (!isAnnotationTool(name)) {
+        setError(ANNOTATION_MESSAGES.unexpectedTool(name));
+        return;
+      }
+      const tool: AnnotationTool = name;
+      const refused = toolDisabledReason(tool, context);
+      if (refused) {
+        setError(refused);
+        return;
+      }
+      setError(null);
+      if (CLASS_TOOLS.includes(tool)) {
+        const classes = classesOfTool(tool, session.classes);
+        const key = tool as ClassTool;
+        const chosen =
+          classId !== undefined
+            ? classId
+            : (classes.find((c) => c.id === selectedClass[key])?.id ?? classes[0]?.id ?? null);
+        setSelectedClass((prior) => ({ ...prior, [key]: chosen }));
+        machine.setTool(tool);
+        return;
+      }
+      // The same button again closes its tool.
+      machine.setTool(machine.activeTool === tool ? null : tool);
+    },
+    [session, context, selectedClass, machine],
+  );
+
+  // The latest values for the save callbacks (machine events outlive renders).
+  const latest = useRef({ selectedClass, multiline, session });
+  useEffect(() => {
+    latest.current = { selectedClass, multiline, session };
+  });
+
+  const save = useCallback(
+    (shape: CompletedShape, text: string | null) => {
+      const { session: s, selectedClass: chosen, multiline: next } = latest.current;
+      if (!s) return;
+      const request: CreateAnnotationRequest = {
+        imageId: s.imageId,
+        annotationType: TOOL_TYPES[shape.tool],
+        geometry: shape.geometry,
+      };
+      if (CLASS_TOOLS.includes(shape.tool)) {
+        const classId = chosen[shape.tool as ClassTool];
+        if (classId !== null) request.annotationClassId = classId;
+      }
+      if (shape.tool === 'multiline') {
+        if (!next) {
+          setError(`${ANNOTATION_MESSAGES.unableToCreate}: every line class has its villus height and crypt depth`);
+          return;
+        }
+        request.annotationClassId = next.classId;
+        request.multilineCategory = next.category;
+      }
+      if (text !== null && text.trim() !== '') request.text = text.trim();
+      if (shape.tool === 'ellipse') {
+        request.radiusX = shape.radiusX ?? 0;
+        request.radiusY = shape.radiusY ?? 0;
+        request.tilt = tiltToWire(shape.rotation ?? 0);
+      }
+      create.mutate(request, {
+        onSuccess: () => {
+          setError(null);
+          machine.afterCreate(shape.tool);
+        },
+        onError: (e) => setError(errorMessage(e)),
+      });
+    },
+    [create, machine],
+  );
+
+  useEffect(() => machine.on('complete', (shape) => save(shape, null)), [machine, save]);
+
+  const addPlaced = useCallback(
+    (text: string) => {
+      const shape = machine.placedShape();
+      if (shape) save(shape, text);
+    },
+    [machine, save],
+  );
+
+  // Keys: r l t o h p f choose a tool, Escape cancels or closes, Enter ends a multiline, Space pans.
+  const keyContext = useRef({ context, annotationsVisible, toolbarShown, choose });
+  useEffect(() => {
+    keyContext.current = { context, annotationsVisible, toolbarShown, choose };
+  });
+  useEffect(() => {
+    if (!store) return;
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.defaultPrevented) return;
+      if (event.key === ' ' && machine.activeTool && !isTypingTarget(event.target)) {
+        event.preventDefault();
+        layersRef.current?.setPanning(true);
+        return;
+      }
+      if (event.key === 'Enter' && machine.activeTool === 'multiline' && !isTypingTarget(event.target)) {
+        event.preventDefault();
+        machine.finish(4 * engine.getState().resolution);
+        return;
+      }
+      const key = annotationKeyFor(event);
+      if (key === null) return;
+      const k = keyContext.current;
+      const action = toolKeyAction(key, {
+        ...k.context,
+        annotationsVisible: k.annotationsVisible,
+        toolbarShown: k.toolbarShown,
+      });
+      if (!action) return;
+      if (action.kind === 'escape') {
+        if (!machine.activeTool) return;
+        event.preventDefault();
+        machine.cancel();
+        return;
+      }
+      event.preventDefault();
+      k.choose(action.tool);
+    };
+    const onKeyUp = (event: KeyboardEvent) => {
+      if (event.key === ' ') layersRef.current?.setPanning(false);
+    };
+    window.addEventListener('keydown', onKeyDown);
+    window.addEventListener('keyup', onKeyUp);
+    return () => {
+      window.removeEventListener('keydown', onKeyDown);
+      window.removeEventListener('keyup', onKeyUp);
+    };
+  }, [store, machine, engine]);
+
+  // A crosshair while a tool is active.
+  useEffect(() => {
+    const viewport = engine.olMap.getViewport();
+    if (viewport) viewport.style.cursor = drawing.tool ? 'crosshair' : '';
+  }, [engine, drawing.tool]);
+
+  // A locked read: no tool stays active.
+  useEffect(() => {
+    if (context.locked) machine.setTool(null);
+  }, [context.locked, machine]);
+
+  if (!session || !data) return null;
+  return {
+    session,
+    machine,
+    drawing,
+    data,
+    context,
+    selectedClass,
+    multiline,
+    choose,
+    addPlaced,
+    saving: create.isPending,
+    error,
+    clearError: () => setError(null),
+  };
+}
