@@ -17,7 +17,7 @@ export interface CodestreamHeader {
   width: number;
   height: number;
   components: { depth: number; signed: boolean; dx: number; dy: number }[];
-  /** The multiple component transform of the default coding style (COD SGcod): 1 = RCT/ICT applied. */
+  /** The multiple component transform of the default coding style (COD SGcod): 1 = RCT/ICT, applied by OpenJPEG. */
   mct: number;
 }
 
@@ -85,13 +85,16 @@ export function readCodestreamHeader(data: Uint8Array): CodestreamHeader {
 export type Jp2kColour = 'rgb' | 'ycbcr';
 
 /**
- * The colour of the decoded components: Aperio 33003 and a YCbCr photometric (6) hold YCbCr
- * unless the codestream applied its own component transform (then OpenJPEG returns RGB); 33005
- * and everything else are RGB.
+ * The colour of the decoded components (after OpenJPEG's own inverse component transform, when the
+ * codestream has one): YCbCr for Aperio 33003 (OpenSlide converts its tiles whatever the stream's
+ * transform) and for 33004, which libvips writes for lossy JPEG 2000 tiles after its own RGB → YCbCr
+ * conversion (and on top of the stream's transform); for 34712 as the photometric tag says (6 is
+ * YCbCr); RGB for Aperio 33005.
  */
-export function jp2kColour(compression: number, photometric: number | null, header: CodestreamHeader): Jp2kColour {
-  if (header.mct === 1) return 'rgb';
-  return compression === 33003 || photometric === 6 ? 'ycbcr' : 'rgb';
+export function jp2kColour(compression: number, photometric: number | null): Jp2kColour {
+  if (compression === 33003 || compression === 33004) return 'ycbcr';
+  if (compression === 34712 && photometric === 6) return 'ycbcr';
+  return 'rgb';
 }
 
 /**

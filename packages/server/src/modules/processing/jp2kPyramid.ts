@@ -130,7 +130,7 @@ async function decodeRegion(
           ? `its size ${header.width} x ${header.height} does not cover the tile's ${visibleW} x ${visibleH} px`
           : null);
       if (mismatch) throw new Jp2kDecodeError(`The JPEG 2000 data of ${label} could not be decoded (${mismatch})`);
-      const ycbcr = jp2kColour(layout.compression, layout.photometric, header) === 'ycbcr';
+      const ycbcr = jp2kColour(layout.compression, layout.photometric) === 'ycbcr';
       jobs.push(
         pool.decode({ data, width: header.width, height: header.height, ycbcr, label }).then(
           (pixels) => {
