@@ -45,7 +45,7 @@ export function AnnotationToolbar({ tools }: { tools: AnnotationTools }) {
   const { session, drawing, context } = tools;
   const shown = ANNOTATION_TOOLS.filter((tool) => tool !== 'multiline' || session.celiac);
   return (
-    <ButtonGroup className="lamina-viewer-panel lamina-annotation-toolbar" aria-label="Annotation tools">
+    <ButtonGroup className="lamina-viewer-panel lamina-annotation-toolbar" role="toolbar" aria-label="Annotation tools">
       {shown.map((tool) =>
         isClassTool(tool) ? (
           <ClassToolButton key={tool} tool={tool as ClassTool} tools={tools} />

@@ -188,7 +188,9 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
       {/* Bottom right (doc 3 §2): the annotations checkbox and the annotation toolbar. */}
       <div className="lamina-viewer-annotations" hidden={!snapshot.overlaysVisible} data-testid="annotation-controls">
         {tools && <AnnotationMessages tools={tools} />}
-        {tools && toolbarShown && annotationsVisible && <AnnotationToolbar tools={tools} />}
+        {tools && toolbarShown && annotationsVisible && tools.session.study && tools.data.loaded && (
+          <AnnotationToolbar tools={tools} />
+        )}
         <Checkbox
           className="lamina-viewer-panel"
           label="Annotations"

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { commandForKey, isHelpKey, layerToggleForKey, SHORTCUT_HELP } from './viewerShortcuts';
+import { annotationKeyFor, commandForKey, isHelpKey, layerToggleForKey, SHORTCUT_HELP } from './viewerShortcuts';
 
 const key = (k: string, extra: Partial<KeyboardEvent> = {}) =>
   ({ key: k, target: document.body, ctrlKey: false, metaKey: false, altKey: false, ...extra }) as KeyboardEvent;
@@ -51,7 +51,26 @@ describe('viewer keyboard shortcuts (doc 3 §2)', () => {
 
   it('the dialog lists every bound key', () => {
     const keys = SHORTCUT_HELP.map((s) => s.keys);
-    for (const k of ['+ or =', '-', '1 – 6', 'c', 'a', 'i', '?']) expect(keys).toContain(k);
+    for (const k of ['+ or =', '-', '1 – 6', 'c', 'a', 'i', 'r', 'l', 't', 'o', 'h', 'p', 'f', 'Esc', '?'])
+      expect(keys).toContain(k);
+  });
+
+  it('r l t o h p f and Escape are the annotation tool keys (not while typing, nor with a modifier)', () => {
+    expect(['r', 'l', 't', 'o', 'h', 'p', 'f', 'Escape'].map((k) => annotationKeyFor(key(k)))).toEqual([
+      'r',
+      'l',
+      't',
+      'o',
+      'h',
+      'p',
+      'f',
+      'Escape',
+    ]);
+    expect(annotationKeyFor(key('x'))).toBeNull();
+    expect(annotationKeyFor(key('h', { ctrlKey: true }))).toBeNull();
+    const field = document.createElement('input');
+    document.body.appendChild(field);
+    expect(annotationKeyFor(key('p', { target: field }))).toBeNull();
   });
 });
 

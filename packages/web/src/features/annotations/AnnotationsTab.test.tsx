@@ -1,0 +1,254 @@
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import type { AnnotationListResponse, AnnotationView } from '@lamina/domain';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { makeClass, makeConfig, makeImage, makeStudy, makeUserAs } from '../../test/fixtures';
+import { mockFetch } from '../../test/mockFetch';
+import { renderRoutes } from '../../test/render';
+import { ImageViewerPage } from '../viewer/ImageViewerPage';
+import { stubResizeObserver } from '../viewer/olTestSupport';
+import { makeAnnotation } from './testData';
+
+const VIEWER = ['AP_ImageViewer_ViewimageViewer', 'AP_ImageCaseViewer_ViewOverviewtab'];
+const READER = [
+  ...VIEWER,
+  'AP_ImageCaseViewer_ViewAnnotationstab',
+  'AP_ImageViewer_ViewAnnotationsToolbar',
+  'AP_ImageViewer_EditCreateAnnotations',
+  'AP_ImageViewer_DeleteAnnotations',
+];
+const ISC = [...VIEWER, 'AP_ImageCaseViewer_ViewAnnotationstab', 'AP_ImageViewer_ViewAnnotationsToolbar'];
+
+const study = makeStudy({
+  id: 3,
+  indications: ['CELIAC_DISEASE'],
+  hpfClasses: [makeClass({ id: 1, name: 'IEL count', type: 'HPF', color: '#4A90E2' })],
+  pointClasses: [
+    makeClass({ id: 10, name: 'Enterocyte', color: '#FF9F00', sortOrder: 0 }),
+    makeClass({ id: 11, name: 'IEL', color: '#87FF01', sortOrder: 1 }),
+  ],
+  multilineClasses: [
+    makeClass({ id: 20, name: 'Unit 1', type: 'MULTILINE', sortOrder: 0 }),
+    makeClass({ id: 21, name: 'Unit 2', type: 'MULTILINE', sortOrder: 1 }),
+  ],
+});
+
+const a = (overrides: Partial<AnnotationView>) => makeAnnotation({ imageId: 7, userId: 7, ...overrides });
+const line = (coordinates: [number, number][]) => ({ type: 'LineString' as const, coordinates });
+
+function annotations(): AnnotationListResponse {
+  return {
+    imageId: 7,
+    locked: false,
+    authors: [
+      { id: 7, displayName: 'Rita Reader' },
+      { id: 8, displayName: 'Rob Reader' },
+    ],
+    annotations: [
+      a({ id: 1, annotationType: 'HPF', annotationClassId: 1, radius: 550 }),
+      a({ id: 2, annotationType: 'HPF', annotationClassId: null, radius: 550, text: 'Edge field' }),
+      a({ id: 3, parentId: 1, annotationClassId: 10 }),
+      a({ id: 4, parentId: 1, annotationClassId: 10 }),
+      a({ id: 5, parentId: 1, annotationClassId: 11 }),
+      a({ id: 6, parentId: null, annotationClassId: 10 }),
+      a({ id: 7, parentId: 2, annotationClassId: null, userId: 8 }),
+      a({
+        id: 8,
+        annotationType: 'LINE',
+        geometry: line([
+          [0, 0],
+          [246.8, 0],
+        ]),
+        length: 123.4,
+      }),
+      a({
+        id: 9,
+        annotationType: 'MULTILINE',
+        annotationClassId: 20,
+        multilineCategory: 'VILLUS_HEIGHT',
+        geometry: line([
+          [0, 0],
+          [500.8, 0],
+        ]),
+        length: 250.4,
+      }),
+      a({
+        id: 10,
+        annotationType: 'MULTILINE',
+        annotationClassId: 20,
+        multilineCategory: 'CRYPT_DEPTH',
+        geometry: line([
+          [0, 0],
+          [200.4, 0],
+        ]),
+        length: 100.2,
+      }),
+    ],
+  };
+}
+
+function renderTab(actions: string[], role = 'CR', extra: Parameters<typeof mockFetch>[0] = {}) {
+  const fetched = mockFetch({
+    'GET /api/images/7': { body: makeImage() },
+    'GET /api/studies/3': { body: study },
+    'GET /api/images/7/annotations': { body: annotations() },
+    'GET /api/auth/csrf': { body: { csrfToken: 'tok' } },
+    ...extra,
+  });
+  renderRoutes([{ path: '/studies/:studyId/images/:id', element: <ImageViewerPage /> }], {
+    path: '/studies/3/images/7',
+    config: makeConfig(),
+    user: makeUserAs(role, actions, { id: 7 }),
+  });
+  return fetched;
+}
+
+/** Opens the sidebar's Annotations tab once the image is there. */
+async function openTab() {
+  fireEvent.click(await screen.findByRole('tab', { name: 'Annotations' }));
+}
+
+const tree = async () => {
+  await openTab();
+  return screen.findByRole('tree', { name: 'Annotation tree' });
+};
+/** Each visible tree row as 'name count'. */
+const rows = (root: HTMLElement) =>
+  within(root)
+    .getAllByRole('treeitem')
+    .map((item) => {
+      const row = item.querySelector('.lamina-tree-row')!;
+      return `${row.querySelector('.lamina-tree-name')?.textContent} ${row.querySelector('.lamina-tree-count')?.textContent}`;
+    });
+
+afterEach(cleanup);
+beforeEach(() => {
+  stubResizeObserver();
+  window.localStorage.clear();
+  window.sessionStorage.clear();
+});
+
+describe('Annotations tab (doc 3 §2)', () => {
+  it("shows classes → HPFs → point classes with counts, 'Other' and the 'Orphan'", async () => {
+    renderTab(READER);
+    const root = await tree();
+    await waitFor(() => expect(rows(root)).toContain('Orphan 1'));
+    expect(rows(root)).toEqual(['IEL count 1', 'HPF 1 3', 'Other 1', 'Edge field 1', 'Orphan 1']);
+    fireEvent.click(within(root).getByRole('button', { name: 'Expand HPF 1' }));
+    fireEvent.click(within(root).getByRole('button', { name: 'Expand Edge field' }));
+    expect(rows(root)).toEqual([
+      'IEL count 1',
+      'HPF 1 3',
+      'Enterocyte 2',
+      'IEL 1',
+      'Other 1',
+      'Edge field 1',
+      'Other 1',
+      'Orphan 1',
+    ]);
+  });
+
+  it('lists the other annotations with their µm, and the celiac table with Vh:Cd', async () => {
+    renderTab(READER);
+    await openTab();
+    const others = await screen.findByRole('region', { name: 'Other annotations' });
+    await waitFor(() => expect(within(others).getByText('Line 123 µm')).toBeTruthy());
+    expect(within(others).getByText('Unit 1 Villus Height 250 µm')).toBeTruthy();
+    expect(within(others).getByText('Unit 1 Crypt Depth 100 µm')).toBeTruthy();
+    const table = screen.getByRole('table', { name: 'Celiac Line Measurements' });
+    const cells = within(table)
+      .getAllByRole('row')
+      .map((r) =>
+        within(r)
+          .queryAllByRole('cell')
+          .map((c) => c.textContent?.trim()),
+      );
+    expect(cells.slice(1)).toEqual([
+      ['Unit 1', '250 µm', '100 µm', '2.5'],
+      ['Unit 2', '—', '—', '—'],
+    ]);
+  });
+
+  it("'Delete HPF and its points' sends deleteNested=true: the tree follows the answer", async () => {
+    const { calls } = renderTab(READER, 'CR', {
+      'DELETE /api/annotations/1': (call) => ({
+        body:
+          call.query.get('deleteNested') === 'true'
+            ? { success: true, message: 'Annotation deleted', deletedIds: [1, 3, 4, 5], reparented: [] }
+            : {
+                success: true,
+                message: 'Annotation deleted',
+                deletedIds: [1],
+                reparented: [3, 4, 5].map((id) => ({ id, parentId: null })),
+              },
+      }),
+    });
+    const root = await tree();
+    await waitFor(() => expect(rows(root)).toContain('HPF 1 3'));
+    fireEvent.click(within(root).getByRole('button', { name: 'Delete menu of HPF 1' }));
+    fireEvent.click(await screen.findByRole('menuitem', { name: 'Delete HPF and its points' }));
+    await waitFor(() => expect(rows(root)).toEqual(['IEL count 0', 'Other 1', 'Edge field 1', 'Orphan 1']));
+    const deletion = calls.find((c) => c.method === 'DELETE');
+    expect(deletion?.path).toBe('/api/annotations/1');
+    expect(deletion?.query.get('deleteNested')).toBe('true');
+  });
+
+  it("'Delete HPF' sends deleteNested=false: its points become orphans", async () => {
+    const { calls } = renderTab(READER, 'CR', {
+      'DELETE /api/annotations/1': {
+        body: {
+          success: true,
+          message: 'Annotation deleted',
+          deletedIds: [1],
+          reparented: [3, 4, 5].map((id) => ({ id, parentId: null })),
+        },
+      },
+    });
+    const root = await tree();
+    await waitFor(() => expect(rows(root)).toContain('HPF 1 3'));
+    fireEvent.click(within(root).getByRole('button', { name: 'Delete menu of HPF 1' }));
+    fireEvent.click(await screen.findByRole('menuitem', { name: 'Delete HPF' }));
+    await waitFor(() => expect(rows(root)).toEqual(['IEL count 0', 'Other 1', 'Edge field 1', 'Orphan 4']));
+    expect(calls.find((c) => c.method === 'DELETE')?.query.get('deleteNested')).toBe('false');
+  });
+
+  it('copies the counts as tab-separated rows', async () => {
+    const writeText = vi.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    renderTab(READER);
+    const root = await tree();
+    await waitFor(() => expect(rows(root)).toContain('Orphan 1'));
+    fireEvent.click(screen.getByRole('button', { name: 'Copy counts' }));
+    await waitFor(() => expect(writeText).toHaveBeenCalled());
+    expect(writeText.mock.calls[0]).toEqual([
+      [
+        'HPF class\tHPF\tPoint class\tCount',
+        'IEL count\tHPF 1\tEnterocyte\t2',
+        'IEL count\tHPF 1\tIEL\t1',
+        'Other\tEdge field\tOther\t1',
+        '\tOrphan\tEnterocyte\t1',
+      ].join('\n'),
+    ]);
+  });
+
+  it('a node’s checkbox hides it; ISC filters by reader and has no delete menu', async () => {
+    renderTab(ISC, 'ISC');
+    const root = await tree();
+    await waitFor(() => expect(rows(root)).toContain('Orphan 1'));
+    expect(within(root).queryByRole('button', { name: /Delete menu/ })).toBeNull();
+    const show = within(root).getByRole<HTMLInputElement>('checkbox', { name: 'Show HPF 1' });
+    expect(show.checked).toBe(true);
+    fireEvent.click(show);
+    expect(show.checked).toBe(false);
+    fireEvent.change(screen.getByRole('combobox', { name: 'Reader' }), { target: { value: '8' } });
+    // Rob's point lies in Rita's HPF, which the filter leaves out: it shows as an orphan.
+    await waitFor(() => expect(rows(root)).toEqual(['IEL count 0', 'Orphan 1']));
+  });
+
+  it('a reader with only their own annotations gets no reader filter', async () => {
+    renderTab(READER, 'CR', {
+      'GET /api/images/7/annotations': { body: { ...annotations(), authors: [{ id: 7, displayName: 'Rita Reader' }] } },
+    });
+    await tree();
+    expect(screen.queryByRole('combobox', { name: 'Reader' })).toBeNull();
+  });
+});
