@@ -293,6 +293,33 @@ export function parentHpfOf(
   return best ? best.id : null;
 }
 
+/**
+ * parentHpfOf for many points at once: the HPFs bucketed in a grid (a cell per largest diameter),
+ * so each point looks only at the HPFs whose bounding box covers its cell. Same answers as
+ * parentHpfOf (a property test holds it to that).
+ */
+export function parentFinder(
+  hpfs: readonly { id: number; centre: readonly number[]; radius: number }[],
+): (point: readonly number[]) => number | null {
+  if (hpfs.length === 0) return () => null;
+  const cell = Math.max(1, ...hpfs.map((h) => 2 * h.radius));
+  const grid = new Map<string, { id: number; centre: readonly number[]; radius: number }[]>();
+  for (const h of hpfs) {
+    const [cx, cy] = xy(h.centre);
+    for (let gx = Math.floor((cx - h.radius) / cell); gx <= Math.floor((cx + h.radius) / cell); gx++)
+      for (let gy = Math.floor((cy - h.radius) / cell); gy <= Math.floor((cy + h.radius) / cell); gy++) {
+        const key = `${gx}:${gy}`;
+        const list = grid.get(key);
+        if (list) list.push(h);
+        else grid.set(key, [h]);
+      }
+  }
+  return (point) => {
+    const [x, y] = xy(point);
+    return parentHpfOf(point, grid.get(`${Math.floor(x / cell)}:${Math.floor(y / cell)}`) ?? []);
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Wire shapes (doc 3 §7)
 // ---------------------------------------------------------------------------------------------

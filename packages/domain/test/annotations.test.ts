@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   annotationRequestProblem,
@@ -11,6 +12,7 @@ import {
   hpfRadiusPx,
   hpfTreeTsv,
   nextMultilineSelection,
+  parentFinder,
   parentHpfOf,
   polylineLengthUm,
   rgbToHex,
@@ -293,5 +295,22 @@ describe('colours for QuPath', () => {
     expect(hexToRgb('#0f0')).toEqual([0, 255, 0]);
     expect(hexToRgb('red')).toBeNull();
     expect(rgbToHex([255, 0, 30])).toBe('#FF001E');
+  });
+});
+
+describe('parentFinder', () => {
+  it('answers as parentHpfOf for any HPFs and points', () => {
+    const position = fc.tuple(fc.integer({ min: 0, max: 2000 }), fc.integer({ min: 0, max: 2000 }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(position, fc.integer({ min: 1, max: 400 })), { maxLength: 40 }),
+        fc.array(position, { maxLength: 60 }),
+        (circles, points) => {
+          const hpfs = circles.map(([centre, radius], i) => ({ id: i + 1, centre, radius }));
+          const find = parentFinder(hpfs);
+          for (const p of points) expect(find(p)).toBe(parentHpfOf(p, hpfs));
+        },
+      ),
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ANNOTATION_MESSAGES,
@@ -7,6 +8,7 @@ import {
   type AnnotationListResponse,
   type AnnotationView,
 } from '@lamina/domain';
+import { ANNOTATION_PAGE } from '../src/modules/annotations/annotationQueries.js';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
 import {
   assignReader,
@@ -646,6 +648,57 @@ describe('GeoJSON', () => {
     });
     expect(junk.statusCode).toBe(400);
     expect(junk.json<{ message: string }>().message).toBe(ANNOTATION_MESSAGES.importInvalid);
+  });
+
+  it('an import of many HPFs gives every point, new or already there, the HPF that holds it', async () => {
+    const db = t.database.db;
+    const img = (await createStudyImage(db, { studyId, caseId, status: 'READY_FOR_READING', width: 10_000, mpp: null }))
+      .id;
+    const before = await create(reader1, { ...point(150, 150), imageId: img }); // an Orphan first
+    expect(before.parentId).toBeNull();
+    const hpfs = Array.from({ length: 30 }, (_, i) => [150 + 300 * i, 150]); // radius 100 px, no mpp
+    const file = {
+      type: 'FeatureCollection',
+      features: [
+        ...hpfs.map((c) => ({
+          type: 'Feature',
+          geometry: { type: 'Point', coordinates: c },
+          properties: { lamina: { annotationType: 'HPF' } },
+        })),
+        ...hpfs.map((c) => ({ type: 'Feature', geometry: { type: 'Point', coordinates: [(c[0] ?? 0) + 50, 150] } })),
+        { type: 'Feature', geometry: { type: 'Point', coordinates: [9000, 9000] } },
+      ],
+    };
+    const response = await reader1.request({
+      method: 'POST',
+      url: `/api/images/${img}/annotations/import`,
+      payload: file,
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const views = (await list(reader1, img)).views;
+    const hpfByX = new Map(
+      views.filter((v) => v.annotationType === 'HPF').map((v) => [(v.geometry.coordinates as number[])[0], v.id]),
+    );
+    const points = views.filter((a) => a.annotationType === 'POINT' && a.id !== before.id);
+    expect(points).toHaveLength(31);
+    for (const v of points) {
+      const [x = 0, y = 0] = v.geometry.coordinates as number[];
+      // 50 px right of an HPF's centre (radius 100 px), 250 px from the next: that HPF's.
+      expect(v.parentId, `point at ${x},${y}`).toBe(y === 9000 ? null : hpfByX.get(x - 50));
+    }
+    expect(views.find((v) => v.id === before.id)?.parentId).toBe(hpfByX.get(150));
+  });
+
+  it('streams lists longer than one page whole, in id order', async () => {
+    const db = t.database.db;
+    const img = (await createStudyImage(db, { studyId, caseId, status: 'READY_FOR_READING', width: 1000 })).id;
+    await sql`INSERT INTO annotations (image_id, annotation_type, geometry, user_id)
+      SELECT ${img}, 'POINT', jsonb_build_object('type', 'Point', 'coordinates', jsonb_build_array(g % 1000, g % 997)), ${reader1Id}
+      FROM generate_series(1, ${ANNOTATION_PAGE * 2 + 1}) g`.execute(db);
+    const views = (await list(reader1, img)).views;
+    expect(views).toHaveLength(ANNOTATION_PAGE * 2 + 1);
+    expect(views.every((v, i) => i === 0 || v.id > (views[i - 1]?.id ?? 0))).toBe(true);
+    expect(views[7]?.geometry).toEqual({ type: 'Point', coordinates: [8, 8] });
   });
 
   it('imports QuPath’s points (a MultiPoint per class) and polygons by geometry', async () => {

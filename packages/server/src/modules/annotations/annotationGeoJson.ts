@@ -215,7 +215,7 @@ export class GeoJsonImport {
             )}`,
           );
       }
-      const results = await this.service.insert(tx, principal.id, image, prepared);
+      const { ids } = await this.service.insert(tx, principal.id, image, prepared);
       await recordAudit(tx, actor, [
         {
           action: 'ANNOTATIONS_IMPORTED',
@@ -223,13 +223,13 @@ export class GeoJsonImport {
           entityId: imageId,
           studyId: image.studyId,
           newValue: JSON.stringify({
-            count: results.length,
-            firstId: results[0]?.id ?? null,
-            lastId: results[results.length - 1]?.id ?? null,
+            count: ids.length,
+            firstId: ids.reduce<number | null>((m, id) => (m === null || id < m ? id : m), null),
+            lastId: ids.reduce<number | null>((m, id) => (m === null || id > m ? id : m), null),
           }),
         },
       ]);
-      return results.length;
+      return ids.length;
     });
   }
 }

@@ -21,12 +21,12 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { idParam, policy, scope, type ResourceStudy } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
-import { sendJsonArray } from '../../platform/http/jsonStream.js';
+import { sendJsonArray, sendJsonStream } from '../../platform/http/jsonStream.js';
 import { NotFoundError } from '../../platform/errors.js';
 import { readerSeesImage } from '../cases/readerVisibility.js';
 import { imageScope } from '../images/imageScope.js';
 import { AnnotationService, annotatedImage, readLocked, seesAnnotation } from './annotationService.js';
-import { annotationAuthors, visibleAnnotationsJson } from './annotationQueries.js';
+import { annotationAuthors, emitVisibleAnnotations, visibleAnnotationJson } from './annotationQueries.js';
 import { exportQuery, featureJson, GeoJsonImport } from './annotationGeoJson.js';
 
 /** An image the principal may see (a blinded reader: of their assigned cases, not hidden). */
@@ -97,12 +97,10 @@ export function annotationRoutes(db: Db) {
         const imageId = request.params.id;
         const { principal, locked, authors } = await listHead(request, imageId);
         const head: Omit<AnnotationListResponse, 'annotations'> = { imageId, locked, authors };
-        return sendJsonArray(reply, {
-          head: `${JSON.stringify(head).slice(0, -1)},"annotations":[`,
-          tail: ']}',
-          db,
-          query: visibleAnnotationsJson(db, principal, imageId),
-          json: (row) => row.j,
+        return sendJsonStream(reply, async (emit) => {
+          await emit(`${JSON.stringify(head).slice(0, -1)},"annotations":[`);
+          await emitVisibleAnnotations(db, principal, imageId, emit);
+          await emit(']}');
         });
       },
     );
@@ -147,14 +145,12 @@ export function annotationRoutes(db: Db) {
       async (request) => {
         const principal = principalOf(request);
         const { id, reparented } = await service.create(principal, actorOf(request), request.body);
-        const [row] = await visibleAnnotationsJson(db, principal, request.body.imageId)
-          .where('a.id', '=', id)
-          .execute();
+        const row = await visibleAnnotationJson(db, principal, request.body.imageId, id);
         if (!row) throw new NotFoundError(ANNOTATION_MESSAGES.notFound);
         return {
           success: true as const,
           message: ANNOTATION_MESSAGES.created,
-          annotation: toAnnotationView(JSON.parse(row.j) as Partial<AnnotationView>),
+          annotation: toAnnotationView(JSON.parse(row) as Partial<AnnotationView>),
           reparented,
         };
       },

@@ -9,7 +9,9 @@ import {
   hpfRadiusPx,
   isCeliacStudy,
   isNashStudy,
+  parentFinder,
   parentHpfOf,
+  xy,
   polylineLengthUm,
   readsAssignedCasesOnly,
   type AnnotationType,
@@ -23,6 +25,13 @@ import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/a
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 
 type Tx = Transaction<DB>;
+
+/** Advisory lock class of one image's annotations (with the image id). */
+const ANNOTATION_LOCK = 727_014;
+/** Rows per INSERT of a bulk insert (an import). */
+const INSERT_BATCH = 2000;
+/** Up to this many new HPFs, the earlier points are found near each; beyond, all are read once. */
+const NEAR_QUERY_MAX = 20;
 type Q = Kysely<DB>;
 
 /** A point's new HPF after a create or delete (null: the 'Orphan'). */
@@ -200,18 +209,25 @@ async function ownerHpfs(tx: Tx, imageId: number, userId: number | null, exceptI
   return rows.map((r) => ({ id: r.id, centre: [r.x ?? 0, r.y ?? 0], radius: r.radius ?? 0 }));
 }
 
-/** The author's live points on the image inside a circle's bounding box (then checked exactly). */
-async function pointsNear(tx: Tx, imageId: number, userId: number | null, cx: number, cy: number, r: number) {
+/** The author's live points on the image: inside a circle's bounding box (then checked exactly), or all. */
+async function ownerPoints(
+  tx: Tx,
+  imageId: number,
+  userId: number | null,
+  near?: { cx: number; cy: number; r: number },
+) {
   let q = tx
     .selectFrom('annotations')
     .select(['id', 'x', 'y', 'parent_id'])
     .where('image_id', '=', imageId)
     .where('annotation_type', '=', 'POINT')
-    .where('deleted_at', 'is', null)
-    .where('x', '>=', cx - r)
-    .where('x', '<=', cx + r)
-    .where('y', '>=', cy - r)
-    .where('y', '<=', cy + r);
+    .where('deleted_at', 'is', null);
+  if (near)
+    q = q
+      .where('x', '>=', near.cx - near.r)
+      .where('x', '<=', near.cx + near.r)
+      .where('y', '>=', near.cy - near.r)
+      .where('y', '<=', near.cy + near.r);
   q = userId === null ? q.where('user_id', 'is', null) : q.where('user_id', '=', userId);
   return q.execute();
 }
@@ -265,31 +281,32 @@ export class AnnotationService {
     return this.db.transaction().execute(async (tx) => {
       await this.assertUnlocked(tx, image, principal.id, ANNOTATION_MESSAGES.unableToCreate);
       if (prepared.annotationType === 'MULTILINE') await this.assertMultilineFree(tx, image, principal.id, prepared);
-      const [result] = await this.insert(tx, principal.id, image, [prepared]);
-      if (!result) throw new Error('The annotation was not inserted');
+      const { ids, reparented } = await this.insert(tx, principal.id, image, [prepared]);
+      const id = ids[0];
+      if (id === undefined) throw new Error('The annotation was not inserted');
       await recordAudit(tx, actor, [
-        createdEvent(image, result.id, prepared),
-        ...(result.reparented.length ? [reparentEvent(image, result.id, result.reparented, 'created')] : []),
+        createdEvent(image, id, prepared),
+        ...(reparented.length ? [reparentEvent(image, id, reparented, 'created')] : []),
       ]);
-      return result;
+      return { id, reparented };
     });
   }
 
   /**
-   * Inserts prepared annotations of one author in order (points get their parents; each HPF takes
-   * the points it now holds). The caller's transaction; no audit (the caller writes it).
+   * Inserts prepared annotations of one author on one image in the caller's transaction (no audit:
+   * the caller writes it). The new HPFs go first, in bulk; then every new point gets the HPF that
+   * holds it among the author's HPFs, old and new (parentFinder); then the author's earlier points
+   * that a new HPF now holds move to it. Returns the ids in the order of `items`.
    */
   async insert(
     tx: Tx,
     userId: number,
     image: AnnotatedImage,
     items: readonly PreparedAnnotation[],
-  ): Promise<{ id: number; reparented: Reparented[] }[]> {
+  ): Promise<{ ids: number[]; reparented: Reparented[] }> {
     // One author's annotations on one image change one at a time: two HPFs created at once would
     // otherwise each miss the other when points choose their parent.
-    await sql`select pg_advisory_xact_lock(${727_014}, ${image.id})`.execute(tx);
-    const hpfs = await ownerHpfs(tx, image.id, userId);
-    const results: { id: number; reparented: Reparented[] }[] = [];
+    await sql`select pg_advisory_xact_lock(${ANNOTATION_LOCK}, ${image.id})`.execute(tx);
     const rowOf = (p: PreparedAnnotation, parentId: number | null) => ({
       image_id: image.id,
       annotation_type: p.annotationType,
@@ -308,45 +325,62 @@ export class AnnotationService {
       multiline_category: p.multilineCategory,
       user_id: userId,
     });
-    // Runs of points go in bulk; an HPF is inserted alone and then takes the points it holds.
-    let i = 0;
-    for (let item = items[i]; item; item = items[i]) {
-      if (item.annotationType === 'HPF') {
-        const row = await tx
+    const bulk = async (rows: ReturnType<typeof rowOf>[]) => {
+      const ids: number[] = [];
+      for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+        const inserted = await tx
           .insertInto('annotations')
-          .values(rowOf(item, null))
+          .values(rows.slice(i, i + INSERT_BATCH))
           .returning('id')
-          .executeTakeFirstOrThrow();
-        const centre = (item.geometry as { coordinates: [number, number] }).coordinates;
-        const hpf = { id: row.id, centre, radius: item.radius ?? 0 };
-        hpfs.push(hpf);
-        const reparented: Reparented[] = [];
-        for (const p of await pointsNear(tx, image.id, userId, centre[0], centre[1], hpf.radius)) {
-          const parent = parentHpfOf([p.x ?? 0, p.y ?? 0], hpfs);
-          if (parent !== p.parent_id) reparented.push({ id: p.id, parentId: parent });
-        }
-        await writeParents(tx, reparented);
-        results.push({ id: row.id, reparented });
-        i += 1;
-        continue;
+          .execute();
+        ids.push(...inserted.map((r) => r.id));
       }
-      let j = i;
-      while (j < items.length && items[j]?.annotationType !== 'HPF' && j - i < 2000) j += 1;
-      const batch = items
-        .slice(i, j)
-        .map((p) =>
-          rowOf(
-            p,
-            p.annotationType === 'POINT'
-              ? parentHpfOf((p.geometry as { coordinates: [number, number] }).coordinates, hpfs)
-              : null,
-          ),
-        );
-      const rows = await tx.insertInto('annotations').values(batch).returning('id').execute();
-      for (const r of rows) results.push({ id: r.id, reparented: [] });
-      i = j;
+      return ids;
+    };
+    const centreOf = (p: PreparedAnnotation) => xy(p.geometry.type === 'Point' ? p.geometry.coordinates : undefined);
+
+    const ids = new Array<number>(items.length);
+    const hpfIndexes = items.flatMap((p, i) => (p.annotationType === 'HPF' ? [i] : []));
+    const otherIndexes = items.flatMap((p, i) => (p.annotationType === 'HPF' ? [] : [i]));
+    const newHpfIds = await bulk(hpfIndexes.map((i) => rowOf(items[i] as PreparedAnnotation, null)));
+    hpfIndexes.forEach((itemIndex, k) => (ids[itemIndex] = newHpfIds[k] ?? 0));
+    const newHpfs = hpfIndexes.map((itemIndex, k) => {
+      const p = items[itemIndex] as PreparedAnnotation;
+      return { id: newHpfIds[k] ?? 0, centre: centreOf(p), radius: p.radius ?? 0 };
+    });
+    const parentOf = parentFinder([
+      ...(await ownerHpfs(tx, image.id, userId)).filter((h) => !newHpfIds.includes(h.id)),
+      ...newHpfs,
+    ]);
+
+    // The author's points already there that a new HPF may now hold: near it (one HPF), or all.
+    const reparented: Reparented[] = [];
+    if (newHpfs.length > 0) {
+      const candidates: Awaited<ReturnType<typeof ownerPoints>> = [];
+      if (newHpfs.length <= NEAR_QUERY_MAX)
+        for (const h of newHpfs)
+          candidates.push(
+            ...(await ownerPoints(tx, image.id, userId, { cx: h.centre[0], cy: h.centre[1], r: h.radius })),
+          );
+      else candidates.push(...(await ownerPoints(tx, image.id, userId)));
+      const seen = new Set<number>();
+      for (const p of candidates) {
+        if (seen.has(p.id)) continue;
+        seen.add(p.id);
+        const parent = parentOf([p.x ?? 0, p.y ?? 0]);
+        if (parent !== p.parent_id) reparented.push({ id: p.id, parentId: parent });
+      }
+      await writeParents(tx, reparented);
     }
-    return results;
+
+    const otherIds = await bulk(
+      otherIndexes.map((i) => {
+        const p = items[i] as PreparedAnnotation;
+        return rowOf(p, p.annotationType === 'POINT' ? parentOf(centreOf(p)) : null);
+      }),
+    );
+    otherIndexes.forEach((itemIndex, k) => (ids[itemIndex] = otherIds[k] ?? 0));
+    return { ids, reparented };
   }
 
   /** DELETE /api/annotations/{id}?deleteNested: soft; the route's scope found it visible and live. */
@@ -370,7 +404,7 @@ export class AnnotationService {
         throw new ConflictError(`${ANNOTATION_MESSAGES.unableToDelete}: ${ANNOTATION_MESSAGES.alreadyDeleted}`);
       const image = await annotatedImage(tx, row.image_id);
       await this.assertUnlocked(tx, image, row.user_id, ANNOTATION_MESSAGES.unableToDelete);
-      await sql`select pg_advisory_xact_lock(${727_014}, ${image.id})`.execute(tx);
+      await sql`select pg_advisory_xact_lock(${ANNOTATION_LOCK}, ${image.id})`.execute(tx);
       const now = new Date();
       const deletedIds = [id];
       let reparented: Reparented[] = [];
