@@ -108,8 +108,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     this.authors = response.authors;
     this.loaded = true;
     if (this.author !== null && !this.authors.some((a) => a.id === this.author)) this.author = null;
-    this.emit('data', { kind: 'reset' });
-    this.changed();
+    this.changed({ kind: 'reset' });
   }
 
   /** A created annotation and the points the server moved into it. */
@@ -117,8 +116,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     this.byId.set(annotation.id, annotation);
     this.listDirty = true;
     const moved = this.reparent(reparented);
-    this.emit('data', { kind: 'patch', added: [annotation], removed: [], reparented: moved });
-    this.changed();
+    this.changed({ kind: 'patch', added: [annotation], removed: [], reparented: moved });
   }
 
   /** Deleted annotations and the points whose HPF changed. */
@@ -126,8 +124,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     const removed = deletedIds.filter((id) => this.byId.delete(id));
     this.listDirty = true;
     const moved = this.reparent(reparented);
-    this.emit('data', { kind: 'patch', added: [], removed, reparented: moved });
-    this.changed();
+    this.changed({ kind: 'patch', added: [], removed, reparented: moved });
   }
 
   private reparent(reparented: readonly Reparent[]): AnnotationView[] {
@@ -154,8 +151,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     if (hidden) next.add(key);
     else next.delete(key);
     this.hidden = next;
-    this.emit('visibility', null);
-    this.changed();
+    this.changed(undefined, true);
   }
 
   isHidden(node: NodeRef): boolean {
@@ -166,8 +162,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     if (highlight === this.highlight) return;
     if (highlight && this.highlight && nodeKey(highlight) === nodeKey(this.highlight)) return;
     this.highlight = highlight;
-    this.emit('highlight', highlight);
-    this.changed();
+    this.changed(undefined, false, true);
   }
 
   /** Shows one reader's annotations (null: everyone's). */
@@ -175,8 +170,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     if (author === this.author) return;
     this.author = author;
     this.shownDirty = true;
-    this.emit('visibility', null);
-    this.changed();
+    this.changed(undefined, true);
   }
 
   /**
@@ -246,8 +240,12 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     };
   }
 
-  private changed(): void {
+  /** A new snapshot first, so every listener reads the state the event announces. */
+  private changed(data?: DataChange, visibility = false, highlight = false): void {
     this.current = this.makeSnapshot();
+    if (data) this.emit('data', data);
+    if (visibility) this.emit('visibility', null);
+    if (highlight) this.emit('highlight', this.highlight);
     this.emit('change', this.current);
   }
 

@@ -59,14 +59,15 @@ export function useAnnotationTools(
   const store = session?.store ?? null;
   const celiac = session?.celiac ?? false;
   const mpp = session?.mpp ?? null;
+  const classes = session?.classes;
   const classColors = useMemo(() => {
     const colours = new Map<number, string>();
-    if (session) {
-      const { hpf, point, freehand, multiline } = session.classes;
+    if (classes) {
+      const { hpf, point, freehand, multiline } = classes;
       for (const c of [...hpf, ...point, ...freehand, ...multiline]) colours.set(c.id, c.color);
     }
     return colours;
-  }, [session]);
+  }, [classes]);
   const layersRef = useRef<AnnotationLayers | null>(null);
 
   useEffect(() => {

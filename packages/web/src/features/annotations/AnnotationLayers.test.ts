@@ -1,0 +1,86 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stubResizeObserver } from '../viewer/olTestSupport';
+import { ViewerEngine } from '../viewer/ViewerEngine';
+import { AnnotationLayers, ellipseRing, toImage, toMap } from './AnnotationLayers';
+import { AnnotationStore } from './annotationStore';
+import { DrawingMachine } from './drawingMachine';
+import { makeAnnotation } from './testData';
+
+let engine: ViewerEngine | undefined;
+beforeEach(stubResizeObserver);
+afterEach(() => engine?.destroy());
+
+function setUp() {
+  engine = new ViewerEngine(
+    { id: 13, width: 8000, height: 6000, maxTmsZoom: 5, tileUrl: '/tiles/13/{z}/{x}/{y}', zStackSize: 1 },
+    { animationMs: 0 },
+  );
+  const store = new AnnotationStore(13);
+  store.setClasses([1], [10]);
+  const layers = new AnnotationLayers(
+    engine.olMap,
+    store,
+    { celiac: false, mpp: 0.5, classColor: () => null, width: 8000, height: 6000 },
+    new DrawingMachine(),
+  );
+  return { store, layers };
+}
+
+const rows = () => [
+  makeAnnotation({ id: 1, annotationType: 'HPF', annotationClassId: 1, radius: 550 }),
+  makeAnnotation({ id: 2, parentId: 1, annotationClassId: 10 }),
+  makeAnnotation({ id: 3, parentId: null, annotationClassId: 10 }),
+  makeAnnotation({
+    id: 4,
+    annotationType: 'LINE',
+    geometry: {
+      type: 'LineString',
+      coordinates: [
+        [0, 0],
+        [10, 0],
+      ],
+    },
+    length: 5,
+  }),
+];
+
+describe('AnnotationLayers', () => {
+  it('puts points and HPFs in the WebGL layer and the rest in the canvas layer, each in its own canvas', () => {
+    const { store, layers } = setUp();
+    store.load({ imageId: 13, locked: false, authors: [], annotations: rows() });
+    expect(layers.counts).toEqual({ gl: 3, vector: 1 });
+    expect(layers.glLayer.getClassName()).toBe('lamina-annotation-layer-gl');
+    expect(layers.vectorLayer.getClassName()).toBe('lamina-annotation-layer');
+    expect(engine?.olMap.getLayers().getArray()).toContain(layers.glLayer);
+  });
+
+  it('follows visibility, creates and deletes without rebuilding the rest', () => {
+    const { store, layers } = setUp();
+    store.load({ imageId: 13, locked: false, authors: [], annotations: rows() });
+    store.setHidden({ kind: 'hpf', hpfId: 1 }, true);
+    expect(layers.counts).toEqual({ gl: 1, vector: 1 });
+    store.setHidden({ kind: 'hpf', hpfId: 1 }, false);
+    store.add(makeAnnotation({ id: 5, parentId: null }));
+    expect(layers.counts).toEqual({ gl: 4, vector: 1 });
+    store.remove([1, 2, 4]);
+    expect(layers.counts).toEqual({ gl: 2, vector: 0 });
+  });
+
+  it('hides and shows with the Annotations checkbox; opacity applies to the annotation layers', () => {
+    const { layers } = setUp();
+    layers.setVisible(false);
+    expect(layers.glLayer.getVisible()).toBe(false);
+    expect(layers.vectorLayer.getVisible()).toBe(false);
+    layers.setOpacity(0.4);
+    expect(layers.glLayer.getOpacity()).toBe(0.4);
+  });
+
+  it('maps image pixels (y down) to the map (y up), and rotates an ellipse clockwise on screen', () => {
+    expect(toMap([10, 20])).toEqual([10, -20]);
+    expect(toImage([10, -20])).toEqual([10, 20]);
+    const ring = ellipseRing([100, 100], 50, 10, 90, 4);
+    // The x radius turned by 90° points down the image (y + 50): map y - 150.
+    expect(ring[0]?.[0]).toBeCloseTo(100);
+    expect(ring[0]?.[1]).toBeCloseTo(-150);
+  });
+});
