@@ -6,14 +6,27 @@
  * VmHWM sampled from /proc). BENCH_SLIDE=24x18 makes a 2.8-gigapixel slide; BENCH_RUNS (default 1).
  * BENCH_WRITER=tiffsave|blocks forces one of the worker's two ways of writing (default: the worker's
  * own choice, blocks above 65 535 px a side); the forced run is a child process of this script.
+ *
+ * The JPEG 2000 case (issue 18): a slide whose tiles are JPEG 2000 (convertJp2k.ts; BENCH_JP2K_SLIDE,
+ * BENCH_JP2K_TILES) converted by the worker (its OpenJPEG decoder in worker threads) and by
+ * `vips tiffsave --pyramid` reading the same file (Debian's libvips decodes it with its own
+ * OpenJPEG), both at the worker's JPEG 2000 pyramid quality (Q90). Goal: at most 2 x vips' wall
+ * time. BENCH_CASES=jpeg,jp2k (default both) chooses the cases.
  */
 import { spawn } from 'node:child_process';
 import { rmSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
-import { buildPyramid, type PyramidOptions } from '../../packages/server/src/modules/processing/pyramid.js';
+import {
+  buildPyramid,
+  JP2K_PYRAMID_QUALITY,
+  PYRAMID_QUALITY,
+  type PyramidOptions,
+} from '../../packages/server/src/modules/processing/pyramid.js';
 import { describeSlide } from '../../packages/server/src/modules/processing/slideInfo.js';
 import { readTiffStructure } from '../../packages/server/src/modules/processing/tiffStructure.js';
 import { BENCH_DIR, benchSlide, cpuInfo, ensureTools, has, log, ROOT, sampleMemory } from './lib.js';
+import { jp2kBenchSlide } from './convertJp2k.js';
 
 type Writer = NonNullable<PyramidOptions['writer']>;
 
@@ -73,7 +86,7 @@ async function sharpRun(source: string, target: string, writer: Writer): Promise
   }
 }
 
-async function vipsRun(source: string, target: string, bigtiff: boolean): Promise<Run> {
+async function vipsRun(source: string, target: string, bigtiff: boolean, quality = PYRAMID_QUALITY): Promise<Run> {
   rmSync(target, { force: true });
   const args = [
     'tiffsave',
@@ -88,7 +101,7 @@ async function vipsRun(source: string, target: string, bigtiff: boolean): Promis
     '--compression',
     'jpeg',
     '--Q',
-    '85',
+    String(quality),
   ];
   if (bigtiff) args.push('--bigtiff');
   const { seconds, cpuSeconds, peakMb } = await timed('vips', args);
@@ -114,10 +127,72 @@ function writerFromEnv(): Writer {
   return value;
 }
 
+function casesFromEnv(): { jpeg: boolean; jp2k: boolean } {
+  const cases = (process.env.BENCH_CASES ?? 'jpeg,jp2k').split(',').map((c) => c.trim());
+  if (cases.some((c) => c !== 'jpeg' && c !== 'jp2k')) throw new Error('BENCH_CASES is a list of jpeg, jp2k');
+  return { jpeg: cases.includes('jpeg'), jp2k: cases.includes('jp2k') };
+}
+
 async function main(): Promise<void> {
   ensureTools(['vips']);
-  const writer = writerFromEnv();
+  const cases = casesFromEnv();
   log(cpuInfo());
+  if (cases.jpeg) await jpegCase();
+  if (cases.jp2k) await jp2kCase();
+}
+
+/** The JPEG 2000 case: the worker's own decoder against vips reading the same file. */
+async function jp2kCase(): Promise<void> {
+  const source = await jp2kBenchSlide();
+  const { size } = statSync(source);
+  const runs = Number(process.env.BENCH_RUNS ?? 1);
+  const structure = await readTiffStructure(source);
+  const base = structure.ifds[0];
+  if (!base) throw new Error('no image in the JPEG 2000 bench slide');
+  const { width, height } = base;
+  const bigtiff = width * height * 3 > 4 * 1024 ** 3;
+  log(
+    `${path.basename(source)}: ${width} x ${height} (${((width * height) / 1e9).toFixed(2)} Gpx), ${(size / 1024 / 1024).toFixed(0)} MB, compression ${base.compression}`,
+  );
+  const workerOut = path.join(BENCH_DIR, 'convert-jp2k-worker.tif');
+  const vipsOut = path.join(BENCH_DIR, 'convert-jp2k-vips.tif');
+  const workerRuns: Run[] = [];
+  const vipsRuns: Run[] = [];
+  let failure: string | null = null;
+  for (let i = 0; i < runs; i++) {
+    log(`run ${i + 1}/${runs}: worker (OpenJPEG WebAssembly, worker threads)`);
+    const run = await sharpRun(source, workerOut, 'auto');
+    if (typeof run === 'string') failure = run;
+    else workerRuns.push(run);
+    log(`run ${i + 1}/${runs}: vips tiffsave (Q${JP2K_PYRAMID_QUALITY})`);
+    vipsRuns.push(await vipsRun(source, vipsOut, bigtiff, JP2K_PYRAMID_QUALITY));
+  }
+  const v = best(vipsRuns);
+  const line = (name: string, r: Run) =>
+    `${name.padEnd(26)} ${r.seconds.toFixed(1).padStart(7)} s  CPU ${r.cpuSeconds === null ? '?' : r.cpuSeconds.toFixed(1).padStart(6)} s  peak RSS ${r.peakMb.toFixed(0).padStart(5)} MiB  pyramid ${(r.bytes / 1024 / 1024).toFixed(0)} MB  (${((width * height) / 1e6 / r.seconds).toFixed(1)} Mpx/s)`;
+  console.log('');
+  console.log(
+    `JPEG 2000: pyramid build of a ${width} x ${height} slide (${(size / 1024 / 1024).toFixed(0)} MB), best of ${runs}, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(line('vips tiffsave --pyramid', v));
+  const w = workerRuns.length > 0 ? best(workerRuns) : null;
+  if (!w) {
+    console.log(`${'Lamina worker'.padEnd(26)} FAILED: ${failure ?? 'unknown error'}`);
+  } else {
+    console.log(line('Lamina worker', w));
+    const cpu = w.cpuSeconds !== null && v.cpuSeconds ? `, CPU time ${(w.cpuSeconds / v.cpuSeconds).toFixed(2)}` : '';
+    console.log(
+      `worker / vips time: ${(w.seconds / v.seconds).toFixed(2)}${cpu} (goal <= 2); worker peak memory ${w.peakMb.toFixed(0)} MiB (goal < 1024 MiB for a 2 GB slide)`,
+    );
+  }
+  rmSync(workerOut, { force: true });
+  rmSync(vipsOut, { force: true });
+}
+
+async function jpegCase(): Promise<void> {
+  const writer = writerFromEnv();
   const source = benchSlide();
   const { size } = statSync(source);
   const runs = Number(process.env.BENCH_RUNS ?? 1);
