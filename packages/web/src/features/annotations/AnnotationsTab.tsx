@@ -374,8 +374,15 @@ interface TreeProps {
   onDelete: (id: number, deleteNested: boolean) => void;
 }
 
+/** A class opens by itself when it holds up to this many HPFs; beyond, on a click. */
+const OPEN_CLASS_MAX_HPFS = 50;
+/** HPF rows shown at once under an open class; more on 'Show more' (a slide may hold thousands). */
+const HPF_ROWS_PAGE = 100;
+
 function ClassNode({ node, ...props }: TreeProps & { node: HpfClassNode }) {
-  const [open, setOpen] = useState(true);
+  const [open, setOpen] = useState(node.hpfs.length <= OPEN_CLASS_MAX_HPFS);
+  const [shown, setShown] = useState(HPF_ROWS_PAGE);
+  const more = node.hpfs.length - shown;
   return (
     <NodeRow
       store={props.store}
@@ -388,9 +395,16 @@ function ClassNode({ node, ...props }: TreeProps & { node: HpfClassNode }) {
       actions={<CopyButton text={() => treeCountsTsv(node.hpfs)} label={`Copy counts of ${node.name}`} />}
     >
       <ul role="group">
-        {node.hpfs.map((h) => (
+        {node.hpfs.slice(0, shown).map((h) => (
           <HpfRow key={h.id} hpf={h} {...props} />
         ))}
+        {more > 0 && (
+          <li>
+            <Button size="small" variant="minimal" onClick={() => setShown(shown + HPF_ROWS_PAGE)}>
+              Show {Math.min(more, HPF_ROWS_PAGE)} more of {more}
+            </Button>
+          </li>
+        )}
       </ul>
     </NodeRow>
   );

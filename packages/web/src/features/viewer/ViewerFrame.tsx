@@ -117,7 +117,12 @@ export function ViewerFrame(props: ViewerFrameProps) {
         </div>
         {sidebar && shownTab && sidebarOpen && (
           <aside className="lamina-viewer-sidebar" aria-label="Sidebar">
-            <Tabs id="viewer-sidebar" selectedTabId={shownTab} onChange={(id) => setTab(id as SidebarTab)}>
+            <Tabs
+              id="viewer-sidebar"
+              selectedTabId={shownTab}
+              onChange={(id) => setTab(id as SidebarTab)}
+              renderActiveTabPanelOnly
+            >
               {tabs.map((id) => (
                 <Tab
                   key={id}
