@@ -1,13 +1,14 @@
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxTmsZoom } from '@lamina/domain';
+import { maxTmsZoom, processingTimedOut } from '@lamina/domain';
+import { Deadline } from '../src/modules/processing/deadline.js';
 import { buildPyramid, DecodeError } from '../src/modules/processing/pyramid.js';
-import { describeSlide } from '../src/modules/processing/slideInfo.js';
+import { describeSlide, SlideRejectedError } from '../src/modules/processing/slideInfo.js';
 import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import {
   codestreamMismatch,
@@ -294,6 +295,16 @@ describe('damaged codestreams', () => {
     // Most mutations are caught by the header check or OpenJPEG's own errors.
     expect(failures).toBeGreaterThan(0);
   }, 60_000);
+
+  it('the job’s time budget stops the decoding (time-limit message), leaving no pyramid behind', async () => {
+    const info = describeSlide(await readTiffStructure(TCGA));
+    const target = path.join(work, 'budget.tif');
+    const deadline = new Deadline(1, Date.now() - 5000);
+    const error = await buildPyramid(TCGA, target, info, undefined, { deadline }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SlideRejectedError);
+    expect((error as Error).message).toBe(processingTimedOut(1));
+    expect((await readdir(work)).filter((f) => f.startsWith('budget'))).toEqual([]);
+  });
 
   it('a slide with a corrupt tile fails the pyramid with a DecodeError naming the tile', async () => {
     const data = await readFile(TCGA);
