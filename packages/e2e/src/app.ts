@@ -218,11 +218,11 @@ export async function setChecked(checkbox: Locator, checked: boolean): Promise<v
 export const DEMO_STUDY = 'DEMO-UC-001';
 
 /** The id of the demo study, as the signed-in user sees it. */
-export async function demoStudyId(page: Page): Promise<number> {
-  const response = await page.request.get(appUrl(`/api/studies/list?name=${DEMO_STUDY}`));
+export async function demoStudyId(page: Page, name = DEMO_STUDY): Promise<number> {
+  const response = await page.request.get(appUrl(`/api/studies/list?name=${encodeURIComponent(name)}`));
   const { studies } = (await response.json()) as { studies: { id: number; name: string }[] };
-  const study = studies.find((s) => s.name.startsWith(DEMO_STUDY));
-  if (!study) throw new Error(`The demo study ${DEMO_STUDY} is not visible`);
+  const study = studies.find((s) => s.name.startsWith(name));
+  if (!study) throw new Error(`The demo study ${name} is not visible`);
   return study.id;
 }
 

@@ -1,30 +1,10 @@
 import { CASE_MESSAGES, MESSAGES } from '@lamina/domain';
 import type { Frame, Locator, Page } from 'playwright-core';
-import sharp from 'sharp';
 import { describe, expect } from 'vitest';
 import { demoStudyId, loginViaUi, logout, mutationHeaders, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
+import { DEMO_READY_TIMEOUT, demoCaseId, expectTissue } from '../src/viewer.js';
 import { appUrl } from '../src/env.js';
-
-/** The demo cases exist once the demo slide is processed (up to ~2 min after the server starts). */
-const DEMO_READY_TIMEOUT = 150_000;
-
-/** The id of a demo case by its Endo Procedure ID, waiting for the demo cases to exist. */
-async function demoCaseId(page: Page, studyId: number, procId: string): Promise<number> {
-  let id: number | undefined;
-  await expect
-    .poll(
-      async () => {
-        const response = await page.request.get(appUrl(`/api/studies/${studyId}/cases?procId=${procId}`));
-        const { cases } = (await response.json()) as { cases?: { id: number; procId: string | null }[] };
-        id = cases?.find((c) => c.procId === procId)?.id;
-        return id;
-      },
-      { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
-    )
-    .toBeDefined();
-  return id as number;
-}
 
 async function caseStatus(page: Page, caseId: number): Promise<string> {
   const response = await page.request.get(appUrl(`/api/cases/${caseId}`));
@@ -38,27 +18,6 @@ async function confirmCaseAction(scope: Page | Frame, action: string): Promise<v
   await scope.getByRole('button', { name: action, exact: true }).click();
   const title = action === 'Mark as Scored' ? action : 'Confirm Case Status Change';
   await dialog(scope, title).getByRole('button', { name: action, exact: true }).click();
-}
-
-/**
- * Share of the pixels of a screenshot that are stained tissue (the demo slide's pinks and purples:
- * red and blue well above green), not the white of an empty canvas nor the grey of the controls.
- */
-async function tissueFraction(png: Buffer): Promise<number> {
-  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  let tissue = 0;
-  for (let i = 0; i < data.length; i += info.channels) {
-    const [r, g, b] = [data[i] ?? 0, data[i + 1] ?? 0, data[i + 2] ?? 0];
-    if (r - g > 30 && b - g > 15) tissue++;
-  }
-  return tissue / (info.width * info.height);
-}
-
-/** The slide is drawn when its tile canvas shows tissue. */
-async function expectTissue(page: Page, name: string): Promise<void> {
-  const map = page.getByTestId('slide-map');
-  await expect.poll(async () => tissueFraction(await map.screenshot()), { timeout: 20_000 }).toBeGreaterThan(0.05);
-  await saveScreenshot(page, name);
 }
 
 /** The view the viewer keeps of an image (doc 3 §3): its resolution and centre. */

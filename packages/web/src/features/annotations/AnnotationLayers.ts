@@ -464,7 +464,10 @@ class DrawingInteraction extends PointerInteraction {
     if (event.type === 'click' && !this.panOnly) {
       if (this.machine.click(this.position(event), this.tolerance(event))) return false;
     }
-    if (event.type === 'dblclick' && this.machine.doubleClick(this.tolerance(event))) {
+    // While a tool draws, a double click never zooms (OpenLayers makes one of any two quick clicks,
+    // wherever they are): it ends a multiline, and two quick clicks of the point tool are two points.
+    if (event.type === 'dblclick' && !this.panOnly) {
+      this.machine.doubleClick(this.tolerance(event));
       event.preventDefault();
       return false;
     }
