@@ -86,6 +86,18 @@ async function chooseClass(page: Page, tool: string, className: string): Promise
   await page.getByRole('menuitem', { name: new RegExp(`^${className}\\b`) }).click();
 }
 
+/** Places an HPF of a class with a click and saves it through the 'Add annotation' panel. */
+async function addHpf(page: Page, className: string, at: { x: number; y: number }): Promise<AnnotationView> {
+  await chooseClass(page, 'HPF', className);
+  await page.mouse.click(at.x, at.y);
+  const saved = created(page);
+  await page.getByRole('region', { name: 'Add annotation' }).getByRole('button', { name: 'Add annotation' }).click();
+  const response = await saved;
+  expect(response.status()).toBe(200);
+  await page.keyboard.press('Escape');
+  return ((await response.json()) as { annotation: AnnotationView }).annotation;
+}
+
 /** Share of pixels within `radius` of a screen point close to a colour. */
 async function colourNear(page: Page, at: { x: number; y: number }, hex: string, radius: number): Promise<number> {
   const png = await page.screenshot();
@@ -116,16 +128,8 @@ describe('annotations (issue 14)', () => {
 
       // An HPF of the class 'IEL count' at the centre of the view, through the 'Add annotation' panel.
       const centre = await mapCentre(page);
-      await chooseClass(page, 'HPF', 'IEL count');
-      await page.mouse.click(centre.x, centre.y);
-      const hpfSaved = created(page);
-      await page
-        .getByRole('region', { name: 'Add annotation' })
-        .getByRole('button', { name: 'Add annotation' })
-        .click();
-      const hpf = ((await (await hpfSaved).json()) as { annotation: AnnotationView }).annotation;
+      const hpf = await addHpf(page, 'IEL count', centre);
       expect(hpf.radius).toBeCloseTo(hpfRadiusPx(mpp, false), 6);
-      await page.keyboard.press('Escape');
 
       // Three IEL points inside it (a few screen px from its centre), one outside.
       await chooseClass(page, 'Point', 'IEL');
@@ -225,15 +229,7 @@ describe('annotations (issue 14)', () => {
       let views = await listed(page, imageId);
       expect(views.filter((v) => v.annotationType === 'POINT' && v.parentId === null)).toHaveLength(4);
 
-      await chooseClass(page, 'HPF', 'IEL count');
-      await page.mouse.click(hpfScreen.x, hpfScreen.y);
-      const again = created(page);
-      await page
-        .getByRole('region', { name: 'Add annotation' })
-        .getByRole('button', { name: 'Add annotation' })
-        .click();
-      expect((await again).status()).toBe(200);
-      await page.keyboard.press('Escape');
+      await addHpf(page, 'IEL count', hpfScreen);
       await expect.poll(async () => tree.getByRole('treeitem', { name: 'HPF 1' }).count()).toBe(1);
       await tree.getByRole('button', { name: 'Delete menu of HPF 1' }).click();
       await page.getByRole('menuitem', { name: 'Delete HPF and its points' }).click();
@@ -260,14 +256,7 @@ describe('annotations (issue 14)', () => {
       // NASH: an HPF is twice the celiac one's size at the same pixel size.
       const nash = await openCase(page, NASH_STUDY, 'ENDO-3001');
       const nashCentre = await mapCentre(page);
-      await chooseClass(page, 'HPF', 'Lobular inflammation');
-      await page.mouse.click(nashCentre.x, nashCentre.y);
-      const nashSaved = created(page);
-      await page
-        .getByRole('region', { name: 'Add annotation' })
-        .getByRole('button', { name: 'Add annotation' })
-        .click();
-      const nashHpf = ((await (await nashSaved).json()) as { annotation: AnnotationView }).annotation;
+      const nashHpf = await addHpf(page, 'Lobular inflammation', nashCentre);
       expect(nashHpf.radius).toBeCloseTo(hpfRadiusPx(nash.mpp, true), 6);
       expect(nashHpf.radius).toBeCloseTo(2 * (hpf.radius ?? 0), 6);
       await saveScreenshot(page, 'annotations-nash-hpf.png');

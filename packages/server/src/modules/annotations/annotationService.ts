@@ -14,9 +14,8 @@ import {
   xy,
   polylineLengthUm,
   readsAssignedCasesOnly,
-  type AnnotationType,
+  type AnnotationView,
   type CreateAnnotationRequest,
-  type MultilineCategory,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
@@ -117,21 +116,21 @@ export interface ClassRow {
 }
 
 /** A create request made whole: every field the row stores, computed by the server. */
-export interface PreparedAnnotation {
-  imageId: number;
-  annotationType: AnnotationType;
-  geometry: CreateAnnotationRequest['geometry'];
-  annotationClassId: number | null;
-  multilineCategory: MultilineCategory | null;
-  text: string | null;
-  color: string;
-  radius: number | null;
-  radiusX: number | null;
-  radiusY: number | null;
-  tilt: number | null;
-  weight: number | null;
-  length: number | null;
-}
+export type PreparedAnnotation = Pick<
+  AnnotationView,
+  | 'imageId'
+  | 'annotationType'
+  | 'geometry'
+  | 'annotationClassId'
+  | 'multilineCategory'
+  | 'text'
+  | 'radius'
+  | 'radiusX'
+  | 'radiusY'
+  | 'tilt'
+  | 'weight'
+  | 'length'
+> & { color: string };
 
 /**
  * Checks a create request against the image and the study's classes and computes what the server

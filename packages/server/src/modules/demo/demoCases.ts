@@ -18,6 +18,8 @@ interface DemoCase {
   /** Readers who have marked it scored. */
   readBy?: string[];
   images: number;
+  /** Another demo study's name (the reading studies); default the demo study. */
+  study?: string;
 }
 
 /**
@@ -79,6 +81,19 @@ export const DEMO_CASES: readonly DemoCase[] = [
     images: 1,
   },
 ];
+
+/** One case ready for reading in each reading study (celiac, NASH), read by both readers. */
+const DEMO_READING_CASES: readonly DemoCase[] = DEMO_READING_STUDIES.map((study) => ({
+  procId: study.procId,
+  subjectId: study.subjectId,
+  siteId: 'SITE-01',
+  visitId: 'BASELINE',
+  status: 'PROCESSED',
+  prev: ['PENDING_LAB_QC', 'PENDING_QC'],
+  readers: ['reader1', 'reader2'],
+  images: 1,
+  study: study.name,
+}));
 
 /** Copies of the demo slide left waiting for a case. */
 const UNASSIGNED_COPIES = 2;
@@ -168,14 +183,20 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
       return id;
     };
 
-    for (const demo of DEMO_CASES) {
+    let created = 0;
+    for (const demo of [...DEMO_CASES, ...DEMO_READING_CASES]) {
+      const caseStudy = demo.study
+        ? (await tx.selectFrom('studies').select('id').where('name', '=', demo.study).executeTakeFirst())?.id
+        : studyId;
+      if (caseStudy === undefined) continue;
+      created += 1;
       const stage = caseStage(demo.status, demo.onHoldFrom ?? null);
       const passedLabQc = demo.prev.includes('PENDING_LAB_QC');
       const passedIscQc = demo.prev.includes('PENDING_QC') && demo.status !== 'ON_HOLD';
-      const created = await tx
+      const row = await tx
         .insertInto('cases')
         .values({
-          study_id: studyId,
+          study_id: caseStudy,
           proc_id: demo.procId,
           subject_id: demo.subjectId,
           site_id: demo.siteId,
@@ -195,8 +216,8 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
       events.push({
         action: 'CASE_CREATED',
         entityType: 'case',
-        entityId: created.id,
-        studyId,
+        entityId: row.id,
+        studyId: caseStudy,
         newValue: { procId: demo.procId, subjectId: demo.subjectId, status: demo.status, demo: true },
       });
       for (const username of demo.readers) {
@@ -205,7 +226,7 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
         await tx
           .insertInto('case_readers')
           .values({
-            case_id: created.id,
+            case_id: row.id,
             user_id: userId,
             read_at: demo.readBy?.includes(username) ? new Date() : null,
           })
@@ -214,8 +235,8 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
       events.push({
         action: 'CASE_READERS_CHANGED',
         entityType: 'case',
-        entityId: created.id,
-        studyId,
+        entityId: row.id,
+        studyId: caseStudy,
         field: 'readers',
         newValue: demo.readers,
         reason: 'Demo data',
@@ -224,59 +245,16 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
       for (let i = 0; i < demo.images; i++) {
         await copy(
           `S${demo.subjectId}_${demo.visitId.replace(/\s+/g, '')}_${String.fromCharCode(65 + i)}.tif`,
-          created.id,
+          row.id,
           status,
+          caseStudy,
         );
       }
     }
     for (let i = 0; i < UNASSIGNED_COPIES; i++)
       await copy(`S1005_SCREENING_${String.fromCharCode(65 + i)}.tif`, null, 'CASE_ASSIGNMENT_PENDING');
 
-    // One case ready for reading in each reading study (celiac, NASH), read by both readers.
-    let reading = 0;
-    for (const demo of DEMO_READING_STUDIES) {
-      const readingStudy = await tx.selectFrom('studies').select('id').where('name', '=', demo.name).executeTakeFirst();
-      if (!readingStudy) continue;
-      const created = await tx
-        .insertInto('cases')
-        .values({
-          study_id: readingStudy.id,
-          proc_id: demo.procId,
-          subject_id: demo.subjectId,
-          site_id: 'SITE-01',
-          visit_id: 'BASELINE',
-          status: 'PROCESSED',
-          prev_workflow_statuses: ['PENDING_LAB_QC', 'PENDING_QC'],
-          qc1_by: users.get('labtech') ?? null,
-          qc2_by: users.get('isc') ?? null,
-          qc_completed_at: new Date(),
-          created_by: users.get('labtech') ?? null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      events.push({
-        action: 'CASE_CREATED',
-        entityType: 'case',
-        entityId: created.id,
-        studyId: readingStudy.id,
-        newValue: { procId: demo.procId, subjectId: demo.subjectId, status: 'PROCESSED', demo: true },
-      });
-      const readers = ['reader1', 'reader2'].flatMap((u) => users.get(u) ?? []);
-      for (const userId of readers)
-        await tx.insertInto('case_readers').values({ case_id: created.id, user_id: userId }).execute();
-      events.push({
-        action: 'CASE_READERS_CHANGED',
-        entityType: 'case',
-        entityId: created.id,
-        studyId: readingStudy.id,
-        field: 'readers',
-        newValue: ['reader1', 'reader2'],
-        reason: 'Demo data',
-      });
-      await copy(`S${demo.subjectId}_BASELINE_A.tif`, created.id, IMAGE_STATUS_AT_STAGE.PROCESSED, readingStudy.id);
-      reading += 1;
-    }
     await recordAudit(tx, SYSTEM_ACTOR, events);
-    return DEMO_CASES.length + reading;
+    return created;
   });
 }
