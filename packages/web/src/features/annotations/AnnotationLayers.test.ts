@@ -48,7 +48,7 @@ describe('AnnotationLayers', () => {
   it('puts points and HPFs in the WebGL layer and the rest in the canvas layer, each in its own canvas', () => {
     const { store, layers } = setUp();
     store.load({ imageId: 13, locked: false, authors: [], annotations: rows() });
-    expect(layers.counts).toEqual({ gl: 3, vector: 1 });
+    expect(layers.counts).toEqual({ pointsAndHpfs: 3, others: 1 });
     expect(layers.glLayer.getClassName()).toBe('lamina-annotation-layer-gl');
     expect(layers.vectorLayer.getClassName()).toBe('lamina-annotation-layer');
     expect(engine?.olMap.getLayers().getArray()).toContain(layers.glLayer);
@@ -58,12 +58,12 @@ describe('AnnotationLayers', () => {
     const { store, layers } = setUp();
     store.load({ imageId: 13, locked: false, authors: [], annotations: rows() });
     store.setHidden({ kind: 'hpf', hpfId: 1 }, true);
-    expect(layers.counts).toEqual({ gl: 1, vector: 1 });
+    expect(layers.counts).toEqual({ pointsAndHpfs: 1, others: 1 });
     store.setHidden({ kind: 'hpf', hpfId: 1 }, false);
     store.add(makeAnnotation({ id: 5, parentId: null }));
-    expect(layers.counts).toEqual({ gl: 4, vector: 1 });
+    expect(layers.counts).toEqual({ pointsAndHpfs: 4, others: 1 });
     store.remove([1, 2, 4]);
-    expect(layers.counts).toEqual({ gl: 2, vector: 0 });
+    expect(layers.counts).toEqual({ pointsAndHpfs: 2, others: 0 });
   });
 
   it('hides and shows with the Annotations checkbox; opacity applies to the annotation layers', () => {

@@ -1,5 +1,7 @@
 import {
   ANNOTATION_COLORS,
+  HPF_WEIGHT,
+  HPF_WEIGHT_HIGHLIGHTED,
   formatLengthUm,
   polylineLengthUm,
   type AnnotationView,
@@ -15,7 +17,6 @@ import Point from 'ol/geom/Point';
 import Polygon from 'ol/geom/Polygon';
 import PointerInteraction from 'ol/interaction/Pointer';
 import VectorLayer from 'ol/layer/Vector';
-import WebGLVectorLayer from 'ol/layer/WebGLVector';
 import VectorSource from 'ol/source/Vector';
 import CircleStyle from 'ol/style/Circle';
 import Fill from 'ol/style/Fill';
@@ -23,7 +24,8 @@ import Stroke from 'ol/style/Stroke';
 import Style from 'ol/style/Style';
 import Text from 'ol/style/Text';
 import type { AnnotationStore, Highlight } from './annotationStore';
-import { glStyle, NONE, OTHER, pointLook, rgba } from './annotationStyle';
+import { NONE, OTHER, pointLook, rgba, rgbaFloats } from './annotationStyle';
+import { GlAnnotationLayer, GlObjects } from './glAnnotationLayer';
 import type { DrawingMachine, DrawingSnapshot } from './drawingMachine';
 
 /** Image pixel (x, y down) → map coordinate (x, -y): the map has y up (ViewerEngine). */
@@ -81,17 +83,20 @@ function label(text: string, extra: Partial<ConstructorParameters<typeof Text>[0
 }
 
 /**
- * The annotation layers of one slide, engine side (no React): points and HPFs in a WebGL vector
- * layer (200,000 objects pan and zoom without stalls), the other types and the shape being drawn
- * in canvas vector layers. Each layer has its own canvas (className), so the tiles' brightness
+ * The annotation layers of one slide, engine side (no React): points and HPFs in an instanced
+ * WebGL layer (GlAnnotationLayer: 200,000 objects pan and zoom without stalls; a canvas layer
+ * where the browser has no WebGL 2), the other types and the shape being drawn in canvas vector
+ * layers. Each layer has its own canvas (className), so the tiles' brightness
  * filter never applies to them. It follows the store: loaded data, patches, per-node visibility,
  * the reader filter and the tab's hover highlight.
  */
 export class AnnotationLayers {
-  private readonly glSource = new VectorSource();
   private readonly vectorSource = new VectorSource();
   private readonly draftSource = new VectorSource();
-  readonly glLayer: WebGLVectorLayer<VectorSource>;
+  readonly glLayer: GlAnnotationLayer;
+  /** False without WebGL 2: points and HPFs go to the canvas layer. */
+  private readonly useGl: boolean;
+  private glCount = 0;
   readonly vectorLayer: VectorLayer<VectorSource>;
   readonly draftLayer: VectorLayer<VectorSource>;
   /** Every annotation's feature, made once (visibility adds and removes them from their source). */
@@ -107,18 +112,14 @@ export class AnnotationLayers {
     private readonly options: LayerOptions,
     drawing?: DrawingMachine,
   ) {
-    this.glLayer = new WebGLVectorLayer({
-      source: this.glSource,
-      className: 'lamina-annotation-layer-gl',
-      style: glStyle(options.celiac),
-      variables: { hlHpf: NONE, hlHpfClass: NONE, hlPtHpf: NONE, hlPtClass: NONE },
-      disableHitDetection: true,
-      zIndex: 10,
-    });
+    this.glLayer = new GlAnnotationLayer(pointLook(options.celiac).radius, 'lamina-annotation-layer-gl');
+    this.glLayer.setZIndex(10);
+    this.useGl = this.glLayer.available;
+    this.glLayer.onDrawn = () => this.announceDrawn();
     this.vectorLayer = new VectorLayer({
       source: this.vectorSource,
       className: 'lamina-annotation-layer',
-      style: (feature) => this.styleOf(feature),
+      style: (feature, resolution) => this.styleOf(feature, resolution),
       updateWhileAnimating: true,
       updateWhileInteracting: true,
       zIndex: 11,
@@ -141,7 +142,6 @@ export class AnnotationLayers {
       store.on('highlight', (highlight) => this.setHighlight(highlight)),
     );
     if (store.snapshot.loaded) this.rebuild();
-    this.glLayer.on('postrender', () => this.announceDrawn());
     this.interaction = drawing ? new DrawingInteraction(drawing, options) : null;
     if (drawing && this.interaction) {
       map.addInteraction(this.interaction);
@@ -173,36 +173,71 @@ export class AnnotationLayers {
     }
   }
 
-  /** How many features each source holds (tests, the bench). */
-  get counts(): { gl: number; vector: number } {
-    return { gl: this.glSource.getFeatures().length, vector: this.vectorSource.getFeatures().length };
+  /** How many points and HPFs, and other objects, the layers draw (tests, the bench). */
+  get counts(): { pointsAndHpfs: number; others: number } {
+    let canvasPoints = 0;
+    for (const f of this.vectorSource.getFeatures()) {
+      const type = (f.get('annotation') as AnnotationView | undefined)?.annotationType;
+      if (type === 'POINT' || type === 'HPF') canvasPoints++;
+    }
+    return {
+      pointsAndHpfs: this.glCount + canvasPoints,
+      others: this.vectorSource.getFeatures().length - canvasPoints,
+    };
+  }
+
+  /** Whether points and HPFs draw through WebGL (false: the canvas fallback). */
+  get webgl(): boolean {
+    return this.useGl;
   }
 
   private isGl(a: AnnotationView): boolean {
-    return a.annotationType === 'HPF' || a.annotationType === 'POINT';
+    return this.useGl && (a.annotationType === 'HPF' || a.annotationType === 'POINT');
   }
 
-  private featureOf(a: AnnotationView): Feature {
+  private readonly colours = new Map<string, number[]>();
+
+  /** Points and HPFs packed for the WebGL layer, from the store, in one pass (every change). */
+  private syncGl(): void {
+    if (!this.useGl) return;
     const { celiac } = this.options;
-    let feature: Feature;
-    if (a.annotationType === 'HPF' || a.annotationType === 'POINT') {
-      const coords = a.geometry.type === 'Point' ? a.geometry.coordinates : [0, 0];
+    const pointOpacity = pointLook(celiac).opacity;
+    const annotations = this.store.snapshot.annotations;
+    const points = new GlObjects(annotations.length, 0);
+    const hpfs = new GlObjects(64, 1);
+    let count = 0;
+    for (const a of annotations) {
       const hpf = a.annotationType === 'HPF';
-      const color = a.color ?? this.options.classColor(a.annotationClassId);
-      feature = new Feature({
-        geometry: new Point(toMap(coords)),
-        t: hpf ? 1 : 0,
-        id: a.id,
-        cls: a.annotationClassId ?? OTHER,
-        par: a.parentId ?? OTHER,
-        r: a.radius ?? 0,
-        c: hpf
-          ? rgba(color, 1, ANNOTATION_COLORS.hpf)
-          : rgba(color, pointLook(celiac).opacity, ANNOTATION_COLORS.default),
-      });
-    } else {
-      feature = new Feature({ geometry: this.geometryOf(a), annotation: a });
+      if (!hpf && a.annotationType !== 'POINT') continue;
+      const g = a.geometry;
+      if (g.type !== 'Point') continue;
+      const colour = a.color ?? this.options.classColor(a.annotationClassId);
+      const key = `${hpf ? 'h' : 'p'}${colour}`;
+      let rgbaValue = this.colours.get(key);
+      if (!rgbaValue) {
+        rgbaValue = rgbaFloats(colour, hpf ? 1 : pointOpacity, hpf ? ANNOTATION_COLORS.hpf : ANNOTATION_COLORS.default);
+        this.colours.set(key, rgbaValue);
+      }
+      const visible = this.store.isDrawn(a);
+      if (visible) count++;
+      (hpf ? hpfs : points).push(
+        g.coordinates[0],
+        -g.coordinates[1],
+        a.radius ?? 0,
+        a.id,
+        a.annotationClassId ?? OTHER,
+        a.parentId ?? OTHER,
+        visible,
+        rgbaValue,
+      );
     }
+    this.glCount = count;
+    this.glLayer.setObjects(points, hpfs);
+  }
+
+  /** A canvas feature (every type but points and HPFs, and those too without WebGL 2). */
+  private featureOf(a: AnnotationView): Feature {
+    const feature = new Feature({ geometry: this.geometryOf(a), annotation: a });
     feature.setId(a.id);
     return feature;
   }
@@ -218,102 +253,96 @@ export class AnnotationLayers {
     return new Polygon(g.coordinates.map((ring) => ring.map(toMap)));
   }
 
-  private sourceOf(a: AnnotationView): VectorSource {
-    return this.isGl(a) ? this.glSource : this.vectorSource;
-  }
-
-  /** The whole list (load or reload): features made once, the drawn ones added in one batch. */
+  /** The whole list (load or reload): the WebGL layer's arrays, the canvas features made once. */
   private rebuild(): void {
     this.features.clear();
     this.drawn.clear();
-    this.glSource.clear(true);
     this.vectorSource.clear(true);
-    const gl: Feature[] = [];
     const vector: Feature[] = [];
     for (const a of this.store.snapshot.annotations) {
+      if (this.isGl(a)) continue;
       const feature = this.featureOf(a);
       this.features.set(a.id, feature);
       if (!this.store.isDrawn(a)) continue;
       this.drawn.add(a.id);
-      if (this.isGl(a)) gl.push(feature);
-      else vector.push(feature);
+      vector.push(feature);
     }
-    this.glSource.addFeatures(gl);
     this.vectorSource.addFeatures(vector);
+    this.syncGl();
     this.drawnPending = true;
   }
 
   /** A rebuild not yet announced by ANNOTATIONS_DRAWN_EVENT. */
   private drawnPending = false;
 
-  /** After a rebuild, the first frame the WebGL layer draws with its buffers built. */
+  /** After a rebuild, the first frame the WebGL layer draws (its buffers are uploaded at once). */
   private announceDrawn(): void {
-    if (!this.drawnPending || !this.glLayer.getRenderer()?.ready) return;
+    if (!this.drawnPending) return;
     const target = this.map.getTargetElement();
     if (!target) return;
     this.drawnPending = false;
-    const detail: AnnotationsDrawnDetail = { count: this.drawn.size };
+    const detail: AnnotationsDrawnDetail = { count: this.glCount + this.drawn.size };
     target.dispatchEvent(new CustomEvent(ANNOTATIONS_DRAWN_EVENT, { bubbles: true, detail }));
   }
 
   private patch(added: AnnotationView[], removed: number[], reparented: AnnotationView[]): void {
+    let gl = reparented.length > 0;
     for (const id of removed) {
       const feature = this.features.get(id);
       this.features.delete(id);
-      if (feature && this.drawn.delete(id)) {
-        (this.glSource.hasFeature(feature) ? this.glSource : this.vectorSource).removeFeature(feature);
-      }
+      if (feature && this.drawn.delete(id)) this.vectorSource.removeFeature(feature);
+      if (!feature) gl = true;
     }
     for (const a of added) {
+      if (this.isGl(a)) {
+        gl = true;
+        continue;
+      }
       const feature = this.featureOf(a);
       this.features.set(a.id, feature);
       if (this.store.isDrawn(a)) {
         this.drawn.add(a.id);
-        this.sourceOf(a).addFeature(feature);
+        this.vectorSource.addFeature(feature);
       }
     }
-    for (const a of reparented) this.features.get(a.id)?.set('par', a.parentId ?? OTHER);
-    if (reparented.length > 0 || removed.length > 0) this.syncVisibility();
+    if (gl) this.syncGl();
   }
 
-  /** Adds and removes the features whose visibility changed (only those: no rebuild). */
+  /** Adds and removes the canvas features whose visibility changed; the WebGL layer's flags anew. */
   private syncVisibility(): void {
-    const addGl: Feature[] = [];
-    const addVector: Feature[] = [];
-    const removeGl: Feature[] = [];
-    const removeVector: Feature[] = [];
-    for (const a of this.store.snapshot.annotations) {
+    const add: Feature[] = [];
+    const remove: Feature[] = [];
+    for (const [id, feature] of this.features) {
+      const a = this.store.get(id);
+      if (!a) continue;
       const want = this.store.isDrawn(a);
-      if (want === this.drawn.has(a.id)) continue;
-      const feature = this.features.get(a.id);
-      if (!feature) continue;
-      if (want) this.drawn.add(a.id);
-      else this.drawn.delete(a.id);
-      const gl = this.isGl(a);
-      const list = want ? (gl ? addGl : addVector) : gl ? removeGl : removeVector;
-      list.push(feature);
+      if (want === this.drawn.has(id)) continue;
+      if (want) {
+        this.drawn.add(id);
+        add.push(feature);
+      } else {
+        this.drawn.delete(id);
+        remove.push(feature);
+      }
     }
-    if (removeGl.length) this.glSource.removeFeatures(removeGl);
-    if (removeVector.length) this.vectorSource.removeFeatures(removeVector);
-    if (addGl.length) this.glSource.addFeatures(addGl);
-    if (addVector.length) this.vectorSource.addFeatures(addVector);
+    if (remove.length) this.vectorSource.removeFeatures(remove);
+    if (add.length) this.vectorSource.addFeatures(add);
+    this.syncGl();
   }
 
-  /** The tab's hover: style variables for the WebGL layer (no rebuffering), a restyle for canvas. */
+  /** The tab's hover: uniforms of the WebGL layer (no upload), a restyle of the canvas feature. */
   private setHighlight(highlight: Highlight | null): void {
-    const vars = { hlHpf: NONE, hlHpfClass: NONE, hlPtHpf: NONE, hlPtClass: NONE };
+    const vars = { hpf: NONE, hpfClass: NONE, pointHpf: NONE, pointClass: NONE };
     let annotation: number | null = null;
-    if (highlight?.kind === 'hpfClass') vars.hlHpfClass = highlight.classId ?? OTHER;
-    else if (highlight?.kind === 'hpf') vars.hlHpf = highlight.hpfId ?? OTHER;
+    if (highlight?.kind === 'hpfClass') vars.hpfClass = highlight.classId ?? OTHER;
+    else if (highlight?.kind === 'hpf') vars.hpf = highlight.hpfId ?? OTHER;
     else if (highlight?.kind === 'points') {
-      vars.hlPtHpf = highlight.hpfId ?? OTHER;
-      vars.hlPtClass = highlight.classId ?? OTHER;
+      vars.pointHpf = highlight.hpfId ?? OTHER;
+      vars.pointClass = highlight.classId ?? OTHER;
     } else if (highlight?.kind === 'annotation') {
       annotation = highlight.id;
-      const a = this.store.get(annotation);
-      if (a?.annotationType === 'HPF') vars.hlHpf = a.id;
     }
-    this.glLayer.updateStyleVariables(vars);
+    this.glLayer.setHighlight(vars);
     const prior = this.highlightedId;
     this.highlightedId = annotation;
     if (prior !== null) this.features.get(prior)?.changed();
@@ -322,13 +351,33 @@ export class AnnotationLayers {
 
   private readonly styleCache = new Map<string, Style | Style[]>();
 
-  private styleOf(feature: FeatureLike): Style | Style[] {
+  private styleOf(feature: FeatureLike, resolution: number): Style | Style[] {
     const a = feature.get('annotation') as AnnotationView | undefined;
     if (!a) return [];
     const lit = this.highlightedId === a.id;
     const width = lit ? 4 : 2;
     const colour = a.color ?? this.options.classColor(a.annotationClassId);
     switch (a.annotationType) {
+      // Without WebGL 2 only: the same look as the WebGL layer, slower at scale.
+      case 'HPF':
+        return new Style({
+          image: new CircleStyle({
+            radius: (a.radius ?? 0) / resolution,
+            stroke: new Stroke({
+              color: colour ?? ANNOTATION_COLORS.hpf,
+              width: lit ? HPF_WEIGHT_HIGHLIGHTED : HPF_WEIGHT,
+            }),
+          }),
+        });
+      case 'POINT': {
+        const look = pointLook(this.options.celiac);
+        return new Style({
+          image: new CircleStyle({
+            radius: lit ? look.radius * 2.5 : look.radius,
+            fill: new Fill({ color: rgba(colour, look.opacity) }),
+          }),
+        });
+      }
       case 'LINE':
       case 'MULTILINE': {
         const multi = a.annotationType === 'MULTILINE';

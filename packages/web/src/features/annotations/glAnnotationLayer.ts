@@ -1,0 +1,337 @@
+import { HPF_HIGHLIGHT_RING, HPF_WEIGHT, HPF_WEIGHT_HIGHLIGHTED } from '@lamina/domain';
+import type { FrameState } from 'ol/Map';
+import Layer from 'ol/layer/Layer';
+
+/** Floats per object in the instance buffers. */
+const STRIDE = 12;
+/** Segments of an HPF ring (round to about a pixel at a radius of 2,000 screen pixels). */
+const RING_SEGMENTS = 96;
+/** The width of the highlight ring at 1.1× the radius, in screen pixels. */
+const HIGHLIGHT_RING_WIDTH = 2;
+
+export interface GlHighlight {
+  hpf: number;
+  hpfClass: number;
+  pointHpf: number;
+  pointClass: number;
+}
+
+const VERTEX = `#version 300 es
+in vec3 a_shape;
+in vec2 a_pos;
+in float a_r;
+in float a_kind;
+in float a_id;
+in float a_cls;
+in float a_par;
+in float a_vis;
+in vec4 a_color;
+uniform vec2 u_center;
+uniform float u_res;
+uniform vec2 u_size;
+uniform float u_pointR;
+uniform float u_pass;
+uniform vec4 u_hl;
+out vec2 v_local;
+out float v_r;
+out float v_side;
+out float v_half;
+out float v_lit;
+out vec4 v_color;
+void main() {
+  bool hpf = a_kind > 0.5;
+  bool lit = hpf
+    ? (a_id == u_hl.x || a_cls == u_hl.y)
+    : ((a_par == u_hl.z && a_cls == u_hl.w) || a_par == u_hl.x);
+  if (a_vis < 0.5 || (u_pass > 0.5 && !lit)) { gl_Position = vec4(2.0, 2.0, 2.0, 1.0); return; }
+  vec2 centre = (a_pos - u_center) / u_res;
+  vec2 offset;
+  if (hpf) {
+    float r = a_r / u_res * (u_pass > 0.5 ? ${HPF_HIGHLIGHT_RING.toFixed(2)} : 1.0);
+    float hw = u_pass > 0.5 ? ${(HIGHLIGHT_RING_WIDTH / 2).toFixed(1)} : (lit ? ${(HPF_WEIGHT_HIGHLIGHTED / 2).toFixed(1)} : ${(HPF_WEIGHT / 2).toFixed(1)});
+    offset = a_shape.xy * (r + a_shape.z * (hw + 1.0));
+    v_side = a_shape.z;
+    v_half = hw;
+    v_r = r;
+  } else {
+    float r = lit ? u_pointR * 2.5 : u_pointR;
+    offset = a_shape.xy * (r + 2.0);
+    v_local = offset;
+    v_r = r;
+  }
+  vec2 screen = centre + offset;
+  gl_Position = vec4(screen * 2.0 / u_size, 0.0, 1.0);
+  v_lit = lit ? 1.0 : 0.0;
+  v_color = a_color;
+}`;
+
+const FRAGMENT = `#version 300 es
+precision highp float;
+in vec2 v_local;
+in float v_r;
+in float v_side;
+in float v_half;
+in float v_lit;
+in vec4 v_color;
+uniform float u_ring;
+uniform float u_opacity;
+out vec4 outColor;
+void main() {
+  vec3 rgb = v_color.rgb;
+  float a;
+  if (u_ring > 0.5) {
+    a = clamp(v_half + 0.5 - abs(v_side) * (v_half + 1.0), 0.0, 1.0);
+  } else {
+    float d = length(v_local);
+    a = clamp(v_r + 0.5 - d, 0.0, 1.0);
+    if (v_lit > 0.5 && d > v_r - 1.5) rgb = vec3(1.0);
+  }
+  float alpha = a * v_color.a * u_opacity;
+  if (alpha <= 0.0) discard;
+  outColor = vec4(rgb * alpha, alpha);
+}`;
+
+const INSTANCE_ATTRIBUTES: [string, number, number][] = [
+  ['a_pos', 2, 0],
+  ['a_r', 1, 2],
+  ['a_kind', 1, 3],
+  ['a_id', 1, 4],
+  ['a_cls', 1, 5],
+  ['a_par', 1, 6],
+  ['a_vis', 1, 7],
+  ['a_color', 4, 8],
+];
+
+/** Whether this browser can draw the WebGL annotation layer (WebGL 2). */
+export function webgl2Available(): boolean {
+  try {
+    return !!document.createElement('canvas').getContext('webgl2');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Points and HPFs drawn straight from typed arrays with instanced WebGL 2 (an OpenLayers layer with
+ * its own render function and canvas): 200,000 objects are one buffer upload when they load, and
+ * each frame is a few uniforms and three draw calls — panning and zooming never rebuild anything.
+ * Points are discs of a fixed screen radius, HPFs rings of their image-pixel radius drawn as
+ * annuli (only the ring's pixels are shaded), the highlight ring at 1.1× in a second pass. The
+ * highlight and the opacity are uniforms; visibility is a flag per object.
+ */
+export class GlAnnotationLayer extends Layer {
+  private readonly canvas: HTMLCanvasElement;
+  private readonly gl: WebGL2RenderingContext | null;
+  private program: WebGLProgram | null = null;
+  private readonly uniforms = new Map<string, WebGLUniformLocation | null>();
+  private readonly buffers: {
+    quad: WebGLBuffer;
+    ring: WebGLBuffer;
+    points: WebGLBuffer;
+    hpfs: WebGLBuffer;
+  } | null = null;
+  private pointCount = 0;
+  private hpfCount = 0;
+  private highlight: GlHighlight = { hpf: -9, hpfClass: -9, pointHpf: -9, pointClass: -9 };
+  /** Told after each frame drawn (the first frame after a load announces the annotations). */
+  onDrawn: (() => void) | null = null;
+
+  constructor(
+    private readonly pointRadius: number,
+    className: string,
+  ) {
+    super({ className });
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = className;
+    Object.assign(this.canvas.style, { position: 'absolute', left: '0', top: '0', pointerEvents: 'none' });
+    this.gl = this.canvas.getContext('webgl2', { premultipliedAlpha: true, antialias: false, depth: false });
+    const gl = this.gl;
+    if (!gl) return;
+    const program = link(gl, VERTEX, FRAGMENT);
+    if (!program) return;
+    this.program = program;
+    for (const name of ['u_center', 'u_res', 'u_size', 'u_pointR', 'u_pass', 'u_hl', 'u_ring', 'u_opacity'])
+      this.uniforms.set(name, gl.getUniformLocation(program, name));
+    const make = () => gl.createBuffer();
+    const quad = make();
+    const ring = make();
+    const points = make();
+    const hpfs = make();
+    gl.bindBuffer(gl.ARRAY_BUFFER, quad);
+    gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 0, 1, -1, 0, -1, 1, 0, 1, 1, 0]), gl.STATIC_DRAW);
+    const annulus: number[] = [];
+    for (let i = 0; i <= RING_SEGMENTS; i++) {
+      const t = (2 * Math.PI * i) / RING_SEGMENTS;
+      annulus.push(Math.cos(t), Math.sin(t), -1, Math.cos(t), Math.sin(t), 1);
+    }
+    gl.bindBuffer(gl.ARRAY_BUFFER, ring);
+    gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(annulus), gl.STATIC_DRAW);
+    this.buffers = { quad, ring, points, hpfs };
+  }
+
+  /** False when the browser has no WebGL 2 (the caller draws points and HPFs on a canvas instead). */
+  get available(): boolean {
+    return this.program !== null && this.buffers !== null;
+  }
+
+  /** Every point and HPF, uploaded at once (a load, a create, a delete, a visibility change). */
+  setObjects(points: GlObjects, hpfs: GlObjects): void {
+    const gl = this.gl;
+    if (!gl || !this.buffers) return;
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.buffers.points);
+    gl.bufferData(gl.ARRAY_BUFFER, points.data.subarray(0, points.count * STRIDE), gl.STATIC_DRAW);
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.buffers.hpfs);
+    gl.bufferData(gl.ARRAY_BUFFER, hpfs.data.subarray(0, hpfs.count * STRIDE), gl.STATIC_DRAW);
+    this.pointCount = points.count;
+    this.hpfCount = hpfs.count;
+    this.changed();
+  }
+
+  setHighlight(highlight: GlHighlight): void {
+    this.highlight = highlight;
+    this.changed();
+  }
+
+  override render(frameState: FrameState | null): HTMLElement {
+    const gl = this.gl;
+    const program = this.program;
+    if (!frameState || !gl || !program || !this.buffers) return this.canvas;
+    const [width, height] = frameState.size;
+    const ratio = frameState.pixelRatio;
+    const w = Math.round((width ?? 0) * ratio);
+    const h = Math.round((height ?? 0) * ratio);
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+      this.canvas.style.width = `${width}px`;
+      this.canvas.style.height = `${height}px`;
+    }
+    gl.viewport(0, 0, w, h);
+    gl.clearColor(0, 0, 0, 0);
+    gl.clear(gl.COLOR_BUFFER_BIT);
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
+    gl.useProgram(program);
+    const u = (name: string) => this.uniforms.get(name) ?? null;
+    const { center, resolution } = frameState.viewState;
+    gl.uniform2f(u('u_center'), center[0] ?? 0, center[1] ?? 0);
+    gl.uniform1f(u('u_res'), resolution);
+    gl.uniform2f(u('u_size'), width ?? 1, height ?? 1);
+    gl.uniform1f(u('u_pointR'), this.pointRadius);
+    const hl = this.highlight;
+    gl.uniform4f(u('u_hl'), hl.hpf, hl.hpfClass, hl.pointHpf, hl.pointClass);
+    gl.uniform1f(u('u_opacity'), this.getOpacity());
+    // HPF rings, the highlight rings at 1.1×, then the points above them.
+    if (this.hpfCount > 0) {
+      this.bind(gl, program, this.buffers.ring, this.buffers.hpfs);
+      gl.uniform1f(u('u_ring'), 1);
+      gl.uniform1f(u('u_pass'), 0);
+      gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, (RING_SEGMENTS + 1) * 2, this.hpfCount);
+      gl.uniform1f(u('u_pass'), 1);
+      gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, (RING_SEGMENTS + 1) * 2, this.hpfCount);
+    }
+    if (this.pointCount > 0) {
+      this.bind(gl, program, this.buffers.quad, this.buffers.points);
+      gl.uniform1f(u('u_ring'), 0);
+      gl.uniform1f(u('u_pass'), 0);
+      gl.drawArraysInstanced(gl.TRIANGLE_STRIP, 0, 4, this.pointCount);
+    }
+    this.onDrawn?.();
+    return this.canvas;
+  }
+
+  private bind(gl: WebGL2RenderingContext, program: WebGLProgram, shape: WebGLBuffer, instances: WebGLBuffer): void {
+    gl.bindBuffer(gl.ARRAY_BUFFER, shape);
+    const shapeAt = gl.getAttribLocation(program, 'a_shape');
+    gl.enableVertexAttribArray(shapeAt);
+    gl.vertexAttribPointer(shapeAt, 3, gl.FLOAT, false, 12, 0);
+    gl.vertexAttribDivisor(shapeAt, 0);
+    gl.bindBuffer(gl.ARRAY_BUFFER, instances);
+    for (const [name, size, offset] of INSTANCE_ATTRIBUTES) {
+      const at = gl.getAttribLocation(program, name);
+      if (at < 0) continue;
+      gl.enableVertexAttribArray(at);
+      gl.vertexAttribPointer(at, size, gl.FLOAT, false, STRIDE * 4, offset * 4);
+      gl.vertexAttribDivisor(at, 1);
+    }
+  }
+
+  override disposeInternal(): void {
+    const gl = this.gl;
+    if (gl && this.buffers) for (const b of Object.values(this.buffers)) gl.deleteBuffer(b);
+    if (gl && this.program) gl.deleteProgram(this.program);
+    super.disposeInternal();
+  }
+}
+
+/** Objects packed for the layer: STRIDE floats each (see GlObjects.push). */
+export class GlObjects {
+  data: Float32Array;
+  count = 0;
+
+  constructor(
+    capacity: number,
+    private readonly kind: 0 | 1,
+  ) {
+    this.data = new Float32Array(Math.max(1, capacity) * STRIDE);
+  }
+
+  /** x, y in map coordinates; radius in image pixels (HPFs); rgba 0…1. */
+  push(
+    x: number,
+    y: number,
+    radius: number,
+    id: number,
+    cls: number,
+    par: number,
+    visible: boolean,
+    rgba: readonly number[],
+  ): void {
+    if ((this.count + 1) * STRIDE > this.data.length) {
+      const grown = new Float32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    const d = this.data;
+    const o = this.count * STRIDE;
+    d[o] = x;
+    d[o + 1] = y;
+    d[o + 2] = radius;
+    d[o + 3] = this.kind;
+    d[o + 4] = id;
+    d[o + 5] = cls;
+    d[o + 6] = par;
+    d[o + 7] = visible ? 1 : 0;
+    d[o + 8] = rgba[0] ?? 1;
+    d[o + 9] = rgba[1] ?? 1;
+    d[o + 10] = rgba[2] ?? 0;
+    d[o + 11] = rgba[3] ?? 1;
+    this.count++;
+  }
+}
+
+function link(gl: WebGL2RenderingContext, vertex: string, fragment: string): WebGLProgram | null {
+  const compile = (type: number, source: string) => {
+    const shader = gl.createShader(type);
+    if (!shader) return null;
+    gl.shaderSource(shader, source);
+    gl.compileShader(shader);
+    if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) {
+      console.error('annotation layer shader:', gl.getShaderInfoLog(shader));
+      return null;
+    }
+    return shader;
+  };
+  const vs = compile(gl.VERTEX_SHADER, vertex);
+  const fs = compile(gl.FRAGMENT_SHADER, fragment);
+  const program = gl.createProgram();
+  if (!vs || !fs) return null;
+  gl.attachShader(program, vs);
+  gl.attachShader(program, fs);
+  gl.linkProgram(program);
+  if (!gl.getProgramParameter(program, gl.LINK_STATUS)) {
+    console.error('annotation layer program:', gl.getProgramInfoLog(program));
+    return null;
+  }
+  return program;
+}
