@@ -107,9 +107,9 @@ describe('statuses', () => {
       viewerProcessingMessage({
         processingStatus: 'FAIL',
         status: 'FAIL_PROCESSING',
-        statusMessage: 'JPEG 2000 slides are not supported yet',
+        statusMessage: 'The JPEG 2000 data of tile 3 (column 3, row 0) of level 0 could not be decoded',
       }),
-    ).toBe('Image processing failed: JPEG 2000 slides are not supported yet');
+    ).toBe('Image processing failed: The JPEG 2000 data of tile 3 (column 3, row 0) of level 0 could not be decoded');
     expect(
       viewerProcessingMessage({ processingStatus: 'SUCCESS', status: 'CASE_ASSIGNMENT_PENDING', statusMessage: null }),
     ).toBeNull();

@@ -99,7 +99,7 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
       processingStatus: 'FAIL',
       cogKey: null,
       status: 'FAIL_PROCESSING',
-      statusMessage: 'JPEG 2000 slides are not supported yet',
+      statusMessage: 'The JPEG 2000 data of tile 3 (column 3, row 0) of level 0 could not be decoded',
     });
     renderTab([{ images: [failed] }]);
     await screen.findByText('Failed');
