@@ -102,6 +102,17 @@ const INSTANCE_ATTRIBUTES: [string, number, number][] = [
   ['a_color', 4, 8],
 ];
 
+/**
+ * Whether WebGL runs in software (SwiftShader, llvmpipe: headless Chromium, machines without a
+ * GPU). There each instance costs about 23 µs — 200,000 points took 4.6 s a frame — while writing
+ * the points' pixels from the CPU takes about 20 ms, so the layer rasterises points itself.
+ */
+export function softwareWebgl(gl: WebGL2RenderingContext): boolean {
+  const info = gl.getExtension('WEBGL_debug_renderer_info');
+  const renderer = info ? String(gl.getParameter(info.UNMASKED_RENDERER_WEBGL)) : '';
+  return /swiftshader|llvmpipe|software/i.test(renderer);
+}
+
 /** Whether this browser can draw the WebGL annotation layer (WebGL 2). */
 export function webgl2Available(): boolean {
   try {
@@ -133,6 +144,10 @@ export class GlAnnotationLayer extends Layer {
   private pointCount = 0;
   private hpfCount = 0;
   private highlight: GlHighlight = { hpf: -9, hpfClass: -9, pointHpf: -9, pointClass: -9 };
+  /** Software WebGL: points rasterised on the CPU, HPFs stroked on a 2D canvas (softwareWebgl). */
+  private readonly cpu: { canvas: HTMLCanvasElement; ctx: CanvasRenderingContext2D } | null = null;
+  private pointData: GlObjects | null = null;
+  private hpfData: GlObjects | null = null;
   /** Told after each frame drawn (the first frame after a load announces the annotations). */
   onDrawn: (() => void) | null = null;
 
@@ -147,6 +162,16 @@ export class GlAnnotationLayer extends Layer {
     this.gl = this.canvas.getContext('webgl2', { premultipliedAlpha: true, antialias: false, depth: false });
     const gl = this.gl;
     if (!gl) return;
+    if (softwareWebgl(gl)) {
+      const canvas = document.createElement('canvas');
+      canvas.className = className;
+      Object.assign(canvas.style, { position: 'absolute', left: '0', top: '0', pointerEvents: 'none' });
+      const ctx = canvas.getContext('2d');
+      if (ctx) {
+        this.cpu = { canvas, ctx };
+        return;
+      }
+    }
     const program = link(gl, VERTEX, FRAGMENT);
     if (!program) return;
     this.program = program;
@@ -171,11 +196,19 @@ export class GlAnnotationLayer extends Layer {
 
   /** False when the browser has no WebGL 2 (the caller draws points and HPFs on a canvas instead). */
   get available(): boolean {
-    return this.program !== null && this.buffers !== null;
+    return this.cpu !== null || (this.program !== null && this.buffers !== null);
   }
 
   /** Every point and HPF, uploaded at once (a load, a create, a delete, a visibility change). */
   setObjects(points: GlObjects, hpfs: GlObjects): void {
+    this.pointData = points;
+    this.hpfData = hpfs;
+    if (this.cpu) {
+      this.pointCount = points.count;
+      this.hpfCount = hpfs.count;
+      this.changed();
+      return;
+    }
     const gl = this.gl;
     if (!gl || !this.buffers) return;
     gl.bindBuffer(gl.ARRAY_BUFFER, this.buffers.points);
@@ -193,6 +226,7 @@ export class GlAnnotationLayer extends Layer {
   }
 
   override render(frameState: FrameState | null): HTMLElement {
+    if (this.cpu) return this.renderCpu(frameState, this.cpu.canvas, this.cpu.ctx);
     const gl = this.gl;
     const program = this.program;
     if (!frameState || !gl || !program || !this.buffers) return this.canvas;
@@ -238,6 +272,81 @@ export class GlAnnotationLayer extends Layer {
     }
     this.onDrawn?.();
     return this.canvas;
+  }
+
+  /**
+   * The software path: each visible point's disc written into an ImageData (alpha-blended), then
+   * the HPF rings in view stroked on top. Same look and highlight as the WebGL path.
+   */
+  private renderCpu(
+    frameState: FrameState | null,
+    canvas: HTMLCanvasElement,
+    ctx: CanvasRenderingContext2D,
+  ): HTMLElement {
+    if (!frameState) return canvas;
+    const [width = 0, height = 0] = frameState.size;
+    const ratio = frameState.pixelRatio;
+    const w = Math.round(width * ratio);
+    const h = Math.round(height * ratio);
+    if (canvas.width !== w || canvas.height !== h) {
+      canvas.width = w;
+      canvas.height = h;
+      canvas.style.width = `${width}px`;
+      canvas.style.height = `${height}px`;
+    }
+    canvas.style.opacity = String(this.getOpacity());
+    ctx.clearRect(0, 0, w, h);
+    const { center, resolution } = frameState.viewState;
+    const cx = center[0] ?? 0;
+    const cy = center[1] ?? 0;
+    const scale = ratio / resolution;
+    const hl = this.highlight;
+    const points = this.pointData;
+    if (points && points.count > 0 && w > 0 && h > 0) {
+      const image = ctx.createImageData(w, h);
+      const px = image.data;
+      const d = points.data;
+      const radius = this.pointRadius * ratio;
+      for (let i = 0; i < points.count; i++) {
+        const o = i * STRIDE;
+        if (d[o + 7] === 0) continue;
+        const sx = ((d[o] ?? 0) - cx) * scale + w / 2;
+        const sy = h / 2 - ((d[o + 1] ?? 0) - cy) * scale;
+        if (sx < -20 || sy < -20 || sx > w + 20 || sy > h + 20) continue;
+        const par = d[o + 6];
+        const lit = (par === hl.pointHpf && d[o + 5] === hl.pointClass) || par === hl.hpf;
+        const r = lit ? radius * 2.5 : radius;
+        disc(px, w, h, sx, sy, r, d[o + 8] ?? 1, d[o + 9] ?? 1, d[o + 10] ?? 0, d[o + 11] ?? 1, lit);
+      }
+      ctx.putImageData(image, 0, 0);
+    }
+    const hpfs = this.hpfData;
+    if (hpfs && hpfs.count > 0) {
+      const d = hpfs.data;
+      for (let i = 0; i < hpfs.count; i++) {
+        const o = i * STRIDE;
+        if (d[o + 7] === 0) continue;
+        const r = (d[o + 2] ?? 0) * scale;
+        const sx = ((d[o] ?? 0) - cx) * scale + w / 2;
+        const sy = h / 2 - ((d[o + 1] ?? 0) - cy) * scale;
+        if (sx + r * 1.2 < 0 || sy + r * 1.2 < 0 || sx - r * 1.2 > w || sy - r * 1.2 > h) continue;
+        const lit = d[o + 4] === hl.hpf || d[o + 5] === hl.hpfClass;
+        const colour = `rgb(${Math.round((d[o + 8] ?? 0) * 255)},${Math.round((d[o + 9] ?? 1) * 255)},${Math.round((d[o + 10] ?? 0) * 255)})`;
+        ctx.strokeStyle = colour;
+        ctx.lineWidth = (lit ? HPF_WEIGHT_HIGHLIGHTED : HPF_WEIGHT) * ratio;
+        ctx.beginPath();
+        ctx.arc(sx, sy, r, 0, 2 * Math.PI);
+        ctx.stroke();
+        if (lit) {
+          ctx.lineWidth = HIGHLIGHT_RING_WIDTH * ratio;
+          ctx.beginPath();
+          ctx.arc(sx, sy, r * HPF_HIGHLIGHT_RING, 0, 2 * Math.PI);
+          ctx.stroke();
+        }
+      }
+    }
+    this.onDrawn?.();
+    return canvas;
   }
 
   private bind(gl: WebGL2RenderingContext, program: WebGLProgram, shape: WebGLBuffer, instances: WebGLBuffer): void {
@@ -307,6 +416,45 @@ export class GlObjects {
     d[o + 10] = rgba[2] ?? 0;
     d[o + 11] = rgba[3] ?? 1;
     this.count++;
+  }
+}
+
+/** A disc of colour (r, g, b in 0…1, opacity a) blended into RGBA pixels; `edge`: a white rim. */
+function disc(
+  px: Uint8ClampedArray,
+  w: number,
+  h: number,
+  sx: number,
+  sy: number,
+  radius: number,
+  r: number,
+  g: number,
+  b: number,
+  a: number,
+  edge: boolean,
+): void {
+  const x0 = Math.max(0, Math.floor(sx - radius));
+  const x1 = Math.min(w - 1, Math.ceil(sx + radius));
+  const y0 = Math.max(0, Math.floor(sy - radius));
+  const y1 = Math.min(h - 1, Math.ceil(sy + radius));
+  const r2 = radius * radius;
+  const inner = edge ? (radius - 1.5) * (radius - 1.5) : -1;
+  for (let y = y0; y <= y1; y++) {
+    const dy = y + 0.5 - sy;
+    for (let x = x0; x <= x1; x++) {
+      const dx = x + 0.5 - sx;
+      const dd = dx * dx + dy * dy;
+      if (dd > r2) continue;
+      const white = edge && dd > inner;
+      const i = (y * w + x) * 4;
+      const da = (px[i + 3] ?? 0) / 255;
+      const oa = a + da * (1 - a);
+      const mix = (src: number, dst: number) => ((src * a + (dst / 255) * da * (1 - a)) / oa) * 255;
+      px[i] = mix(white ? 1 : r, px[i] ?? 0);
+      px[i + 1] = mix(white ? 1 : g, px[i + 1] ?? 0);
+      px[i + 2] = mix(white ? 1 : b, px[i + 2] ?? 0);
+      px[i + 3] = oa * 255;
+    }
   }
 }
 
