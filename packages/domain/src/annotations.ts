@@ -438,6 +438,17 @@ export function toAnnotationView(row: Partial<AnnotationView>): AnnotationView {
   return view;
 }
 
+/**
+ * `toAnnotationView` in place: the row the client just parsed becomes the view itself (absent
+ * fields set to null, source CR by default), so a list of 200,000 rows is not copied row by row.
+ */
+export function toAnnotationViewInPlace(row: Partial<AnnotationView>): AnnotationView {
+  const view = row as Record<string, unknown>;
+  if (view.source === undefined) view.source = 'CR';
+  for (const f of NULLABLE_FIELDS) if (view[f] === undefined) view[f] = null;
+  return row as AnnotationView;
+}
+
 export const createAnnotationResponseSchema = z.object({
   success: z.literal(true),
   message: z.string(),

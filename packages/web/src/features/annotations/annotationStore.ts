@@ -1,5 +1,5 @@
 import {
-  toAnnotationView,
+  toAnnotationViewInPlace,
   type AnnotationAuthor,
   type AnnotationListResponse,
   type AnnotationView,
@@ -87,14 +87,14 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     this.current = this.makeSnapshot();
   }
 
-  /** The list response: each compact row becomes a view once (no further copies). */
+  /** The list response: each compact row becomes a view in place (no copy of 200,000 rows). */
   load(response: AnnotationListResponse): void {
     this.byId.clear();
     const list = new Array<AnnotationView>(response.annotations.length);
     let sorted = true;
     let prior = -Infinity;
     response.annotations.forEach((row, i) => {
-      const view = toAnnotationView(row);
+      const view = toAnnotationViewInPlace(row);
       list[i] = view;
       this.byId.set(view.id, view);
       if (view.id < prior) sorted = false;

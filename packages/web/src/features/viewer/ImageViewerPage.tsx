@@ -48,12 +48,10 @@ export function ImageViewerPage() {
   const tabs = image.data ? viewerTabs(actions, !!user && image.data.uploaderId === user.id) : [];
 
   const shown = image.data && isViewable(image.data) ? image.data : null;
+  // The annotations load beside the image (not after it): the list of a busy slide is the longer call.
+  const failed = image.data && !shown && image.data.processingStatus === 'FAIL';
   return (
-    <AnnotationProvider
-      imageId={shown?.id ?? null}
-      studyId={shown?.studyId ?? null}
-      mpp={shown?.physicalResolution ?? null}
-    >
+    <AnnotationProvider imageId={failed ? null : imageId} studyId={studyId} mpp={shown?.physicalResolution ?? null}>
       <ViewerFrame
         title={title}
         image={image.data}
