@@ -169,6 +169,8 @@ export class GlAnnotationLayer extends Layer {
       const ctx = canvas.getContext('2d');
       if (ctx) {
         this.cpu = { canvas, ctx };
+        // Only asked which renderer runs: give the context back (a page holds few at once).
+        gl.getExtension('WEBGL_lose_context')?.loseContext();
         return;
       }
     }
@@ -369,6 +371,8 @@ export class GlAnnotationLayer extends Layer {
     const gl = this.gl;
     if (gl && this.buffers) for (const b of Object.values(this.buffers)) gl.deleteBuffer(b);
     if (gl && this.program) gl.deleteProgram(this.program);
+    // Released now, not at garbage collection: switching a case's images makes a layer per image.
+    if (gl && !this.cpu) gl.getExtension('WEBGL_lose_context')?.loseContext();
     super.disposeInternal();
   }
 }
