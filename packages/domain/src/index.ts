@@ -19,3 +19,4 @@ export * from './imageManagement.js';
 export * from './csv.js';
 export * from './samples.js';
 export * from './annotations.js';
+export * from './queries.js';

@@ -262,14 +262,21 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     'S_Main_ViewCasesTab',
     ...READER_VIEWER,
     'Q_ViewQueriesCases',
+    // A reader who finds a blurry or incomplete slide queries the lab about that image (issue 15):
+    // image queries to LabTech, and the opener's follow-up, cancel and close.
+    'Q_ViewQueriesImages',
     'Q_ViewQueriesAssignedtoUserRoleOnly',
     'Q_IssueCaseQuery',
+    'Q_IssueImageQueryStudy',
     'Q_MarkQueryasResolved',
     'Q_Commentonassignedqueries',
+    'Q_Flagforfollowup',
+    'Q_Close_CancelQueryunderUserRoleOnly',
     'AP_CaseViewer_ViewQueries',
     'QP_ISCAssignedtostudytheImageCaseQuery',
     'QP_DMAssignedtostudytheImageCaseQuery',
     'QP_PMAssignedtostudytheImageCaseQuery',
+    'QP_LabTechAssignedtostudytheImageCaseQuery',
   ],
   LabTech: [
     ...VIEW_STUDY,
@@ -358,7 +365,7 @@ export const ROLE_REASONING: Readonly<Record<RoleName, string>> = {
     'Sponsor: read-only progress. Sees Sponsor and In Query columns, not Protocol ID or Upload Date (doc 2 §6); sponsor image-detail report; sees queries with its role and may comment. No Image Management tabs, no edits, no labels.',
   UPLOADER:
     'Uploader kind of user (doc 1 §2.4: Open Queries column only): uploads and replaces images of its assigned studies (replace image is offered to Uploader in the query table, doc 3 §6), sees the image columns the spec lists for Uploader (Sponsor, File Name, Organization, QA Comments, In Query; not Visit ID or Status), answers image queries. No cases, no Image Management tabs.',
-  CR: 'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored and, when the image has imported AI annotations, chooses whether their counts enter the scores. Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees case queries with its role, may raise case queries to ISC, DM or PM and resolve those sent to it.',
+  CR: 'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored and, when the image has imported AI annotations, chooses whether their counts enter the scores. Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees the queries of its assigned cases sent to or opened by its role, raises case queries to ISC, DM or PM and image queries (a blurry or incomplete slide) to ISC, DM, PM or LabTech, follows up, cancels and closes its own, and resolves those sent to it.',
   LabTech:
     'Lab technician: uploads, creates and edits cases, assigns images to cases, passes lab QC, sees the lab columns of doc 2 §6 (Sponsor, Lab Visit ID, File Name, Organization, QA Comments, In Query; not Status). Holds the Visit ID view permission because it types the visit when it creates a case; the Visit ID column of Image Management stays hidden by default for it. Sees labels to check slide identity. Answers queries sent to its role.',
   Site: 'Clinical site staff, held per study (not in the assignable set of spec doc 1 §6, so granted by a system admin): uploads images for its subjects and answers image queries sent to the site. Sees labels of its own slides. No cases, no Image Management.',
