@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDate } from './formatDate';
+import { formatDate, formatDay } from './formatDate';
 
 const now = new Date(2025, 5, 15, 16, 30); // 15 Jun 2025, 4:30 p.m. local time
 
@@ -27,5 +27,17 @@ describe('formatDate (doc 1 §9)', () => {
 
   it.each([null, undefined, '', 'not a date'])('shows a dash for %j', (value) => {
     expect(formatDate(value, now)).toBe('-');
+  });
+});
+
+describe('formatDay (a date without a time)', () => {
+  it("shows 'MMM d' this year — even today, never a time — and 'MMM d yyyy' otherwise", () => {
+    expect(formatDay('2025-06-15', now)).toBe('Jun 15');
+    expect(formatDay('2025-01-05', now)).toBe('Jan 5');
+    expect(formatDay('2026-02-03', now)).toBe('Feb 3 2026');
+  });
+
+  it.each([null, undefined, '', 'soon'])('shows a dash for %j', (value) => {
+    expect(formatDay(value, now)).toBe('-');
   });
 });

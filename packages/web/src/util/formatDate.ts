@@ -46,3 +46,17 @@ export function formatLongDate(value: string | Date | null | undefined): { date:
   if (!date) return { date: '-', time: '' };
   return { date: longDayFormat.format(date), time: longTimeFormat.format(date) };
 }
+
+/**
+ * A calendar date without a time (YYYY-MM-DD, e.g. a query's follow-up date) by the list rule:
+ * 'MMM d' within the current year, otherwise 'MMM d yyyy' — never a time, as the date has none.
+ */
+export function formatDay(value: string | null | undefined, now: Date = new Date()): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(value ?? '');
+  if (!match) return '-';
+  const date = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  const parts = dayFormat.formatToParts(date);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  const monthDay = `${part('month')} ${part('day')}`;
+  return date.getFullYear() === now.getFullYear() ? monthDay : `${monthDay} ${part('year')}`;
+}

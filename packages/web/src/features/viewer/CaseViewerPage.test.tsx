@@ -16,6 +16,7 @@ import { mockFetch } from '../../test/mockFetch';
 import { LocationProbe, renderRoutes } from '../../test/render';
 import { caseCloseTarget, CaseViewerPage, readerList } from './CaseViewerPage';
 import { stubResizeObserver } from './olTestSupport';
+import { makeQuery } from '../queries/testData';
 
 beforeEach(() => {
   setCsrfToken('token');
@@ -452,6 +453,20 @@ describe('the case viewer: frame', () => {
     renderCase(c, makeUserAs('ISC', [...ROLE_PERMISSIONS.ISC]), {}, { path: '/studies/3/cases/40?queryId=5' });
     const tab = await screen.findByRole('tab', { name: 'Queries' });
     expect(tab.getAttribute('aria-selected')).toBe('true');
+  });
+
+  it('the Queries tab shows a red dot when a query of the case or the shown image waits for the user', async () => {
+    const c = makeCase({ images: [image(1, 'LAB_QC_PENDING')] });
+    renderCase(c, labtech(), {
+      'GET /api/queries/case/40': { body: { success: true, queries: [] } },
+      'GET /api/queries/image/1': {
+        body: { success: true, queries: [makeQuery({ actions: ['resolve', 'comment'] })] },
+      },
+    });
+    const tab = await screen.findByRole('tab', { name: /Queries/ });
+    await waitFor(() => expect(within(tab).getByLabelText('needs attention')).toBeTruthy());
+    fireEvent.click(tab);
+    expect(await screen.findByRole('article', { name: 'Query 5' })).toBeTruthy();
   });
 
   it('close goes back to the study tab it came from; an embedded reader has blank space instead', async () => {

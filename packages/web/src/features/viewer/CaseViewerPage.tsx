@@ -36,10 +36,10 @@ import {
 import { Detail, EditImageButton, ImageDetails } from './ImageDetails';
 import { ImageViewerBody } from './ImageViewerPage';
 import { useImage } from './imageQuery';
-import { QueriesPanel } from './SidebarPanels';
 import { isViewable } from './SlideView';
 import { AnnotationProvider } from '../annotations/AnnotationSession';
 import { AnnotationsTab } from '../annotations/AnnotationsTab';
+import { QueriesTab, useQueriesAttention } from '../queries/QueriesTab';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
 import { readCaseImage, writeCaseImage } from './viewerPreferences';
@@ -100,6 +100,8 @@ export function CaseViewerPage() {
   };
   // An embedded central reader has no close button: blank space (doc 3 §2).
   const onClose = embedded && reader ? null : () => void navigate(caseCloseTarget(studyId ?? 0, search.get('tab')));
+  const tabs = viewerTabs(actions, !!user && imageQuery.data?.uploaderId === user.id);
+  const queriesAttention = useQueriesAttention(c?.id ?? null, shown?.id ?? null, tabs.includes('queries'));
 
   if (caseId === null || studyId === null || loaded.isError || (loaded.data && !c)) {
     return (
@@ -116,7 +118,6 @@ export function CaseViewerPage() {
   }
 
   const offered = (kind: CaseActionKind) => (c ? caseActionOffered(kind, c, actions, user?.id) : false);
-  const tabs = viewerTabs(actions, !!user && imageQuery.data?.uploaderId === user.id);
   const aiImage = imageQuery.data?.mldFile ? imageQuery.data : undefined;
 
   const viewable = imageQuery.data && isViewable(imageQuery.data) ? imageQuery.data : null;
@@ -173,8 +174,14 @@ export function CaseViewerPage() {
                   />
                 ),
                 annotations: tabs.includes('annotations') ? <AnnotationsTab /> : null,
-                queries: tabs.includes('queries') ? <QueriesPanel /> : null,
-                queriesAttention: !reader && c.openQueries > 0,
+                queries: tabs.includes('queries') ? (
+                  <QueriesTab
+                    studyId={c.studyId}
+                    caseId={c.id}
+                    image={shown ? { id: shown.id, name: shown.name, caseId: c.id } : null}
+                  />
+                ) : null,
+                queriesAttention,
               }
             : null
         }

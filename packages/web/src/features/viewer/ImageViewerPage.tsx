@@ -20,9 +20,9 @@ import { imageQcOffered, PassQcButton, PassQcDialog } from '../cases/PassQc';
 import { useStudy } from '../studies/api';
 import { EditImageButton, ImageDetails } from './ImageDetails';
 import { isFailed, isProcessing, parseImageId, useImage, useTileErrorRecheck } from './imageQuery';
-import { QueriesPanel } from './SidebarPanels';
 import { AnnotationProvider } from '../annotations/AnnotationSession';
 import { AnnotationsTab } from '../annotations/AnnotationsTab';
+import { QueriesTab, useQueriesAttention } from '../queries/QueriesTab';
 import { isViewable, SlideView } from './SlideView';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
@@ -48,6 +48,7 @@ export function ImageViewerPage() {
   const tabs = image.data ? viewerTabs(actions, !!user && image.data.uploaderId === user.id) : [];
 
   const shown = image.data && isViewable(image.data) ? image.data : null;
+  const queriesAttention = useQueriesAttention(null, image.data?.id ?? null, tabs.includes('queries'));
   // The annotations load beside the image (not after it): the list of a busy slide is the longer call.
   const failed = image.data && !shown && image.data.processingStatus === 'FAIL';
   return (
@@ -62,7 +63,15 @@ export function ImageViewerPage() {
             ? {
                 overview: <ImageOverview image={image.data} />,
                 annotations: tabs.includes('annotations') ? <AnnotationsTab /> : null,
-                queries: tabs.includes('queries') ? <QueriesPanel /> : null,
+                queries:
+                  tabs.includes('queries') && image.data.studyId !== null ? (
+                    <QueriesTab
+                      studyId={image.data.studyId}
+                      caseId={null}
+                      image={{ id: image.data.id, name: image.data.name, caseId: image.data.caseId }}
+                    />
+                  ) : null,
+                queriesAttention,
               }
             : null
         }
