@@ -1,9 +1,10 @@
 import { Button, Menu, MenuDivider, MenuItem, PopoverNext } from '@blueprintjs/core';
-import type { AppConfig, UserInfo } from '@lamina/domain';
+import { isWorkingAsSystemAdmin, type AppConfig, type UserInfo } from '@lamina/domain';
 import { useState } from 'react';
 import { useLocation, useNavigate } from 'react-router';
 import { useLogout } from '../api/auth';
 import { CHANGE_PASSWORD_PATH, changePasswordUrlFor } from '../lib/safeRedirect';
+import { QUERY_REASONS_PATH } from './adminPaths';
 import { WorkAsDialog } from './WorkAsDialog';
 
 export function displayName(user: Pick<UserInfo, 'firstName' | 'lastName' | 'username'>): string {
@@ -43,6 +44,9 @@ export function UserMenu({ user, config }: UserMenuProps) {
     <Menu aria-label="User menu">
       {!user.mustChangePassword && <MenuItem icon="swap-horizontal" text="Work As..." onClick={handleWorkAs} />}
       <MenuItem icon="key" text="Change password" onClick={handleChangePassword} />
+      {isWorkingAsSystemAdmin(user) && (
+        <MenuItem icon="properties" text="Query reasons" onClick={() => void navigate(QUERY_REASONS_PATH)} />
+      )}
       {config.ssoLoginUrl !== null && <MenuItem icon="home" text="Hub" href={config.ssoLoginUrl} />}
       <MenuDivider />
       <MenuItem icon="log-out" text="Logout" onClick={handleLogout} disabled={logout.isPending} />

@@ -183,6 +183,28 @@ describe('guarded routes', () => {
     await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/accessDenied'));
   });
 
+  it('opens the query reason catalogue only to a user working as system admin', async () => {
+    mockFetch({
+      'GET /api/config': { body: makeConfig() },
+      'GET /api/users/info': { body: makeUser({ isSystemAdmin: true }) },
+    });
+    renderRoutes(appRoutes, { path: '/admin/query-reasons' });
+    expect(await screen.findByText(MESSAGES.accessDeniedHelp)).toBeTruthy();
+    cleanup();
+    mockFetch({
+      'GET /api/config': { body: makeConfig() },
+      'GET /api/users/info': {
+        body: makeUser({
+          isSystemAdmin: true,
+          workAsRole: { id: 1, name: 'SystemAdmin', displayName: 'System Admin' },
+        }),
+      },
+      'GET /api/query-reasons': { body: { success: true, reasons: [] } },
+    });
+    renderRoutes(appRoutes, { path: '/admin/query-reasons' });
+    expect(await screen.findByRole('heading', { level: 2, name: 'Query reasons' })).toBeTruthy();
+  });
+
   it('offers Work As on /accessDenied to a user with other roles', async () => {
     serve(makeUser({ actions: [] }));
     renderRoutes(appRoutes, { path: '/accessDenied' });

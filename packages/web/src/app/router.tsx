@@ -1,4 +1,4 @@
-import { ROUTE_PERMISSIONS, landingPath, type Permission } from '@lamina/domain';
+import { ROUTE_PERMISSIONS, isWorkingAsSystemAdmin, landingPath, type Permission } from '@lamina/domain';
 import type { ReactNode } from 'react';
 import { Navigate, createBrowserRouter, useLocation, useParams, type RouteObject } from 'react-router';
 import { NEW_STUDY_ID } from '../features/studies/studyTabs';
@@ -10,6 +10,7 @@ import { RequireAuth } from './RequireAuth';
 import { RouteErrorScreen } from './RouteErrorScreen';
 import { CHANGE_PASSWORD_PATH } from '../lib/safeRedirect';
 import { useUserInfo } from '../api/users';
+import { QUERY_REASONS_PATH } from './adminPaths';
 
 const WelcomePage = lazyPage(() => import('../features/auth/WelcomePage'), 'WelcomePage');
 const AssignedCasesPage = lazyPage(() => import('../features/cases/AssignedCasesPage'), 'AssignedCasesPage');
@@ -30,6 +31,7 @@ const ImageManagementPage = lazyPage(
 );
 const ReportsPage = lazyPage(() => import('../features/reports/ReportsPage'), 'ReportsPage');
 const QueriesPage = lazyPage(() => import('../features/queries/QueriesPage'), 'QueriesPage');
+const QueryReasonsPage = lazyPage(() => import('../features/queries/QueryReasonsPage'), 'QueryReasonsPage');
 
 /** `/` → `/studies`, keeping the query string. */
 function RootRedirect() {
@@ -52,6 +54,15 @@ function StudyConfigureRoute() {
   const { id } = useParams();
   const required = id === NEW_STUDY_ID ? ROUTE_PERMISSIONS.studyCreate : ROUTE_PERMISSIONS.studyConfigure;
   return guarded(required, <StudyConfigurePage />);
+}
+
+/**
+ * A system-admin screen: logged in (RequireAuth), then the system-admin flag and working as
+ * SystemAdmin (the server's `systemAdmin` policy), else Access denied.
+ */
+function SystemAdminRoute({ children }: { children: ReactNode }) {
+  const user = useUserInfo().data;
+  return <RequireAuth>{isWorkingAsSystemAdmin(user) ? children : <Navigate to="/accessDenied" replace />}</RequireAuth>;
 }
 
 function guarded(anyOf: readonly Permission[], page: ReactNode): ReactNode {
@@ -106,6 +117,14 @@ export const appRoutes: RouteObject[] = [
       { path: '/image-management/:tab?', element: guarded(ROUTE_PERMISSIONS.imageManagement, <ImageManagementPage />) },
       { path: '/reports', element: guarded(ROUTE_PERMISSIONS.reports, <ReportsPage />) },
       { path: '/queries/:tab?', element: guarded(ROUTE_PERMISSIONS.queries, <QueriesPage />) },
+      {
+        path: QUERY_REASONS_PATH,
+        element: (
+          <SystemAdminRoute>
+            <QueryReasonsPage />
+          </SystemAdminRoute>
+        ),
+      },
 
       { path: '*', element: <NotFoundPage /> },
     ],
