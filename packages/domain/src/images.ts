@@ -223,6 +223,8 @@ export const IMAGE_MESSAGES = {
   uploadNotInStudy: 'The uploaded file does not belong to this study',
   imageToReplaceNotFound: 'The image to replace was not found',
   imageToReplaceArchived: 'The image to replace is archived',
+  /** Replace is for an image with an open query (doc 2 §2.5) or, beyond the spec, whose processing failed. */
+  imageToReplaceNotReplaceable: 'Only an image with an open query, or whose processing failed, can be replaced',
   labelNotFound: 'No label image',
   macroNotFound: 'No macro image',
   invalidSignature: 'The link is invalid or has expired',
@@ -558,6 +560,15 @@ export function imageQueryState(
   if (query.resolution === 'UNRESOLVABLE') return 'Unresolvable';
   if (query.resolution === 'RESOLVED') return 'Resolved';
   return query.queryStatus === 'OPEN' ? 'Open' : null;
+}
+
+/**
+ * Replace image (doc 2 §2.5: only when the image has a query; doc 3 §6: from an open query) — an
+ * image with an open query and, beyond the spec, one whose processing failed (a broken upload is
+ * fixed by uploading the file again). The server refuses every other replacement.
+ */
+export function mayReplaceImage(image: { hasOpenQuery: boolean; processingStatus: string }): boolean {
+  return image.hasOpenQuery || image.processingStatus === 'FAIL';
 }
 
 export const studyImageRowSchema = z.object({

@@ -147,6 +147,7 @@ export const QUERY_MESSAGES = {
   reasonSaved: 'The reason was saved',
   reasonCreated: 'The reason was added',
   roleNotQueryTarget: 'This role cannot be queried',
+  nothingToChange: 'Nothing to change',
 } as const;
 
 /** The refusal of an action: the spec's message for it, then why (Lamina's). */
@@ -579,7 +580,7 @@ export const createQueryRequestSchema = z.object({
   childResponseOptionId: id.nullable().optional(),
   commentText: text(QUERY_TEXT_MAX).nullable().optional(),
 });
-export type CreateQueryRequest = z.input<typeof createQueryRequestSchema>;
+export type CreateQueryRequest = z.infer<typeof createQueryRequestSchema>;
 
 const queryIdInBody = id.optional();
 
@@ -732,7 +733,7 @@ export const createQueryReasonRequestSchema = z.object({
   parentId: id.nullable().optional(),
   reasonText,
 });
-export type CreateQueryReasonRequest = z.input<typeof createQueryReasonRequestSchema>;
+export type CreateQueryReasonRequest = z.infer<typeof createQueryReasonRequestSchema>;
 
 /** Rename, move (parentId; null = top level), (de)activate; a reason for change is optional. */
 export const updateQueryReasonRequestSchema = z.object({
@@ -741,7 +742,7 @@ export const updateQueryReasonRequestSchema = z.object({
   active: z.boolean().optional(),
   reasonForChange: text(TEXT_LIMITS.reason).optional(),
 });
-export type UpdateQueryReasonRequest = z.input<typeof updateQueryReasonRequestSchema>;
+export type UpdateQueryReasonRequest = z.infer<typeof updateQueryReasonRequestSchema>;
 
 export const queryReasonResponseSchema = z.object({
   success: z.literal(true),

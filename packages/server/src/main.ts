@@ -8,6 +8,8 @@ import { AuditAnchorWriter } from './platform/audit/anchors.js';
 import { openDatabase } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { syncReferenceData } from './platform/rbac/referenceData.js';
+import { seedQueryReasons } from './modules/queries/queryReasonService.js';
+import { startQueryReminders } from './modules/queries/queryReminders.js';
 import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
 import { ensureDemoCases } from './modules/demo/demoCases.js';
 import { ensureDemoSlide } from './modules/demo/demoSlide.js';
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
   });
   const applied = await migrate(database);
   const reference = await syncReferenceData(database.db);
+  await seedQueryReasons(database.db);
   const seeded = config.demo ? await seedDemoData(database.db, config.demoPassword) : false;
 
   const app = await buildApp({ config, database, logger: true });
@@ -79,6 +82,15 @@ async function main(): Promise<void> {
       staleAfterSeconds: config.processing.staleAfterSeconds,
     });
     stopWorker = () => worker.stop();
+    if (config.queryReminderCron !== null)
+      await startQueryReminders({
+        db: database.db,
+        jobs: app.slides.jobs,
+        mailer: app.slides.mailer,
+        publicUrl: config.publicUrl,
+        cron: config.queryReminderCron,
+        log: app.log,
+      });
   }
   if (config.demo) {
     ensureDemoSlide({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs })

@@ -296,6 +296,7 @@ export async function createSlideTestApp(
     SESSION_SECRET: 'test-secret',
     WEB_DIST: '/nonexistent',
     DATA_DIR: dataDir,
+    QUERY_REMINDER_CRON: 'off',
     ...env,
   });
   const jobs = new JobQueue(database, await databaseUrlOf(database), {

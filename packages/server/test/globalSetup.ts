@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/platform/db/database.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { syncReferenceData } from '../src/platform/rbac/referenceData.js';
+import { seedQueryReasons } from '../src/modules/queries/queryReasonService.js';
 
 let dir: string | undefined;
 
@@ -18,6 +19,7 @@ export async function setup(project: TestProject): Promise<void> {
   const database = await openDatabase({});
   await migrate(database);
   await syncReferenceData(database.db);
+  await seedQueryReasons(database.db);
   const dump = await database.dump?.();
   await database.close();
   if (!dump) throw new Error('PGlite dump unavailable');

@@ -9,6 +9,7 @@ import { TileTokens } from '../src/platform/tiles/tileToken.js';
 import { login, type Session } from './testApp.js';
 import {
   createCase,
+  createQuery,
   createSlideTestApp,
   createStudy,
   createUploadedImage,
@@ -228,6 +229,8 @@ describe('replace image', () => {
       .set({ status: 'LAB_QC_PENDING', processing_status: 'SUCCESS' })
       .where('id', '=', old.id)
       .execute();
+    // Replace is for an image with an open query (doc 2 §2.5); the query goes over to the replacement.
+    const query = await createQuery(db, { studyId, objectId: old.id });
 
     const signed = (
       await uploader.request({
@@ -272,6 +275,12 @@ describe('replace image', () => {
       'IMAGE_CASE_ASSIGNED',
     ]);
     expect(audit[2]).toMatchObject({ entity_id: String(old.id), old_value: 'LAB_QC_PENDING', new_value: 'ARCHIVED' });
+    const carried = await db
+      .selectFrom('queries')
+      .select('object_id')
+      .where('id', '=', query.id)
+      .executeTakeFirstOrThrow();
+    expect(carried.object_id).toBe(image.id);
 
     // An archived image cannot be replaced again; an image of another study is not found.
     const signed2 = (

@@ -203,6 +203,68 @@ async function queriedImage(s: Targets): Promise<number> {
   return id;
 }
 
+/**
+ * A new query on study A's case, opened by `openedBy` and with `withRole`, in the given state, with
+ * its first reminder; or the missing id (404 check).
+ */
+async function freshQuery(
+  s: Targets,
+  openedBy: RoleName,
+  withRole: RoleName,
+  state: { resolution?: 'RESOLVED' | null } = {},
+): Promise<{ id: number; reminderId: number }> {
+  if (s === MISSING) return { id: 999_999, reminderId: 999_999 };
+  const db = t.database.db;
+  const query = await db
+    .insertInto('queries')
+    .values({
+      object_type: 'CASE',
+      object_id: A.caseId,
+      case_id: A.caseId,
+      study_id: A.studyId,
+      opened_by_role_id: roleByName(openedBy).id,
+      with_role_id: roleByName(withRole).id,
+      resolution: state.resolution ?? null,
+      reason_text: 'Other',
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const reminder = await db
+    .insertInto('query_reminders')
+    .values({ query_id: query.id, follow_up_on: '2030-01-01' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db
+    .updateTable('queries')
+    .set({ first_reminder_id: reminder.id, last_reminder_id: reminder.id, latest_follow_up_on: '2030-01-01' })
+    .where('id', '=', query.id)
+    .execute();
+  return { id: query.id, reminderId: reminder.id };
+}
+
+/** A reason of the catalogue offered for case queries to DM. */
+async function caseReasonForDm(): Promise<number> {
+  const row = await t.database.db
+    .selectFrom('query_reasons')
+    .select('id')
+    .where('object_type', '=', 'CASE')
+    .where('with_role_id', '=', roleByName('DM').id)
+    .where('parent_id', 'is', null)
+    .where('reason_text', '=', 'Wrong site')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** A new top-level reason (sysadmin fixtures), named uniquely. */
+async function freshReason(): Promise<number> {
+  const row = await t.database.db
+    .insertInto('query_reasons')
+    .values({ object_type: 'IMAGE', with_role_id: roleByName('LabTech').id, reason_text: `Route reason ${unique()}` })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
 /** A new image of study A waiting for a case, or the missing image id for the 404 check. */
 async function freshImage(s: Targets): Promise<number> {
   if (s === MISSING) return s.imageId;
@@ -661,6 +723,123 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
     as: 'ISC',
     request: async (s) => ({ url: `/api/images/${await queriedImage(s)}/toggle-image-visibility` }),
     audit: 'IMAGE_VISIBILITY_CHANGED',
+  },
+  // Queries (issue 15)
+  'GET /api/queries/metadata': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: (s) => ({ url: `/api/queries/metadata?studyId=${s.studyId}` }),
+  },
+  'GET /api/queries/case/:caseId': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: (s) => ({ url: `/api/queries/case/${s.caseId}` }),
+  },
+  'GET /api/queries/image/:imageId': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: (s) => ({ url: `/api/queries/image/${s.imageId}` }),
+  },
+  'POST /api/queries/new': {
+    scope: 'scoped',
+    as: 'ISC',
+    ok: 201,
+    request: async (s) => ({
+      url: '/api/queries/new',
+      payload: {
+        queryObjectType: 'CASE',
+        objectId: s.caseId,
+        studyId: s.studyId,
+        caseId: null,
+        category: 'OTHER',
+        followUpInDays: 14,
+        withRoleId: roleByName('DM').id,
+        responseOptionId: await caseReasonForDm(),
+        commentText: 'The site does not match the requisition',
+      },
+    }),
+    audit: 'QUERY_OPENED',
+  },
+  'POST /api/queries/:id/comment': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/queries/${(await freshQuery(s, 'DM', 'PM')).id}/comment`,
+      payload: { commentText: 'Any news?' },
+    }),
+    audit: 'QUERY_COMMENTED',
+  },
+  'PATCH /api/queries/:id/resolve': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/queries/${(await freshQuery(s, 'DM', 'ISC')).id}/resolve`,
+      payload: { resolutionOption: 'Confirmed as correct' },
+    }),
+    audit: 'QUERY_RESOLVED',
+  },
+  'PUT /api/queries/:id/resolve': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/queries/${(await freshQuery(s, 'DM', 'ISC')).id}/resolve`,
+      payload: { resolutionOption: 'Case data corrected', commentText: 'Fixed the visit' },
+    }),
+    audit: 'QUERY_RESOLVED',
+  },
+  'PATCH /api/queries/:id/close': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/queries/${(await freshQuery(s, 'ISC', 'DM', { resolution: 'RESOLVED' })).id}/close`,
+      payload: { detailedResolutionText: 'Thanks' },
+    }),
+    audit: 'QUERY_CLOSED',
+  },
+  'PATCH /api/queries/:id/unresolvable': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => ({
+      url: `/api/queries/${(await freshQuery(s, 'DM', 'ISC')).id}/unresolvable`,
+      payload: { unresolvableReasonText: 'The slide was destroyed' },
+    }),
+    audit: 'QUERY_UNRESOLVABLE',
+  },
+  'POST /api/queries/:id/reminder': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => {
+      const q = await freshQuery(s, 'ISC', 'DM');
+      return { url: `/api/queries/${q.id}/reminder`, payload: { queryReminderId: q.reminderId, followUpInDays: 7 } };
+    },
+    audit: 'QUERY_FOLLOW_UP',
+  },
+  'POST /api/queries': {
+    scope: 'global',
+    as: 'ISC',
+    request: () => ({ url: '/api/queries', payload: { objectType: 'CASE', includeClosedQueries: true } }),
+    audit: { none: 'a list (POST for its filter body)' },
+  },
+  'GET /api/queries/stats': { scope: 'global', as: 'ISC', request: () => ({ url: '/api/queries/stats' }) },
+  'GET /api/query-reasons': { scope: 'global', as: 'sysadmin', request: () => ({ url: '/api/query-reasons' }) },
+  'POST /api/query-reasons': {
+    scope: 'global',
+    as: 'sysadmin',
+    ok: 201,
+    request: () => ({
+      url: '/api/query-reasons',
+      payload: { objectType: 'CASE', withRoleId: roleByName('DM').id, reasonText: `Route reason ${unique()}` },
+    }),
+    audit: 'QUERY_REASON_CREATED',
+  },
+  'PATCH /api/query-reasons/:id': {
+    scope: 'global',
+    as: 'sysadmin',
+    request: async () => ({
+      url: `/api/query-reasons/${await freshReason()}`,
+      payload: { reasonText: `Renamed ${unique()}`, reasonForChange: 'clearer' },
+    }),
+    audit: 'QUERY_REASON_CHANGED',
   },
   'PATCH /api/images/:id/accept-ai-annotations': {
     scope: 'scoped',

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../src/platform/config.js';
 import { openDatabase, type Database } from '../src/platform/db/database.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { syncReferenceData } from '../src/platform/rbac/referenceData.js';
+import { seedQueryReasons } from '../src/modules/queries/queryReasonService.js';
 
 export interface TestContext {
   app: FastifyInstance;
@@ -32,6 +33,7 @@ export async function openTestDatabase(): Promise<{ database: Database; drop: ()
   const database = await openDatabase({ databaseUrl: created.url, maxConnections: 5 });
   await migrate(database);
   await syncReferenceData(database.db);
+  await seedQueryReasons(database.db);
   return { database, drop: created.drop };
 }
 
@@ -60,7 +62,13 @@ export async function createServerDatabase(
 
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestContext> {
   const { database, drop } = await openTestDatabase();
-  const config = loadConfig({ DEMO: 'false', SESSION_SECRET: 'test-secret', WEB_DIST: '/nonexistent', ...env });
+  const config = loadConfig({
+    DEMO: 'false',
+    SESSION_SECRET: 'test-secret',
+    WEB_DIST: '/nonexistent',
+    QUERY_REMINDER_CRON: 'off',
+    ...env,
+  });
   const app = await buildApp({ config, database });
   await app.ready();
   return {

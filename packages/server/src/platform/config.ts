@@ -32,6 +32,15 @@ export interface Config {
   /** SMTP server for notifications (smtp://user:pass@host:port, smtps://…); unset → outbox only. */
   smtpUrl: string | null;
   mailFrom: string;
+  /**
+   * The address of the product in e-mails (links to a query): PUBLIC_URL, default http://localhost:{PORT}.
+   */
+  publicUrl: string;
+  /**
+   * When worker processes look for queries whose follow-up date came and send their reminders: a
+   * cron expression in UTC (QUERY_REMINDER_CRON, default every 15 minutes); 'off' → never.
+   */
+  queryReminderCron: string | null;
   /** Lifetime of signed upload and download URLs, seconds. */
   uploadUrlTtlSeconds: number;
   /** Where the audit chain's head is copied (JSON lines), outside the database. */
@@ -140,6 +149,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     storage: storageConfig(env, dataDir),
     smtpUrl: env.SMTP_URL || null,
     mailFrom: env.MAIL_FROM || 'Lamina <no-reply@lamina.local>',
+    publicUrl: (env.PUBLIC_URL || `http://localhost:${env.PORT || '8080'}`).replace(/\/+$/, ''),
+    queryReminderCron: reminderCron(env.QUERY_REMINDER_CRON),
     uploadUrlTtlSeconds: positive(env.UPLOAD_URL_TTL, 'UPLOAD_URL_TTL', 3600),
     auditAnchorFile: env.AUDIT_ANCHOR_FILE
       ? path.resolve(cwd, env.AUDIT_ANCHOR_FILE)
@@ -207,4 +218,13 @@ function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
       forcePathStyle: bool(env.S3_FORCE_PATH_STYLE, Boolean(env.S3_ENDPOINT)),
     },
   };
+}
+
+/** QUERY_REMINDER_CRON: five cron fields, or 'off'. */
+function reminderCron(value: string | undefined): string | null {
+  const cron = (value ?? '').trim();
+  if (cron === '') return '*/15 * * * *';
+  if (cron.toLowerCase() === 'off') return null;
+  if (!/^(\S+\s+){4}\S+$/.test(cron)) throw new ConfigError('QUERY_REMINDER_CRON must be five cron fields or off');
+  return cron;
 }

@@ -1,6 +1,7 @@
 import { CompiledQuery, sql, type Transaction } from 'kysely';
 import {
   IMAGE_MESSAGES,
+  mayReplaceImage,
   MESSAGES,
   NOTIFY_UPLOAD_LIMIT,
   roleByName,
@@ -17,7 +18,8 @@ import { extensionOf, studyIdOfUploadKey } from '../../platform/storage/keys.js'
 import { checkObject } from '../../platform/storage/integrity.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
-import { mailText, type Mailer, type OutgoingMail } from '../../platform/mail/mailer.js';
+import { carryQueriesOver, hasOpenQuery } from '../queries/queryService.js';
+import { mailAddresses, mailText, type Mailer, type OutgoingMail } from '../../platform/mail/mailer.js';
 import type { ImageViewRow } from './imagePresenter.js';
 import { selectImageView } from './imageQueries.js';
 
@@ -77,17 +79,24 @@ export class ImageService {
         .executeTakeFirst();
       if (already) throw new ConflictError('This upload is already registered as an image');
 
-      let replaced: { id: number; case_id: number | null; status: string } | undefined;
+      let replaced: { id: number; case_id: number | null; status: string; processing_status: string } | undefined;
       if (request.imageToReplaceId) {
         replaced = await tx
           .selectFrom('images')
-          .select(['id', 'case_id', 'status'])
+          .select(['id', 'case_id', 'status', 'processing_status'])
           .where('id', '=', request.imageToReplaceId)
           .where('study_id', '=', studyId)
           .forUpdate()
           .executeTakeFirst();
         if (!replaced) throw new NotFoundError(IMAGE_MESSAGES.imageToReplaceNotFound);
         if (replaced.status === 'ARCHIVED') throw new ConflictError(IMAGE_MESSAGES.imageToReplaceArchived);
+        if (
+          !mayReplaceImage({
+            hasOpenQuery: await hasOpenQuery(tx, replaced.id),
+            processingStatus: replaced.processing_status,
+          })
+        )
+          throw new ConflictError(IMAGE_MESSAGES.imageToReplaceNotReplaceable);
       }
 
       const image = await tx
@@ -142,6 +151,8 @@ export class ImageService {
             reason: `Replaced by image ${image.id}`,
           },
         );
+        // The replaced image's open queries go over to its replacement (doc 3 §6, issue 15).
+        events.push(...(await carryQueriesOver(tx, replaced.id, image.id, studyId)));
         if (replaced.case_id !== null) {
           events.push({
             action: 'IMAGE_CASE_ASSIGNED',
@@ -246,16 +257,7 @@ export class ImageService {
       )
       .orderBy('users.id')
       .execute();
-    const seen = new Set<string>();
-    const out: { userId: number; address: string }[] = [];
-    for (const row of rows) {
-      // Usernames are e-mail addresses; accounts without one are reached through their organization's group address.
-      const address = row.username.includes('@') ? row.username : row.group_email;
-      if (!address || seen.has(address.toLowerCase())) continue;
-      seen.add(address.toLowerCase());
-      out.push({ userId: row.id, address });
-    }
-    return out;
+    return mailAddresses(rows);
   }
 
   /** POST /api/images/notify-upload: an outbox message per study admin, delivered now when SMTP is set. */

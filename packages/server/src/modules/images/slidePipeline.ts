@@ -49,6 +49,8 @@ export function createSlidePipeline(
       heartbeatSeconds: config.processing.heartbeatSeconds,
       // pg-boss's own expiry is only a backstop now: heartbeats find a dead worker within a minute.
       expireInSeconds: config.processing.timeLimitSeconds + 15 * 60,
+      // Scheduled jobs (the query reminders) are timed by the worker processes.
+      schedule: config.roles.has('worker') && config.queryReminderCron !== null,
     });
   const mailer = overrides.mailer ?? new Mailer(database.db, config.smtpUrl, config.mailFrom);
   return {

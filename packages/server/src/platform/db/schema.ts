@@ -187,6 +187,19 @@ export interface ImagesTable {
   macro_key: string | null;
   source_format: string | null;
   source_compression: number | null;
+  /**
+   * 0015: the values of another table the Image Management list sorts by, kept by triggers (set
+   * by the database on every write: never written by the application).
+   */
+  sort_sponsor: Generated<string | null>;
+  sort_study_name: Generated<string | null>;
+  sort_organization: Generated<string | null>;
+  sort_site_id: Generated<string | null>;
+  sort_subject_id: Generated<string | null>;
+  sort_visit_id: Generated<string | null>;
+  sort_histo_procedure_id: Generated<string | null>;
+  sort_proc_id: Generated<string | null>;
+  sort_collection_date: Generated<string | null>;
 }
 
 export interface AnnotationsTable {
@@ -235,15 +248,49 @@ export interface QueriesTable {
   close_text: string | null;
   resolution_text: string | null;
   resolution_option: string | null;
-  latest_follow_up_on: Date | null;
+  /** A date: YYYY-MM-DD. */
+  latest_follow_up_on: string | null;
   opened_at: Timestamp;
   opened_by: number | null;
   opened_by_role_id: number | null;
   with_role_id: number | null;
   resolved_by: number | null;
+  resolved_at: Date | null;
   closed_at: Date | null;
   closed_by: number | null;
   updated_at: Timestamp;
+  first_reminder_id: number | null;
+  last_reminder_id: number | null;
+}
+
+export interface QueryReasonsTable {
+  id: Generated<number>;
+  object_type: 'CASE' | 'IMAGE';
+  with_role_id: number;
+  parent_id: number | null;
+  reason_text: string;
+  active: Generated<boolean>;
+  sort_order: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface QueryCommentsTable {
+  id: Generated<number>;
+  query_id: number;
+  comment_text: string;
+  comment_by: number;
+  created_at: Timestamp;
+}
+
+export interface QueryRemindersTable {
+  id: Generated<number>;
+  query_id: number;
+  /** A date: YYYY-MM-DD (the pg and PGlite drivers are set to return dates as text). */
+  follow_up_on: string;
+  reminded_on: Date | null;
+  reminded_by: number | null;
+  created_at: Timestamp;
 }
 
 export interface StudyAccessTable {
@@ -354,6 +401,9 @@ export interface DB {
   images: ImagesTable;
   annotations: AnnotationsTable;
   queries: QueriesTable;
+  query_reasons: QueryReasonsTable;
+  query_comments: QueryCommentsTable;
+  query_reminders: QueryRemindersTable;
   study_access: StudyAccessTable;
   sessions: SessionsTable;
   login_failures: LoginFailuresTable;

@@ -11,6 +11,8 @@ import type { Database } from '../db/database.js';
 export const QUEUES = {
   imageProcessing: 'image-processing',
   imageProcessingLarge: 'image-processing-large',
+  /** A scheduled sweep (cron): the reminder e-mails of queries whose follow-up date came (issue 15). */
+  queryReminders: 'query-reminders',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -42,6 +44,11 @@ export interface JobQueueOptions {
   pollingIntervalSeconds?: number;
   /** How often a running job's heartbeat is written. Default 10 s. */
   heartbeatSeconds?: number;
+  /**
+   * Run pg-boss's clock for scheduled (cron) jobs in this process. Default false: worker processes
+   * turn it on; pg-boss makes sure each cron tick is sent once whatever number of processes run it.
+   */
+  schedule?: boolean;
 }
 
 const DEFAULTS: Required<JobQueueOptions> = {
@@ -52,6 +59,7 @@ const DEFAULTS: Required<JobQueueOptions> = {
   maintenanceIntervalSeconds: 60,
   pollingIntervalSeconds: 2,
   heartbeatSeconds: 10,
+  schedule: false,
 };
 
 export type JobHandler<T> = (job: PgBoss.JobWithMetadata<T>) => Promise<void>;
@@ -98,7 +106,7 @@ export class JobQueue {
   private async doStart(): Promise<PgBoss> {
     const common = {
       schema: 'pgboss',
-      schedule: false,
+      schedule: this.options.schedule,
       supervise: true,
       maintenanceIntervalSeconds: this.options.maintenanceIntervalSeconds,
     };
@@ -248,6 +256,15 @@ export class JobQueue {
         .execute();
     }
     return rows;
+  }
+
+  /**
+   * A cron schedule for `queue` (pg-boss sends one job per tick to its workers). Needs `schedule`
+   * on in some process for the ticks to be sent.
+   */
+  async schedule(queue: QueueName, cron: string): Promise<void> {
+    const boss = await this.start();
+    await boss.schedule(queue, cron, {}, { tz: 'UTC' });
   }
 
   /** The pg-boss instance, started (tests and tools). */

@@ -25,6 +25,24 @@ export function mailText(value: string, max = 200): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/**
+ * The addresses of users, once each: usernames are e-mail addresses; an account without one is
+ * reached through its organization's group address; neither → not reachable.
+ */
+export function mailAddresses(
+  users: readonly { id: number; username: string; group_email: string | null }[],
+): { userId: number; address: string }[] {
+  const seen = new Set<string>();
+  const out: { userId: number; address: string }[] = [];
+  for (const user of users) {
+    const address = user.username.includes('@') ? user.username : user.group_email;
+    if (!address || seen.has(address.toLowerCase())) continue;
+    seen.add(address.toLowerCase());
+    out.push({ userId: user.id, address });
+  }
+  return out;
+}
+
 /** Attempts before a message is given up (status FAILED). */
 const MAX_ATTEMPTS = 5;
 

@@ -1,6 +1,7 @@
 import { Checkbox, Icon, MenuItem, ProgressBar, Tooltip, type IconName } from '@blueprintjs/core';
 import {
   imageQueryState,
+  mayReplaceImage,
   isProcessing,
   processedState,
   type ImageQueryState,
@@ -36,12 +37,12 @@ export interface ImageSelection {
 /** Moving is refused for images in reading (doc 2 §4); archived images are not listed. */
 const movable = (image: StudyImageRow) => image.status !== 'READY_FOR_READING' && image.status !== 'COMPLETE';
 
-/**
- * Replace is offered for an image in a query chain (doc 2 §2.5) and, beyond the spec, for an image
- * whose processing failed: a broken or unsupported upload is fixed by uploading the file again.
- */
+/** Replace is offered where the server accepts it (the domain's mayReplaceImage): an open query, or failed processing. */
 export function canReplace(image: StudyImageRow): boolean {
-  return image.lastLabQuery !== null || image.processingStatus === 'FAIL';
+  return mayReplaceImage({
+    hasOpenQuery: image.lastLabQuery?.queryStatus === 'OPEN',
+    processingStatus: image.processingStatus,
+  });
 }
 
 const QUERY_ICONS: Record<
