@@ -20,3 +20,4 @@ export * from './csv.js';
 export * from './samples.js';
 export * from './annotations.js';
 export * from './queries.js';
+export * from './reports.js';

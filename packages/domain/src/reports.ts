@@ -1,0 +1,242 @@
+import { z } from 'zod';
+import { ddMmmYyyy } from './csv.js';
+import type { Permission } from './permissions.js';
+
+/**
+ * Reports and the audit trail export (issue 16; spec doc 1 §2.9, §6, §7, §8, §9): the report types,
+ * who may download what, the filters and their date rule, the file names, the messages. The columns
+ * of each report are the server's (docs/REPORTS.md), the image-details columns come from the
+ * Image Management column table (IM_IMAGE_COLUMNS) so a report never shows a column its reader may
+ * not view.
+ */
+
+export const REPORT_TYPES = [
+  'image-details',
+  'image-details-sponsor',
+  'hpf-annotations',
+  'celiac-annotations',
+  'query',
+  'access',
+] as const;
+export type ReportType = (typeof REPORT_TYPES)[number];
+
+/** The sections of the Reports page (doc 1 §2.9), in order. */
+export const REPORT_LABELS: Record<ReportType, string> = {
+  'image-details': 'Image Details Report',
+  'image-details-sponsor': 'Sponsor Image Details Report',
+  'hpf-annotations': 'HPF Annotations Report',
+  'celiac-annotations': 'Celiac Annotations Report',
+  query: 'Query Report',
+  access: 'Access Report',
+};
+
+/** The permission each report needs (doc 1 §6 report family). */
+export const REPORT_PERMISSION: Record<ReportType, Permission> = {
+  'image-details': 'R_GenerateImageDetailsReport',
+  'image-details-sponsor': 'R_GenerateImageDetailsReport',
+  'hpf-annotations': 'R_GenerateHPFAnnotationsReport',
+  'celiac-annotations': 'R_GenerateHPFAnnotationsReport',
+  query: 'R_QueryLevelAccess',
+  access: 'R_StudyLevelAccess',
+};
+
+/**
+ * Reports that may be downloaded without a study (Global) by a system admin: the image details
+ * (doc 1 §5: "the global Image Details report may be downloaded without a study by a system admin"),
+ * and, beyond the spec, its sponsor variant. Every other report needs a study.
+ */
+export const GLOBAL_REPORTS: readonly ReportType[] = ['image-details', 'image-details-sponsor'];
+
+export const AUDIT_TRAIL_FORMATS = ['pdf', 'csv'] as const;
+export type AuditTrailFormat = (typeof AUDIT_TRAIL_FORMATS)[number];
+
+/** R_GenerateAuditTrailPDFonly allows only PDF, R_GenerateAuditTrailPDForCSV both (doc 1 §6). */
+export const AUDIT_TRAIL_PERMISSIONS: Record<AuditTrailFormat, readonly Permission[]> = {
+  pdf: ['R_GenerateAuditTrailPDFonly', 'R_GenerateAuditTrailPDForCSV'],
+  csv: ['R_GenerateAuditTrailPDForCSV'],
+};
+
+/** The formats of the audit trail a user holding `actions` may download. */
+export function auditTrailFormats(actions: ReadonlySet<string>): AuditTrailFormat[] {
+  return AUDIT_TRAIL_FORMATS.filter((f) => AUDIT_TRAIL_PERMISSIONS[f].some((p) => actions.has(p)));
+}
+
+/** The report sections a user holding `actions` may download. */
+export function reportTypesFor(actions: ReadonlySet<string>): ReportType[] {
+  return REPORT_TYPES.filter((t) => actions.has(REPORT_PERMISSION[t]));
+}
+
+export const REPORT_MESSAGES = {
+  unableToFetchAuditTrail: (format: string) => `Unable to fetch audit trail ${format}`,
+  unableToFetchReport: (type: string) => `Unable to fetch report ${type}`,
+  // Lamina's: the reasons after the spec's messages.
+  studyRequired: 'Choose a study',
+  globalOnlyForSystemAdmins: 'Only a system admin may download this report without a study',
+  celiacOnly: 'The celiac annotations report is for celiac studies only',
+  invalidDate: 'Dates are written DD-MMM-YYYY, e.g. 05-Mar-2026',
+  endBeforeStart: 'The end date is before the start date',
+  invalidTimeZone: 'Unknown time zone',
+  formatNotAllowed: 'You may download the audit trail as PDF only',
+  userFilterSystemAdminOnly: 'Only a system admin filters by user',
+} as const;
+
+// ---------------------------------------------------------------------------------------------
+// Dates (doc 1 §5, §9): DD-MMM-YYYY; the end date counts as the whole day (the following day is the bound)
+// ---------------------------------------------------------------------------------------------
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const DATE = /^(\d{2})-([A-Za-z]{3})-(\d{4})$/;
+
+/** A DD-MMM-YYYY date as { year, month (1-12), day }, or null when it is not a real date. */
+export function parseReportDate(text: string): { year: number; month: number; day: number } | null {
+  const m = DATE.exec(text.trim());
+  if (!m) return null;
+  const [, dd, mmm, yyyy] = m;
+  const month = MONTHS.findIndex((x) => x.toLowerCase() === mmm?.toLowerCase()) + 1;
+  const day = Number(dd);
+  const year = Number(yyyy);
+  if (month === 0 || year < 1900 || year > 9999) return null;
+  const d = new Date(Date.UTC(year, month - 1, day));
+  if (d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day) return null;
+  return { year, month, day };
+}
+
+/** Whether `zone` is an IANA time zone this runtime knows. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The offset of `zone` from UTC at `at`, in minutes (e.g. 60 for Europe/Paris in winter). */
+export function zoneOffsetMinutes(zone: string, at: Date): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(at);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return Math.round((asUtc - Math.floor(at.getTime() / 1000) * 1000) / 60_000);
+}
+
+/** The instant a calendar day starts in `zone`. */
+export function startOfDayIn(zone: string, date: { year: number; month: number; day: number }): Date {
+  const guess = Date.UTC(date.year, date.month - 1, date.day);
+  // Two steps: the offset at the guess, then at the corrected instant (DST changes near midnight).
+  const first = guess - zoneOffsetMinutes(zone, new Date(guess)) * 60_000;
+  return new Date(guess - zoneOffsetMinutes(zone, new Date(first)) * 60_000);
+}
+
+/**
+ * The instants of a report's date range in the viewer's time zone: from the start of the start date
+ * to the start of the day after the end date (doc 1 §5: "the end date is treated as the following
+ * day", so the whole end date is included). Missing dates leave that side open.
+ */
+export function reportRange(
+  startDate: string | undefined,
+  endDate: string | undefined,
+  zone: string,
+): { from: Date | null; to: Date | null } | { error: string } {
+  const start = startDate ? parseReportDate(startDate) : null;
+  const end = endDate ? parseReportDate(endDate) : null;
+  if ((startDate && !start) || (endDate && !end)) return { error: REPORT_MESSAGES.invalidDate };
+  const from = start ? startOfDayIn(zone, start) : null;
+  let to: Date | null = null;
+  if (end) {
+    const next = new Date(Date.UTC(end.year, end.month - 1, end.day + 1));
+    to = startOfDayIn(zone, { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate() });
+  }
+  if (from && to && to <= from) return { error: REPORT_MESSAGES.endBeforeStart };
+  return { from, to };
+}
+
+/** The date and time of `at` in `zone`: DD-MMM-YYYY, HHmm and the zone's short name (file names). */
+export function zonedStamp(at: Date, zone: string): { date: string; time: string; zoneName: string } {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+  }).formatToParts(at);
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  const local = new Date(Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day'))));
+  return {
+    date: ddMmmYyyy(local),
+    time: `${get('hour')}${get('minute')}`,
+    zoneName: get('timeZoneName').replace(/[^A-Za-z0-9+-]/g, '') || 'UTC',
+  };
+}
+
+/** A name made safe for a file name: letters, digits, '-', '_' and '.' (spaces dropped). */
+export function fileNamePart(text: string): string {
+  return (
+    text
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .replace(/\s+/g, '')
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 80) || 'Study'
+  );
+}
+
+/** {studyName without spaces, or Global}_{report}_{DD-MMM-YYYY}.csv (doc 1 §7). */
+export function reportFileName(studyName: string | null, type: ReportType, at: Date, zone = 'UTC'): string {
+  return `${studyName === null ? 'Global' : fileNamePart(studyName)}_${type}_${zonedStamp(at, zone).date}.csv`;
+}
+
+/** {StudyName}_{username}_audit-trail_{DD-MMM-YYYY}_{HHmm}_{TZ}.{pdf|csv} (doc 1 §7). */
+export function auditTrailFileName(
+  studyName: string | null,
+  username: string,
+  format: AuditTrailFormat,
+  at: Date,
+  zone: string,
+): string {
+  const s = zonedStamp(at, zone);
+  return `${studyName === null ? 'Global' : fileNamePart(studyName)}_${fileNamePart(username)}_audit-trail_${s.date}_${s.time}_${s.zoneName}.${format}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------
+
+const id = z.coerce.number().int().positive().max(2_147_483_647);
+const reportDate = z.string().max(20).optional();
+const timeZone = z.string().max(64).optional();
+
+/** GET /api/audit-trail. */
+export const auditTrailQuerySchema = z.object({
+  reportFormat: z.enum(AUDIT_TRAIL_FORMATS),
+  studyId: id.optional(),
+  userId: id.optional(),
+  startDate: reportDate,
+  endDate: reportDate,
+  /** The viewer's IANA time zone: the second time column, the date range, the file name. Default UTC. */
+  tz: timeZone,
+});
+export type AuditTrailQuery = z.infer<typeof auditTrailQuerySchema>;
+
+/** GET /api/report/{studyId}/{type} and GET /api/report/{type} (doc 1 §7). */
+export const reportQuerySchema = z.object({
+  studyId: id.optional(),
+  userId: id.optional(),
+  startDate: reportDate,
+  endDate: reportDate,
+  tz: timeZone,
+});
+export type ReportQuery = z.infer<typeof reportQuerySchema>;
+export const reportTypeParamsSchema = z.object({ type: z.enum(REPORT_TYPES) });
+export const studyReportParamsSchema = z.object({ studyId: id, type: z.enum(REPORT_TYPES) });
