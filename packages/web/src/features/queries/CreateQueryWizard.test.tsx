@@ -26,6 +26,7 @@ function renderTab(actions: string[], options: { caseId?: number | null; image?:
       studyId={3}
       caseId={options.caseId === undefined ? 40 : options.caseId}
       image={options.image ?? { id: 1, name: 'slide-1.svs', caseId: 40 }}
+      onImageReplaced={() => undefined}
     />,
     { user: makeUserAs('CR', ['AP_CaseViewer_ViewQueries', ...actions]) },
   );
@@ -129,7 +130,7 @@ describe('the create-query wizard', () => {
       'GET /api/queries/metadata': { body: makeMetadata() },
       'POST /api/queries/new': { status: 403, body: { success: false, message } },
     });
-    renderWithProviders(<QueriesTab studyId={3} caseId={40} image={null} />, {
+    renderWithProviders(<QueriesTab studyId={3} caseId={40} image={null} onImageReplaced={() => undefined} />, {
       user: makeUserAs('ISC', ['AP_CaseViewer_ViewQueries', 'Q_IssueCaseQuery']),
     });
     fireEvent.click(await screen.findByRole('button', { name: 'New query' }));

@@ -1,10 +1,11 @@
 import { QUERY_MESSAGES, type QueryView, type UserInfo } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setCsrfToken } from '../../api/client';
 import { makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { renderWithProviders } from '../../test/render';
+import { fakeXhr } from '../upload/fakeXhr';
 import { QueriesTab, type QueriedImage } from './QueriesTab';
 import { needsAttention } from './queryStatus';
 import { makeMetadata, makeQuery } from './testData';
@@ -25,6 +26,7 @@ function renderTab(
     replies?: Parameters<typeof mockFetch>[0];
   } = {},
 ) {
+  const onReplaced = vi.fn();
   const mock = mockFetch({
     'GET /api/queries/case/40': { body: { success: true, queries: options.caseQueries ?? [] } },
     'GET /api/queries/image/1': { body: { success: true, queries: options.imageQueries ?? [] } },
@@ -32,10 +34,15 @@ function renderTab(
     ...options.replies,
   });
   const view = renderWithProviders(
-    <QueriesTab studyId={3} caseId={options.caseId === undefined ? 40 : options.caseId} image={IMAGE} />,
+    <QueriesTab
+      studyId={3}
+      caseId={options.caseId === undefined ? 40 : options.caseId}
+      image={IMAGE}
+      onImageReplaced={onReplaced}
+    />,
     { user: options.user ?? labtech(), path: options.path ?? '/' },
   );
-  return { ...mock, ...view };
+  return { ...mock, ...view, onReplaced };
 }
 
 const card = (id: number) => screen.findByRole('article', { name: `Query ${id}` });
@@ -266,10 +273,30 @@ describe('the Queries tab: dialogs', () => {
     });
   });
 
-  it('Replace image opens the upload dialog for the queried image', async () => {
-    renderTab({ imageQueries: [makeQuery({ actions: ['replaceImage'] })] });
+  it('Replace image uploads the replacement of the queried image, then the viewer shows the new image', async () => {
+    fakeXhr(() => ({ status: 200, headers: { ETag: '"abc"' } }));
+    const { calls, onReplaced } = renderTab({
+      imageQueries: [makeQuery({ actions: ['replaceImage'] })],
+      replies: {
+        'POST /api/signed-urls': {
+          body: {
+            success: true,
+            data: {
+              urls: [{ fileName: 'new.svs', signedUrl: '/api/storage/u/new.svs?sig=1', s3Key: 'uploads/3/u/new.svs' }],
+            },
+          },
+        },
+        'POST /api/images': { body: { success: true, image: { id: 99, name: 'new.svs' } } },
+        'POST /api/images/notify-upload': { body: { success: true, message: 'Notified' } },
+      },
+    });
     fireEvent.click(within(await card(5)).getByRole('button', { name: 'Replace image' }));
     const dialog = await screen.findByRole('dialog', { name: 'Replace image' });
     expect(within(dialog).getByText('slide-1.svs')).toBeTruthy();
+    const input = dialog.querySelector<HTMLInputElement>('input[type="file"]')!;
+    fireEvent.change(input, { target: { files: [new File([new Uint8Array(10)], 'new.svs')] } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Upload' }));
+    await waitFor(() => expect(onReplaced).toHaveBeenCalledWith(99, 5));
+    expect(calls.find((c) => c.path === '/api/images')?.body).toMatchObject({ imageToReplaceId: 1 });
   });
 });

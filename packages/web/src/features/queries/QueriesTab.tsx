@@ -27,6 +27,11 @@ interface QueriesTabProps {
   caseId: number | null;
   /** The image shown. */
   image: QueriedImage | null;
+  /**
+   * An image was replaced from a query (its open queries went over to the new image): the viewer
+   * shows the new image with the query named.
+   */
+  onImageReplaced: (newImageId: number, queryId: number) => void;
 }
 
 /** The case's and the image's queries together, newest first, each once. */
@@ -57,7 +62,7 @@ export function useQueriesAttention(caseId: number | null, imageId: number | nul
  * image query) opens the create wizard; then the query cards of the case and of the image shown,
  * each with the actions the server allows. `?queryId=` opens, scrolls to and highlights that query.
  */
-export function QueriesTab({ studyId, caseId, image }: QueriesTabProps) {
+export function QueriesTab({ studyId, caseId, image, onImageReplaced }: QueriesTabProps) {
   const user = useUserInfo().data;
   const [search] = useSearchParams();
   const queryClient = useQueryClient();
@@ -133,9 +138,11 @@ export function QueriesTab({ studyId, caseId, image }: QueriesTabProps) {
           studyId={replacing.studyId}
           imageToReplace={{ id: replacing.objectId, name: replacing.imageName ?? `Image ${replacing.objectId}` }}
           onClose={() => setReplacing(null)}
-          onUploaded={() => {
+          onUploaded={(images) => {
             void refresh(replacing.caseId);
             void queryClient.invalidateQueries({ queryKey: imageQueryKey(replacing.objectId) });
+            const replacement = images[0];
+            if (replacement) onImageReplaced(replacement.id, replacing.id);
           }}
         />
       )}

@@ -66,7 +66,7 @@ export function QueryCard({ query: q, focused, resolutionOptions, onReplaceImage
           {formatDate(q.openedAt)} by {q.createdBy ?? '-'}
           {q.openedByRoleName && ` (${q.openedByRoleName})`}
         </dd>
-        {q.latestFollowUpOnDt && q.queryStatus === 'OPEN' && (
+        {q.latestFollowUpOnDt && q.group === 'open' && (
           <>
             <dt>Follow-up</dt>
             <dd className={q.overdue ? 'lamina-overdue' : undefined}>

@@ -64,7 +64,7 @@ export function queryColumns(objectType: QueryObjectType): DataColumn<QueryListR
       header: 'Follow-up',
       sortable: true,
       cell: (r) =>
-        r.latestFollowUpOnDt === null || r.queryStatus === 'CLOSED' ? (
+        r.latestFollowUpOnDt === null || r.group !== 'open' ? (
           dash
         ) : (
           <span className={r.overdue ? 'lamina-overdue' : undefined}>{formatDay(r.latestFollowUpOnDt)}</span>

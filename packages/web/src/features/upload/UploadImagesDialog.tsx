@@ -1,5 +1,5 @@
 import { Button, Callout, Classes, Dialog, DialogBody, DialogFooter, FileInput } from '@blueprintjs/core';
-import { IMAGE_ACCEPT, IMAGE_MESSAGES, uploadStartedMessage } from '@lamina/domain';
+import { IMAGE_ACCEPT, IMAGE_MESSAGES, uploadStartedMessage, type ImageView } from '@lamina/domain';
 import { useRef, useState, type ChangeEvent } from 'react';
 import { showToast } from '../../components/appToaster';
 import { UploadFileList } from './UploadFileList';
@@ -12,8 +12,8 @@ export interface UploadImagesDialogProps {
   imageToReplace?: { id: number; name: string } | null;
   isOpen: boolean;
   onClose: () => void;
-  /** After files were registered: refresh the image list (or the replaced image). */
-  onUploaded: () => void;
+  /** After files were registered (the new images): refresh the image list (or open the replacement). */
+  onUploaded: (images: ImageView[]) => void;
   /** Above this size a file goes as a resumable multipart upload (default: the domain's threshold). */
   multipartThreshold?: number;
 }
@@ -79,7 +79,7 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
         setProgress((current) => current.map((p, i) => (i === index ? { ...p, ...patch } : p))),
     });
     controller.current = null;
-    if (result.uploaded.length > 0) onUploaded();
+    if (result.uploaded.length > 0) onUploaded(result.uploaded);
     const clean = result.errors.length === 0 && result.cancellations.length === 0 && result.warning === null;
     if (clean) {
       // A small upload is over in a moment: say what was uploaded before the dialog goes (issue 20).

@@ -179,6 +179,7 @@ export function CaseViewerPage() {
                     studyId={c.studyId}
                     caseId={c.id}
                     image={shown ? { id: shown.id, name: shown.name, caseId: c.id } : null}
+                    onImageReplaced={chooseImage}
                   />
                 ) : null,
                 queriesAttention,

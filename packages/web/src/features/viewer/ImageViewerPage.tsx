@@ -69,6 +69,9 @@ export function ImageViewerPage() {
                       studyId={image.data.studyId}
                       caseId={null}
                       image={{ id: image.data.id, name: image.data.name, caseId: image.data.caseId }}
+                      onImageReplaced={(newId, queryId) =>
+                        void navigate(`/studies/${studyId ?? ''}/images/${newId}?queryId=${queryId}`)
+                      }
                     />
                   ) : null,
                 queriesAttention,
