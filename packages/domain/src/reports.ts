@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ddMmmYyyy } from './csv.js';
+import { IM_IMAGE_COLUMNS, viewableColumns, type ImColumn, type ImImageColumnKey } from './imageManagement.js';
 import type { Permission } from './permissions.js';
+import { ROLE_PERMISSIONS } from './rolePermissions.js';
 
 /**
  * Reports and the audit trail export (issue 16; spec doc 1 §2.9, §6, §7, §8, §9): the report types,
@@ -79,6 +81,79 @@ export const REPORT_MESSAGES = {
   formatNotAllowed: 'You may download the audit trail as PDF only',
   userFilterSystemAdminOnly: 'Only a system admin filters by user',
 } as const;
+
+// ---------------------------------------------------------------------------------------------
+// The image details reports' columns
+// ---------------------------------------------------------------------------------------------
+
+/** Columns the image details report adds to Image Management's image columns (docs/REPORTS.md). */
+export const REPORT_IMAGE_EXTRA_COLUMNS = [
+  { key: 'imageId', label: 'Image ID', view: null },
+  { key: 'caseStatus', label: 'Case Status', view: null },
+  { key: 'uploadedBy', label: 'Uploaded By', view: 'AP_ImageData_ViewUploaderOrganization' },
+  { key: 'labQcBy', label: 'Lab QC By', view: 'AP_ImageData_ViewImageStatus' },
+  { key: 'iscQcBy', label: 'ISC QC By', view: 'AP_ImageData_ViewImageStatus' },
+  { key: 'qcCompletedAt', label: 'QC Completed', view: 'AP_ImageData_ViewImageStatus' },
+  { key: 'readers', label: 'Readers', view: 'AP_CaseViewer_ManualCRassignment' },
+  { key: 'readCompletedAt', label: 'Read Completed', view: 'AP_CaseViewer_ManualCRassignment' },
+  { key: 'openQueries', label: 'Open Queries', view: 'AP_ImageData_ViewInQuery' },
+] as const satisfies readonly { key: string; label: string; view: Permission | null }[];
+export type ReportImageExtraKey = (typeof REPORT_IMAGE_EXTRA_COLUMNS)[number]['key'];
+export type ReportImageColumnKey = ImImageColumnKey | ReportImageExtraKey;
+
+/** The image details report's columns, in the order of the file. */
+const IMAGE_DETAILS_ORDER: readonly ReportImageColumnKey[] = [
+  'imageId',
+  'studyName',
+  'sponsor',
+  'protocolId',
+  'siteId',
+  'subjectId',
+  'visitId',
+  'labVisitId',
+  'histoProcedureId',
+  'endoProcedureId',
+  'accessionNumber',
+  'imageFilename',
+  'anatomicalSegment',
+  'specimenCollectionDate',
+  'uploadedAt',
+  'uploadedBy',
+  'organizationName',
+  'status',
+  'caseStatus',
+  'labQcBy',
+  'iscQcBy',
+  'qcCompletedAt',
+  'readers',
+  'readCompletedAt',
+  'inQuery',
+  'openQueries',
+  'qaComments',
+];
+
+/**
+ * The columns of an image details report for a user holding `actions`: the columns they may view
+ * (Image Management's column permissions, doc 2 §6, and those of the extra columns); the sponsor
+ * variant keeps only those the Sponsor role may view too — the same table, not a second list.
+ */
+export function imageDetailsColumns(
+  type: 'image-details' | 'image-details-sponsor',
+  actions: ReadonlySet<string>,
+): { key: ReportImageColumnKey; label: string }[] {
+  const all: { key: ReportImageColumnKey; label: string; view: Permission | null }[] = [
+    ...(IM_IMAGE_COLUMNS as readonly ImColumn<ImImageColumnKey>[]),
+    ...REPORT_IMAGE_EXTRA_COLUMNS,
+  ];
+  const sponsor = ROLE_PERMISSIONS.SPONSOR;
+  const allowed = (view: Permission | null) =>
+    viewableColumns([{ view } as ImColumn<string>], actions).length > 0 &&
+    (type === 'image-details' || viewableColumns([{ view } as ImColumn<string>], sponsor).length > 0);
+  return IMAGE_DETAILS_ORDER.flatMap((key) => {
+    const c = all.find((x) => x.key === key);
+    return c && allowed(c.view) ? [{ key: c.key, label: c.label }] : [];
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Dates (doc 1 §5, §9): DD-MMM-YYYY; the end date counts as the whole day (the following day is the bound)

@@ -3,6 +3,7 @@ import {
   ROLE_PERMISSIONS,
   auditTrailFileName,
   auditTrailFormats,
+  imageDetailsColumns,
   parseReportDate,
   reportFileName,
   reportRange,
@@ -67,5 +68,22 @@ describe('who downloads what (doc 1 §6)', () => {
   it('the sponsor sees the image details sections only', () => {
     expect(reportTypesFor(new Set(ROLE_PERMISSIONS.SPONSOR))).toEqual(['image-details', 'image-details-sponsor']);
     expect(reportTypesFor(new Set(ROLE_PERMISSIONS.SystemAdmin))).toHaveLength(6);
+  });
+});
+
+describe('image details columns', () => {
+  it('follow the reader’s column permissions; the sponsor variant the Sponsor role’s too', () => {
+    const admin = imageDetailsColumns('image-details', new Set(ROLE_PERMISSIONS.StudyAdmin)).map((c) => c.key);
+    expect(admin).toContain('subjectId');
+    expect(admin).toContain('readers');
+    const sponsorOfAdmin = imageDetailsColumns('image-details-sponsor', new Set(ROLE_PERMISSIONS.StudyAdmin)).map(
+      (c) => c.key,
+    );
+    const sponsorOwn = imageDetailsColumns('image-details', new Set(ROLE_PERMISSIONS.SPONSOR)).map((c) => c.key);
+    expect(sponsorOfAdmin).toEqual(sponsorOwn);
+    expect(sponsorOwn).not.toContain('protocolId');
+    expect(sponsorOwn).not.toContain('readers');
+    expect(sponsorOwn).toContain('sponsor');
+    for (const key of sponsorOfAdmin) expect(admin).toContain(key);
   });
 });

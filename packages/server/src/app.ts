@@ -24,6 +24,7 @@ import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
 import { annotationRoutes } from './modules/annotations/annotationRoutes.js';
 import { caseRoutes } from './modules/cases/caseRoutes.js';
 import { queryRoutes } from './modules/queries/queryRoutes.js';
+import { reportRoutes } from './modules/reports/reportRoutes.js';
 import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
 import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
 
@@ -111,6 +112,7 @@ export async function buildApp({
     await app.register(caseRoutes(database.db));
     await app.register(annotationRoutes(database.db));
     await app.register(queryRoutes(database.db));
+    await app.register(reportRoutes(database.db));
     await app.register(imageManagementRoutes(database.db));
     await app.register((await import('./modules/users/userManagementRoutes.js')).userManagementRoutes(database.db));
   }

@@ -70,7 +70,7 @@ interface Fixture {
   audit?: string | { none: string };
   /** The route ends or changes its caller's session: it runs with a fresh account each time. */
   ownAccount?: boolean;
-  /** The route answers bytes (an image), not JSON: no response schema. */
+  /** The route answers bytes (an image, a CSV or PDF file), not JSON: no response schema. */
   binary?: boolean;
   /**
    * The route streams a JSON document the database writes from an explicit field list (too large to
@@ -723,6 +723,25 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
     as: 'ISC',
     request: async (s) => ({ url: `/api/images/${await queriedImage(s)}/toggle-image-visibility` }),
     audit: 'IMAGE_VISIBILITY_CHANGED',
+  },
+  // Reports (issue 16): GET downloads that write their own audit row (the export is an event).
+  'GET /api/audit-trail': {
+    scope: 'scoped',
+    as: 'DM',
+    request: (s) => ({ url: `/api/audit-trail?reportFormat=csv&studyId=${s.studyId}` }),
+    binary: true,
+  },
+  'GET /api/report/:studyId/:type': {
+    scope: 'scoped',
+    as: 'DM',
+    request: (s) => ({ url: `/api/report/${s.studyId}/query` }),
+    binary: true,
+  },
+  'GET /api/report/:type': {
+    scope: 'scoped',
+    as: 'DM',
+    request: (s) => ({ url: `/api/report/image-details?studyId=${s.studyId}` }),
+    binary: true,
   },
   // Queries (issue 15)
   'GET /api/queries/metadata': {

@@ -20,12 +20,24 @@ export interface VerifyResult {
  */
 export async function verifyAuditChain(
   db: Db,
-  options: { anchors?: readonly AuditAnchor[]; batchSize?: number } = {},
+  options: {
+    anchors?: readonly AuditAnchor[];
+    batchSize?: number;
+    /** Walk only up to this event (an export's last row): the chain from the first event to it. */
+    upTo?: number;
+  } = {},
 ): Promise<VerifyResult> {
-  const anchors = options.anchors ?? [];
+  const anchors = (options.anchors ?? []).filter((a) => options.upTo === undefined || a.id <= options.upTo);
   const byId = new Map(anchors.map((a) => [a.id, a]));
-  const { rewritten, ...walked } = await walkChain(db, options.batchSize ?? 5000, byId);
+  const { rewritten, ...walked } = await walkChain(db, options.batchSize ?? 5000, byId, options.upTo);
   if (!walked.ok) return { ...walked, anchorsChecked: 0 };
+  if (options.upTo !== undefined && walked.rowsChecked < options.upTo)
+    return {
+      ok: false,
+      rowsChecked: walked.rowsChecked,
+      anchorsChecked: 0,
+      brokenAt: { id: walked.rowsChecked + 1, problem: `the chain ends at row ${walked.rowsChecked}` },
+    };
   if (rewritten) return { ...walked, ok: false, brokenAt: rewritten, anchorsChecked: anchors.length };
   // Anchored rows the walk did not reach: the chain ends before them.
   const beyond = [...byId.values()].filter((a) => a.id > walked.rowsChecked).sort((a, b) => a.id - b.id)[0];
@@ -51,19 +63,16 @@ async function walkChain(
   db: Db,
   batchSize: number,
   anchors: ReadonlyMap<number, AuditAnchor>,
+  upTo?: number,
 ): Promise<Omit<VerifyResult, 'anchorsChecked'> & { rewritten?: VerifyResult['brokenAt'] }> {
   let expectedId = 1;
   let prevHash = GENESIS_HASH;
   let checked = 0;
   let rewritten: VerifyResult['brokenAt'];
   for (;;) {
-    const rows = await db
-      .selectFrom('audit_events')
-      .selectAll()
-      .where('id', '>=', expectedId)
-      .orderBy('id')
-      .limit(batchSize)
-      .execute();
+    let query = db.selectFrom('audit_events').selectAll().where('id', '>=', expectedId);
+    if (upTo !== undefined) query = query.where('id', '<=', upTo);
+    const rows = await query.orderBy('id').limit(batchSize).execute();
     for (const row of rows) {
       if (row.id !== expectedId) {
         return {
