@@ -53,7 +53,16 @@ export function queryColumns(objectType: QueryObjectType): DataColumn<QueryListR
           { id: 'caseName', header: 'Endo Procedure ID', sortable: true, cell: (r) => text(r.caseName) },
         ];
   return [
-    { id: 'studyName', header: 'Study', sortable: true, cell: (r) => r.studyName },
+    {
+      id: 'studyName',
+      header: 'Study',
+      sortable: true,
+      cell: (r) => (
+        <span className="lamina-query-cell-name" title={r.studyName}>
+          {r.studyName}
+        </span>
+      ),
+    },
     ...object,
     { id: 'reason', header: 'Reason', sortable: true, width: '20rem', cell: (r) => <ReasonCell row={r} /> },
     { id: 'queryWith', header: 'Query With', sortable: true, cell: (r) => text(r.queryWith) },
