@@ -114,7 +114,8 @@ export async function writeAuditTrailPdf<R>(
       Producer: 'Lamina (PDFKit)',
     },
   });
-  doc.registerFont('body', FONT);
+  // The default font is cached under its path: \`doc.font(FONT)\` finds it. (A second name for the
+  // same file would make PDFKit open and parse the file again at every call.)
   doc.registerFont('bold', FONT_BOLD);
   doc.on('data', (chunk: Buffer) => out.write(chunk));
   const ended = once(doc, 'end');
@@ -131,7 +132,7 @@ export async function writeAuditTrailPdf<R>(
     const known = key ? heightCache.get(key) : undefined;
     if (known !== undefined) return known;
     const h = doc
-      .font('body')
+      .font(FONT)
       .fontSize(BODY_SIZE)
       .heightOfString(text, { width: width - 2 * PAD });
     if (key) {
@@ -174,7 +175,7 @@ export async function writeAuditTrailPdf<R>(
   const titleBlock = titleHeight(doc, options.meta);
   const closingHeight =
     doc
-      .font('body')
+      .font(FONT)
       .fontSize(8)
       .heightOfString(closing.join('\n'), { width: PAGE.width - 2 * MARGIN }) + 12;
   const tableTop = (page: number) => MARGIN + 12 + (page === 1 ? titleBlock : 0);
@@ -227,7 +228,7 @@ export async function writeAuditTrailPdf<R>(
     y = tableTop(page);
   }
   doc
-    .font('body')
+    .font(FONT)
     .fontSize(8)
     .fillColor('#000000')
     .text(closing.join('\n'), MARGIN, y + 10, { width: PAGE.width - 2 * MARGIN });
@@ -258,7 +259,7 @@ function titleHeight(doc: PDFKit.PDFDocument, meta: AuditPdfMeta): number {
   return (
     doc.font('bold').fontSize(14).heightOfString(meta.title, { width }) +
     doc
-      .font('body')
+      .font(FONT)
       .fontSize(8)
       .heightOfString([...meta.filters, meta.generated].join('\n'), { width }) +
     14
@@ -267,7 +268,7 @@ function titleHeight(doc: PDFKit.PDFDocument, meta: AuditPdfMeta): number {
 
 function drawRunningHeader(doc: PDFKit.PDFDocument, title: string, note: string | null): void {
   doc
-    .font('body')
+    .font(FONT)
     .fontSize(7)
     .fillColor('#555555')
     .text(note ? `${title} (${note})` : title, MARGIN, MARGIN, { width: PAGE.width - 2 * MARGIN, lineBreak: false });
@@ -281,7 +282,7 @@ function drawTitleBlock(doc: PDFKit.PDFDocument, meta: AuditPdfMeta): void {
     .fillColor('#000000')
     .text(meta.title, MARGIN, MARGIN + 12, { width });
   doc
-    .font('body')
+    .font(FONT)
     .fontSize(8)
     .fillColor('#222222')
     .text([...meta.filters, meta.generated].join('\n'), { width });
@@ -289,7 +290,7 @@ function drawTitleBlock(doc: PDFKit.PDFDocument, meta: AuditPdfMeta): void {
 
 function drawFooter(doc: PDFKit.PDFDocument, page: number, pages: number, generated: string): void {
   const y = PAGE.height - 22;
-  doc.font('body').fontSize(7).fillColor('#555555');
+  doc.font(FONT).fontSize(7).fillColor('#555555');
   doc.text(generated, MARGIN, y, { width: PAGE.width - 2 * MARGIN - 100, lineBreak: false });
   doc.text(`Page ${page} of ${pages}`, PAGE.width - MARGIN - 100, y, { width: 100, align: 'right', lineBreak: false });
 }
@@ -306,7 +307,7 @@ function drawHeaderRow(doc: PDFKit.PDFDocument, y: number, height: number): void
 
 function drawRow(doc: PDFKit.PDFDocument, y: number, height: number, texts: string[], shaded: boolean): void {
   if (shaded) doc.rect(MARGIN, y, PAGE.width - 2 * MARGIN, height).fill('#f5f6f8');
-  doc.font('body').fontSize(BODY_SIZE).fillColor('#000000');
+  doc.font(FONT).fontSize(BODY_SIZE).fillColor('#000000');
   let x = MARGIN;
   for (const [i, c] of COLUMNS.entries()) {
     const text = texts[i] ?? '';
