@@ -18,6 +18,7 @@ export interface ChoiceTypeaheadProps {
   onSelect: (choice: Choice | null) => void;
   /** Said when nothing matches. */
   noMatches: string;
+  className?: string;
 }
 
 /**
@@ -90,6 +91,7 @@ export function ChoiceTypeahead(props: ChoiceTypeaheadProps) {
             roleStructure="listoption"
             tabIndex={-1}
             text={item.name}
+            htmlTitle={item.name}
             active={item === activeItem}
             selected={props.selected?.id === item.id}
             // Keep the focus in the field (its blur would close the list before the click lands).
@@ -107,7 +109,7 @@ export function ChoiceTypeahead(props: ChoiceTypeaheadProps) {
       labelFor={id}
       intent={props.error ? 'danger' : 'none'}
       helperText={helper}
-      className="lamina-report-filter"
+      className={['lamina-report-filter', props.className].filter(Boolean).join(' ')}
     >
       <PopoverNext
         isOpen={open}
@@ -115,6 +117,7 @@ export function ChoiceTypeahead(props: ChoiceTypeaheadProps) {
         content={content}
         placement="bottom-start"
         arrow={false}
+        animation="minimal"
         matchTargetWidth
         autoFocus={false}
         enforceFocus={false}
@@ -129,6 +132,7 @@ export function ChoiceTypeahead(props: ChoiceTypeaheadProps) {
           aria-autocomplete="list"
           aria-activedescendant={activeItem ? optionId(activeItem) : undefined}
           autoComplete="off"
+          title={props.selected?.name}
           leftIcon="search"
           placeholder={props.placeholder}
           value={props.text}

@@ -75,7 +75,11 @@ export function ReportCard(props: ReportCardProps) {
           </div>
         </div>
         {blocker && (
-          <p id={reasonId} className="lamina-report-reason">
+          // A date's reason is already under its field: here it is only for the button's description.
+          <p
+            id={reasonId}
+            className={blocker === REPORT_MESSAGES.studyRequired ? 'lamina-report-reason' : 'lamina-visually-hidden'}
+          >
             {blocker}
           </p>
         )}

@@ -41,6 +41,7 @@ function StudyFilter({ value, onChange, celiacOnly, optional }: StudyFilterProps
       selected={value}
       onSelect={onChange}
       noMatches={celiacOnly ? 'No celiac study matches' : 'No study matches'}
+      className="lamina-report-study"
     />
   );
 }
