@@ -234,25 +234,47 @@ export function reportRange(
   return { from, to };
 }
 
-/** The date and time of `at` in `zone`: DD-MMM-YYYY, HHmm and the zone's short name (file names). */
-export function zonedStamp(at: Date, zone: string): { date: string; time: string; zoneName: string } {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    timeZoneName: 'short',
-  }).formatToParts(at);
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The calendar and clock of `at` in `zone`, with the zone's short name (e.g. CET, GMT+9). */
+export function zonedParts(
+  at: Date,
+  zone: string,
+): { year: string; month: string; day: string; hour: string; minute: string; second: string; zoneName: string } {
+  let format = zoneFormats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      timeZoneName: 'short',
+    });
+    if (zoneFormats.size > 100) zoneFormats.clear();
+    zoneFormats.set(zone, format);
+  }
+  const parts = format.formatToParts(at);
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  const local = new Date(Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day'))));
   return {
-    date: ddMmmYyyy(local),
-    time: `${get('hour')}${get('minute')}`,
+    year: get('year'),
+    month: get('month'),
+    day: get('day'),
+    hour: get('hour'),
+    minute: get('minute'),
+    second: get('second'),
     zoneName: get('timeZoneName').replace(/[^A-Za-z0-9+-]/g, '') || 'UTC',
   };
+}
+
+/** The date and time of `at` in `zone`: DD-MMM-YYYY, HHmm and the zone's short name (file names). */
+export function zonedStamp(at: Date, zone: string): { date: string; time: string; zoneName: string } {
+  const p = zonedParts(at, zone);
+  const local = new Date(Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day)));
+  return { date: ddMmmYyyy(local), time: `${p.hour}${p.minute}`, zoneName: p.zoneName };
 }
 
 /** A name made safe for a file name: letters, digits, '-', '_' and '.' (spaces dropped). */

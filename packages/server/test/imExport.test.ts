@@ -13,6 +13,7 @@ import {
 import { CURSOR_BATCH } from '../src/platform/db/cursor.js';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
 import { createCase, createStudy, createStudyImage, createUser, PASSWORD } from './factories.js';
+import { parseCsv } from './support/csv.js';
 
 /**
  * The CSV export of Image Management (issue 12; doc 2 §7): ?reportFormat=csv on both list calls,
@@ -47,36 +48,6 @@ async function exportCsv(session: Session, tab: 'images' | 'cases', body: object
     payload: body,
   });
   return response;
-}
-
-/** Parses RFC 4180 CSV (quoted fields with doubled quotes, CRLF lines). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charAt(i);
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      row.push(field);
-      field = '';
-    } else if (ch === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += ch;
-  }
-  if (field !== '' || row.length > 0) rows.push([...row, field]);
-  return rows;
 }
 
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { CsvValue } from '@lamina/domain';
+import { zonedParts, type CsvValue } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 
 /** What an audit trail export covers: one study (or all: null), a user, a time range, up to an event. */
@@ -78,22 +78,11 @@ export const AUDIT_TRAIL_HEADER = [
   'Client IP',
 ] as const;
 
-/** A clock time of `zone`: YYYY-MM-DD HH:mm:ss (and the zone's short name). */
+/** A clock time of `zone`: YYYY-MM-DD HH:mm:ss and the zone's short name. */
 export function zonedClock(zone: string): (at: Date) => string {
-  const format = new Intl.DateTimeFormat('en-CA', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    timeZoneName: 'short',
-  });
   return (at) => {
-    const p = Object.fromEntries(format.formatToParts(at).map((x) => [x.type, x.value]));
-    return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName ?? ''}`.trim();
+    const p = zonedParts(at, zone);
+    return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.zoneName}`;
   };
 }
 
