@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import {
   IM_DATE_FILTER_DAYS,
   VIEW_ALL_STUDIES,
@@ -59,6 +59,13 @@ function cappedIds(rows: { id: number }[]): number[] | null {
   return rows.length > MAX_SEARCH_IDS ? null : rows.map((r) => r.id);
 }
 
+/**
+ * `column = any(ids)`: the candidates as one array parameter — thousands of `in ($1, …)`
+ * parameters cost the planner 10–20 ms.
+ */
+const idIn = (column: 'images.id' | 'cases.id', ids: readonly number[]) =>
+  sql<SqlBool>`${sql.ref(column)} = any(${[...ids]}::int[])`;
+
 /** The first upload time a quick range keeps (server time), or null for All time. */
 export function dateFloor(filter: ImDateFilter | null | undefined, now: Date): Date | null {
   if (!filter || filter === 'AllTime') return null;
@@ -114,6 +121,32 @@ const IMAGE_SQL: Record<ImImageColumnKey, (eb: ImageEb) => Expression<unknown>> 
   qaComments: (eb) => eb.ref('images.qa_comments'),
 };
 
+/**
+ * Sort keys whose value lives on another table (the study, the case, the organization): the list
+ * is ordered by the image's copy of that value (migration 0015: sort columns kept by triggers, the
+ * same value the column shows, coalesce rules included), so that an index gives the order instead
+ * of a join of every visible row. The shown value is still the joined one.
+ */
+const IMAGE_SORT_COLUMNS = {
+  sponsor: 'images.sort_sponsor',
+  studyName: 'images.sort_study_name',
+  organizationName: 'images.sort_organization',
+  siteId: 'images.sort_site_id',
+  subjectId: 'images.sort_subject_id',
+  visitId: 'images.sort_visit_id',
+  histoProcedureId: 'images.sort_histo_procedure_id',
+  endoProcedureId: 'images.sort_proc_id',
+  specimenCollectionDate: 'images.sort_collection_date',
+} as const satisfies Partial<Record<ImImageSortKey, `images.${keyof DB['images']}`>>;
+
+/**
+ * A column's value as the image row holds it: its sort column when the value lives on another
+ * table (the same value), else the column's SQL. What the list sorts by and searches in, so that
+ * neither needs the joins.
+ */
+const imageRowSql = (key: ImImageColumnKey, eb: ImageEb): Expression<unknown> =>
+  key in IMAGE_SORT_COLUMNS ? eb.ref(IMAGE_SORT_COLUMNS[key as keyof typeof IMAGE_SORT_COLUMNS]) : IMAGE_SQL[key](eb);
+
 /** Text columns the search looks in (those the user may view). */
 const IMAGE_SEARCHED: readonly ImImageColumnKey[] = [
   'imageFilename',
@@ -130,12 +163,26 @@ const IMAGE_SEARCHED: readonly ImImageColumnKey[] = [
   'organizationName',
 ];
 
+/**
+ * The studies a list is restricted to, by id: those the user may see, narrowed by the study filter;
+ * null when the list has no such restriction (who sees every study, without a study filter: every
+ * image, those without a study too).
+ */
+export async function listStudyIds(db: Q, principal: Principal, studyIds: readonly number[]): Promise<number[] | null> {
+  if (principal.actions.has(VIEW_ALL_STUDIES)) return studyIds.length > 0 ? [...new Set(studyIds)] : null;
+  let query = db.selectFrom('studies').select('studies.id').where(visibleStudies(principal));
+  if (studyIds.length > 0) query = query.where('studies.id', 'in', [...studyIds]);
+  return (await query.orderBy('studies.id').execute()).map((r) => r.id);
+}
+
+/**
+ * The images a user may list, without the joins of the shown columns: what a list filters and
+ * orders by is all on the image row (its sort columns included), so that the page's ids and the
+ * total are read from the image table alone — with a join, even one the planner removes (a case
+ * never referenced), PostgreSQL 15 no longer reads the ids from an index alone.
+ */
 function imagesFrom(db: Q, principal: Principal) {
-  const from = db
-    .selectFrom('images')
-    .leftJoin('studies as s', 's.id', 'images.study_id')
-    .leftJoin('cases as c', 'c.id', 'images.case_id')
-    .leftJoin('organizations as o', 'o.id', 'images.organization_id');
+  const from = db.selectFrom('images');
   // Who sees every study sees every image, those without a study too (sample data not yet
   // matched): no condition at all (a study_id always names a study), so that at 10^6 images the
   // planner walks a sort index instead of testing each row (issue 12, Scale).
@@ -168,37 +215,83 @@ const CASE_VALUED: readonly ImImageColumnKey[] = [
   'endoProcedureId',
 ];
 
+/** The names of studies and organizations a search matches (unique names: few rows, two tiny tables). */
+async function matchingNames(db: Q, like: string, searched: readonly ImImageColumnKey[]) {
+  const studies = searched.includes('studyName')
+    ? (await db.selectFrom('studies').select('studies.name').where('studies.name', 'ilike', like).execute()).map(
+        (r) => r.name,
+      )
+    : [];
+  const organizations = searched.includes('organizationName')
+    ? (
+        await db
+          .selectFrom('organizations')
+          .select('organizations.name')
+          .where('organizations.name', 'ilike', like)
+          .execute()
+      ).map((r) => r.name)
+    : [];
+  return { studies, organizations };
+}
+
 /**
- * The images a search can match, from the trigram indexes: those whose own text contains it, and
- * (when the user searches those columns) the images of cases, studies and organizations whose text
- * contains it. A superset of the matches — the exact condition on each viewable column decides.
+ * The images a search can match (id, study), from the trigram indexes: those whose own text
+ * contains it, and (when the user searches those columns) the images of cases whose text contains
+ * it, and of the studies and organizations whose names do — by those names, given by value, in
+ * the sort columns' indexes (0015): the planner then knows how many rows they hold, instead of
+ * guessing 20 000–50 000 per name, which made the query cost enough for JIT (35 ms). A superset
+ * of the matches — the exact condition on each viewable column decides.
  */
-function imageCandidates(db: Q, like: string, searched: readonly ImImageColumnKey[]) {
-  let ids = db.selectFrom('images').select('images.id').where(imageSearchText, 'ilike', like);
+function imageCandidates(
+  db: Q,
+  like: string,
+  searched: readonly ImImageColumnKey[],
+  /** The matching names by value; null: by subquery (a candidates subquery of a broad search). */
+  names: { studies: readonly string[]; organizations: readonly string[] } | null,
+) {
+  let ids = db.selectFrom('images').select(['images.id', 'images.study_id']).where(imageSearchText, 'ilike', like);
   if (searched.some((key) => CASE_VALUED.includes(key)))
     ids = ids.union(
       db
         .selectFrom('images')
         .innerJoin('cases', 'cases.id', 'images.case_id')
-        .select('images.id')
+        .select(['images.id', 'images.study_id'])
         .where(caseSearchText, 'ilike', like),
     );
-  if (searched.includes('studyName'))
-    ids = ids.union(
-      db
-        .selectFrom('images')
-        .innerJoin('studies', 'studies.id', 'images.study_id')
-        .select('images.id')
-        .where('studies.name', 'ilike', like),
-    );
-  if (searched.includes('organizationName'))
-    ids = ids.union(
-      db
-        .selectFrom('images')
-        .innerJoin('organizations', 'organizations.id', 'images.organization_id')
-        .select('images.id')
-        .where('organizations.name', 'ilike', like),
-    );
+  // The images of matching studies and organizations, by name (unique names) in the sort columns.
+  const named = (column: 'images.sort_study_name' | 'images.sort_organization', values: readonly string[]) =>
+    db
+      .selectFrom('images')
+      .select(['images.id', 'images.study_id'])
+      .where(column, 'in', [...values]);
+  if (searched.includes('studyName')) {
+    if (!names)
+      ids = ids.union(
+        db
+          .selectFrom('images')
+          .select(['images.id', 'images.study_id'])
+          .where(
+            'images.sort_study_name',
+            'in',
+            db.selectFrom('studies').select('studies.name').where('studies.name', 'ilike', like),
+          ),
+      );
+    else if (names.studies.length > 0) ids = ids.union(named('images.sort_study_name', names.studies));
+  }
+  if (searched.includes('organizationName')) {
+    if (!names)
+      ids = ids.union(
+        db
+          .selectFrom('images')
+          .select(['images.id', 'images.study_id'])
+          .where(
+            'images.sort_organization',
+            'in',
+            db.selectFrom('organizations').select('organizations.name').where('organizations.name', 'ilike', like),
+          ),
+      );
+    else if (names.organizations.length > 0) ids = ids.union(named('images.sort_organization', names.organizations));
+  }
   return ids;
 }
 
@@ -214,13 +307,20 @@ const searchedImageColumns = (options: ImListFilters & { columns: readonly strin
  */
 export async function searchImageIds(
   db: Q,
+  principal: Principal,
   options: ImListFilters & { columns: readonly string[] },
 ): Promise<number[] | null> {
   if (!options.searchText) return null;
-  const rows = await imageCandidates(db, likeContains(options.searchText), searchedImageColumns(options))
-    .limit(MAX_SEARCH_IDS + 1)
-    .execute();
-  return cappedIds(rows);
+  const like = likeContains(options.searchText);
+  const searched = searchedImageColumns(options);
+  const candidates = imageCandidates(db, like, searched, await matchingNames(db, like, searched));
+  const rows = await candidates.limit(MAX_SEARCH_IDS + 1).execute();
+  // Only those of the list's studies are passed on (the list's own condition still applies): the
+  // candidates of a user who sees a few studies span every study, and the list would read them all.
+  const studies = await listStudyIds(db, principal, options.studyIds);
+  if (rows.length > MAX_SEARCH_IDS || studies === null) return cappedIds(rows);
+  const listed = new Set(studies);
+  return rows.filter((r) => r.study_id !== null && listed.has(r.study_id)).map((r) => r.id);
 }
 
 function filteredImages(db: Q, principal: Principal, options: Omit<ImageListOptions, 'sort' | 'descending'>) {
@@ -231,11 +331,15 @@ function filteredImages(db: Q, principal: Principal, options: Omit<ImageListOpti
     const ids = options.searchIds;
     query = (
       ids === null || ids === undefined
-        ? query.where('images.id', 'in', imageCandidates(db, like, searched))
+        ? query.where(
+            'images.id',
+            'in',
+            db.selectFrom(imageCandidates(db, like, searched, null).as('c')).select('c.id'),
+          )
         : ids.length === 0
           ? query.where(sql<boolean>`false`)
-          : query.where('images.id', 'in', [...ids])
-    ).where((eb) => eb.or(searched.map((key) => eb(sql`${IMAGE_SQL[key](eb as ImageEb)}::text`, 'ilike', like))));
+          : query.where(idIn('images.id', ids))
+    ).where((eb) => eb.or(searched.map((key) => eb(sql`${imageRowSql(key, eb as ImageEb)}::text`, 'ilike', like))));
   }
   if (options.studyIds.length > 0) query = query.where('images.study_id', 'in', [...options.studyIds]);
   const floor = dateFloor(options.dateFilter, options.now);
@@ -248,22 +352,35 @@ function filteredImages(db: Q, principal: Principal, options: Omit<ImageListOpti
   return query;
 }
 
-/** The filtered image list in its order (nulls last, then by id), every row: a page of it, or the export. */
-export function imagesQuery(db: Q, principal: Principal, options: ImageListOptions) {
-  const direction = options.descending ? 'desc' : 'asc';
-  return filteredImages(db, principal, options)
+/** The list's order by its sort key, before the id (nulls last, unless the key is never null). */
+const imageOrder = (options: Pick<ImageListOptions, 'sort' | 'descending'>) => (eb: unknown) =>
+  sql`(${imageRowSql(options.sort, eb as ImageEb)}) ${sql.raw(options.descending ? 'desc' : 'asc')}${nullsLast(IMAGE_NEVER_NULL, options.sort)}`;
+
+/** The tables of the shown columns that are not the image's own. */
+function withJoins(query: ReturnType<typeof imagesFrom>) {
+  return query
+    .leftJoin('studies as s', 's.id', 'images.study_id')
+    .leftJoin('cases as c', 'c.id', 'images.case_id')
+    .leftJoin('organizations as o', 'o.id', 'images.organization_id');
+}
+
+/** The shown columns of a query's images, in the list's order. */
+function imageColumns(query: ReturnType<typeof imagesFrom>, options: ImageListOptions) {
+  return withJoins(query)
     .select((eb) => [
       'images.id',
       'images.study_id',
       'images.case_id',
       ...options.columns.map((key) => aliased(IMAGE_SQL[key](eb as ImageEb), key)),
     ])
-    .orderBy(
-      (eb) =>
-        sql`(${IMAGE_SQL[options.sort](eb as ImageEb)}) ${sql.raw(direction)}${nullsLast(IMAGE_NEVER_NULL, options.sort)}`,
-    )
-    .orderBy('images.id', direction)
+    .orderBy(imageOrder(options))
+    .orderBy('images.id', options.descending ? 'desc' : 'asc')
     .$castTo<ImageRecordRow>();
+}
+
+/** The filtered image list in its order (nulls last, then by id), every row: the export. */
+export function imagesQuery(db: Q, principal: Principal, options: ImageListOptions) {
+  return imageColumns(filteredImages(db, principal, options), options);
 }
 
 /**
@@ -290,31 +407,121 @@ async function countedImageTotal(
   return rows[0]?.n ?? 0;
 }
 
+/**
+ * Sort keys a list of a few studies takes study by study, from per-study indexes (migration 0015),
+ * merging the studies' pages: the images of one study come late in the whole table's order by
+ * these (a study's protocol, its segments, its name and sponsor), so a walk of a global index
+ * would pass every other study's images first; and a deep page by upload date reads only the
+ * rows it skips. 'key': a study's images in the key's order (an index (study_id, key, id));
+ * 'id': the value is the study's own, the same for all its images, which are then in id order.
+ */
+const PER_STUDY_ORDER: Partial<Record<ImImageSortKey, 'key' | 'id'>> = {
+  uploadedAt: 'key',
+  protocolId: 'key',
+  anatomicalSegment: 'key',
+  sponsor: 'id',
+  studyName: 'id',
+};
+
+/** Most studies whose pages are merged (each is a branch the planner plans). */
+const MAX_MERGED_STUDIES = 50;
+
+/**
+ * The ids of one page in the list's order. A list of a few studies sorted by a per-study key is
+ * a merge of each study's first rows (UNION ALL of per-study index scans, each limited to the
+ * rows the page needs, merged in order: PostgreSQL's Merge Append); any other list walks its
+ * order over the whole table, filtered.
+ */
+function pageIds(
+  db: Q,
+  principal: Principal,
+  options: ImageListOptions,
+  studies: readonly number[] | null,
+): Expression<number> {
+  const perStudy = PER_STUDY_ORDER[options.sort];
+  const limit = options.limit;
+  if (
+    perStudy &&
+    limit !== undefined &&
+    !options.searchText &&
+    studies !== null &&
+    studies.length > 0 &&
+    studies.length <= MAX_MERGED_STUDIES
+  ) {
+    const direction = sql.raw(options.descending ? 'desc' : 'asc');
+    const nulls = nullsLast(IMAGE_NEVER_NULL, options.sort);
+    const needed = (options.offset ?? 0) + limit;
+    const branches = studies.map((studyId) =>
+      filteredImages(db, principal, options)
+        .where('images.study_id', '=', studyId)
+        .select((eb) => ['images.id', aliased(imageRowSql(options.sort, eb as ImageEb), 'k')])
+        .$if(perStudy === 'key', (q) => q.orderBy(imageOrder(options)))
+        .orderBy(sql`images.id ${direction}`)
+        .limit(needed),
+    );
+    const merged = db
+      .selectFrom(sql<{ id: number; k: unknown }>`(${sql.join(branches, sql` union all `)})`.as('merged'))
+      .select('merged.id')
+      .orderBy(sql`merged.k ${direction}${nulls}`)
+      .orderBy(sql`merged.id ${direction}`)
+      .limit(limit)
+      .offset(options.offset ?? 0);
+    return merged.$asScalar();
+  }
+  const direction = options.descending ? 'desc' : 'asc';
+  let ids = filteredImages(db, principal, options)
+    .select('images.id')
+    .orderBy(imageOrder(options))
+    .orderBy('images.id', direction);
+  if (limit !== undefined) ids = ids.limit(limit);
+  if (options.offset) ids = ids.offset(options.offset);
+  return ids.$asScalar();
+}
+
 /** One page of the image list, with the total of the filtered list. */
 export async function listImages(db: Q, principal: Principal, options: ImageListOptions) {
   const base = filteredImages(db, principal, options);
+  const count = async () => (await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).n;
   // The page's ids first (only the sort key is computed for the rows an offset skips), then the
-  // columns — subqueries included — of those rows alone.
-  let ids = imagesQuery(db, principal, { ...options, columns: [] });
-  if (options.limit !== undefined) ids = ids.limit(options.limit);
-  if (options.offset) ids = ids.offset(options.offset);
-  const page = imagesQuery(db, principal, options).where(
-    'images.id',
-    'in',
-    db.selectFrom(ids.as('page')).select('page.id'),
-  );
+  // columns — subqueries included — of those rows alone (in the user's scope; the ids met every
+  // filter already).
+  const rowsOf = (ids: Expression<SqlBool>) => imageColumns(imagesFrom(db, principal).where(ids), options).execute();
+  if (options.searchText) {
+    // A search's rows are its candidates (at most MAX_SEARCH_IDS): the page's ids and the total in
+    // one pass over them, instead of a page query and a count that each test them all.
+    const direction = options.descending ? 'desc' : 'asc';
+    let ids = base
+      .select(['images.id', sql<number>`(count(*) over ())::int`.as('total')])
+      .orderBy(imageOrder(options))
+      .orderBy('images.id', direction);
+    if (options.limit !== undefined) ids = ids.limit(options.limit);
+    if (options.offset) ids = ids.offset(options.offset);
+    const page = await ids.execute();
+    const total = page[0] ? page[0].total : await count();
+    return {
+      rows:
+        page.length > 0
+          ? await rowsOf(
+              idIn(
+                'images.id',
+                page.map((r) => r.id),
+              ),
+            )
+          : [],
+      total,
+    };
+  }
+  const ids = pageIds(db, principal, options, await listStudyIds(db, principal, options.studyIds));
   const [rows, total] = await Promise.all([
-    page.execute(),
-    countedImageTotal(db, principal, options).then(
-      async (n) => n ?? (await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).n,
-    ),
+    rowsOf(sql<SqlBool>`images.id in (${ids})`),
+    countedImageTotal(db, principal, options).then(async (n) => n ?? (await count())),
   ]);
   return { rows, total };
 }
 
 /** One image's row (the one-row refresh), or undefined when it is not visible. */
 export async function imageRecord(db: Q, principal: Principal, imageId: number, columns: readonly ImImageColumnKey[]) {
-  const row = await imagesFrom(db, principal)
+  const row = await withJoins(imagesFrom(db, principal))
     .select((eb) => [
       'images.id',
       'images.study_id',
@@ -453,7 +660,7 @@ function filteredCases(db: Q, principal: Principal, options: Omit<CaseListOption
         ? query.where('cases.id', 'in', caseCandidates(db, like, searched))
         : ids.length === 0
           ? query.where(sql<boolean>`false`)
-          : query.where('cases.id', 'in', [...ids])
+          : query.where(idIn('cases.id', ids))
     ).where((eb) => eb.or(searched.map((key) => eb(sql`${CASE_SQL[key](eb as CaseEb)}::text`, 'ilike', like))));
   }
   if (options.studyIds.length > 0) query = query.where('cases.study_id', 'in', [...options.studyIds]);

@@ -115,7 +115,7 @@ interface ListTab<K extends string, S extends string, Row, Rec> {
   present: (row: Row) => Rec;
   cells: (record: Rec, columns: K[]) => CsvValue[];
   /** The search's candidate ids, fetched before the list (searchImageIds / searchCaseIds). */
-  searchIds: (options: ListOptions<K, S>) => Promise<number[] | null>;
+  searchIds: (principal: Principal, options: ListOptions<K, S>) => Promise<number[] | null>;
 }
 
 /**
@@ -141,7 +141,7 @@ async function answerList<K extends string, S extends K, Row, Rec>(
     sort: key,
     descending,
   };
-  options.searchIds = await tab.searchIds(options);
+  options.searchIds = await tab.searchIds(principal, options);
   if (call.csv) {
     if (!principal.actions.has(IM_EXPORT_PERMISSIONS[tab.tab])) throw new ForbiddenError();
     const exported = imExportColumns(tab.columns, principal.actions, roleOf(principal), body.columns);
@@ -209,7 +209,7 @@ export function imageManagementRoutes(db: Db) {
           list: (principal, options) => listImages(db, principal, { ...options, statuses }),
           present: presentImageRecord,
           cells: imageCsvCells,
-          searchIds: (options) => searchImageIds(db, options),
+          searchIds: (principal, options) => searchImageIds(db, principal, options),
         });
       },
     );
@@ -239,7 +239,7 @@ export function imageManagementRoutes(db: Db) {
           list: (principal, options) => listCases(db, principal, { ...options, statuses }),
           present: presentCaseRecord,
           cells: caseCsvCells,
-          searchIds: (options) => searchCaseIds(db, options),
+          searchIds: (_principal, options) => searchCaseIds(db, options),
         });
       },
     );
