@@ -21,3 +21,4 @@ export * from './samples.js';
 export * from './annotations.js';
 export * from './queries.js';
 export * from './reports.js';
+export * from './mld.js';
