@@ -458,6 +458,19 @@ describe('quirks, on files from the test writer', () => {
     );
   });
 
+  it('reads a Buffer that is a view into a larger allocation (byteOffset ≠ 0)', () => {
+    const padded = Buffer.concat([Buffer.alloc(7, 0xee), sample, Buffer.alloc(5, 0xee)]).subarray(7, 7 + sample.length);
+    const file = parseMld(padded);
+    expect(file.layers.map((l) => l.objects.length)).toEqual([5, 1188, 0]);
+    expect(file.trailer).toBe('LDFF 4.0');
+    const heatmap = writeMld({
+      sections: [{ tag: '[LayerImage]', name: 'h', bytes: new Uint8Array([0x49, 0x49, 42, 0]) }],
+    });
+    const view = Buffer.concat([Buffer.alloc(3), heatmap]).subarray(3);
+    const image = parseMld(view).layerImages[0]!;
+    expect([image.offset, Array.from(image.bytes)]).toEqual([heatmap.length - 4 - 9, [0x49, 0x49, 42, 0]]);
+  });
+
   it('reads the LDFF end marker; a file may end without one, but nothing may follow it', () => {
     expect(parseMld(writeMld({ trailer: 'LDFF 4.0' })).trailer).toBe('LDFF 4.0');
     const none = parseMld(writeMld({ trailer: null }));
