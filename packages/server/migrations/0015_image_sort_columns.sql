@@ -140,6 +140,32 @@ UPDATE images SET
   LEFT JOIN organizations o ON o.id = i.organization_id
   WHERE i.id = images.id;
 
+-- Search (issue 12, Scale): one trigram index over every column the list searches, as the row
+-- holds it — the image's own text, its case's IDs and its study's and organization's names (the
+-- sort columns) — gives a search's candidates in one index scan, and the list tests the exact,
+-- permission-aware condition on those rows alone (imQueries.ts). It replaces 0012's index over the
+-- image's own text, whose candidates needed a union with the images of matching cases, studies and
+-- organizations, fetched first and passed back by id. A rename of a study or organization rewrites
+-- its images' entries.
+CREATE FUNCTION image_row_search_text(
+  name text, accession text, protocol text, site text, subject text, visit text, lab_visit text, segment text,
+  histo text, proc text, study_name text, organization text
+) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce(name, '') || ' ' || coalesce(accession, '') || ' ' || coalesce(protocol, '') || ' ' ||
+         coalesce(site, '') || ' ' || coalesce(subject, '') || ' ' || coalesce(visit, '') || ' ' ||
+         coalesce(lab_visit, '') || ' ' || coalesce(segment, '') || ' ' || coalesce(histo, '') || ' ' ||
+         coalesce(proc, '') || ' ' || coalesce(study_name, '') || ' ' || coalesce(organization, '')
+$$;
+
+DROP INDEX images_search_trgm;
+DROP FUNCTION image_search_text(text, text, text, text, text, text, text, text);
+CREATE INDEX images_search_trgm ON images USING gin (
+  image_row_search_text(name, accession_number, protocol_id, sort_site_id, sort_subject_id, sort_visit_id,
+                        lab_visit_id, biopsy_location, sort_histo_procedure_id, sort_proc_id, sort_study_name,
+                        sort_organization)
+  gin_trgm_ops
+);
+
 -- The list's order by each sort column, both directions (nulls last, then by id), as 0011's.
 CREATE INDEX images_im_sponsor ON images (sort_sponsor, id);
 CREATE INDEX images_im_sponsor_desc ON images (sort_sponsor DESC NULLS LAST, id DESC);

@@ -42,15 +42,15 @@ export interface ImListFilters {
   /** The columns searched (those the user may view); the selected columns when absent. */
   searchIn?: readonly string[] | undefined;
   /**
-   * The search's candidate rows, fetched first (searchImageIds / searchCaseIds): with them the list
-   * reads those rows by id; null or absent, it filters by the candidate subquery.
+   * The case list's search candidates, fetched first (searchCaseIds): with them the list reads
+   * those rows by id; null or absent, it filters by the candidate subquery.
    */
   searchIds?: readonly number[] | null | undefined;
 }
 
 /**
- * Most candidate ids a search passes on by value. A broader search (a few characters, a study's
- * name) filters by the subquery: it reads most of the list anyway, and a scan is the right plan.
+ * Most candidate ids a case search passes on by value. A broader search (a few characters, a
+ * study's name) filters by the subquery: it reads most of the list anyway, and a scan is the right plan.
  */
 export const MAX_SEARCH_IDS = 10_000;
 
@@ -181,18 +181,22 @@ export async function listStudyIds(db: Q, principal: Principal, studyIds: readon
  * total are read from the image table alone — with a join, even one the planner removes (a case
  * never referenced), PostgreSQL 15 no longer reads the ids from an index alone.
  */
-function imagesFrom(db: Q, principal: Principal) {
+function imagesFrom(db: Q, principal: Principal, studies?: readonly number[] | null) {
   const from = db.selectFrom('images');
   // Who sees every study sees every image, those without a study too (sample data not yet
   // matched): no condition at all (a study_id always names a study), so that at 10^6 images the
-  // planner walks a sort index instead of testing each row (issue 12, Scale).
+  // planner walks a sort index instead of testing each row (issue 12, Scale). Others: their
+  // studies — by value when the list fetched them (listStudyIds): the planner then reads the
+  // images of those studies at once instead of one study at a time.
   const scoped = principal.actions.has(VIEW_ALL_STUDIES)
     ? from
-    : from.where(
-        'images.study_id',
-        'in',
-        db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)),
-      );
+    : studies
+      ? from.where(sql<SqlBool>`images.study_id = any(${[...studies]}::int[])`)
+      : from.where(
+          'images.study_id',
+          'in',
+          db.selectFrom('studies').select('studies.id').where(visibleStudies(principal)),
+        );
   return scoped.where(readerSeesImage(principal));
 }
 
@@ -203,143 +207,35 @@ export interface ImageListOptions extends ImListFilters, ListWindow {
   descending: boolean;
 }
 
-/** The searched text of an image row and of a case row: the expressions of the trigram indexes (0012). */
-const imageSearchText = sql<string>`image_search_text(images.name, images.accession_number, images.protocol_id, images.site_id, images.subject_id, images.visit_id, images.lab_visit_id, images.biopsy_location)`;
-const caseSearchText = sql<string>`case_search_text(cases.proc_id, cases.histo_procedure_id, cases.site_id, cases.subject_id, cases.visit_id)`;
-/** Image columns whose values live on the image's case (a case's text match makes its images candidates). */
-const CASE_VALUED: readonly ImImageColumnKey[] = [
-  'siteId',
-  'subjectId',
-  'visitId',
-  'histoProcedureId',
-  'endoProcedureId',
-];
-
-/** The names of studies and organizations a search matches (unique names: few rows, two tiny tables). */
-async function matchingNames(db: Q, like: string, searched: readonly ImImageColumnKey[]) {
-  const studies = searched.includes('studyName')
-    ? (await db.selectFrom('studies').select('studies.name').where('studies.name', 'ilike', like).execute()).map(
-        (r) => r.name,
-      )
-    : [];
-  const organizations = searched.includes('organizationName')
-    ? (
-        await db
-          .selectFrom('organizations')
-          .select('organizations.name')
-          .where('organizations.name', 'ilike', like)
-          .execute()
-      ).map((r) => r.name)
-    : [];
-  return { studies, organizations };
-}
-
 /**
- * The images a search can match (id, study), from the trigram indexes: those whose own text
- * contains it, and (when the user searches those columns) the images of cases whose text contains
- * it, and of the studies and organizations whose names do — by those names, given by value, in
- * the sort columns' indexes (0015): the planner then knows how many rows they hold, instead of
- * guessing 20 000–50 000 per name, which made the query cost enough for JIT (35 ms). A superset
- * of the matches — the exact condition on each viewable column decides.
+ * The searched text of an image row (migration 0015): every searched column as the row holds it,
+ * the case's IDs and the study's and organization's names included (the sort columns), so that
+ * one trigram index gives a search's candidates. The expression of that index.
  */
-function imageCandidates(
-  db: Q,
-  like: string,
-  searched: readonly ImImageColumnKey[],
-  /** The matching names by value; null: by subquery (a candidates subquery of a broad search). */
-  names: { studies: readonly string[]; organizations: readonly string[] } | null,
-) {
-  let ids = db.selectFrom('images').select(['images.id', 'images.study_id']).where(imageSearchText, 'ilike', like);
-  if (searched.some((key) => CASE_VALUED.includes(key)))
-    ids = ids.union(
-      db
-        .selectFrom('images')
-        .innerJoin('cases', 'cases.id', 'images.case_id')
-        .select(['images.id', 'images.study_id'])
-        .where(caseSearchText, 'ilike', like),
-    );
-  // The images of matching studies and organizations, by name (unique names) in the sort columns.
-  const named = (column: 'images.sort_study_name' | 'images.sort_organization', values: readonly string[]) =>
-    db
-      .selectFrom('images')
-      .select(['images.id', 'images.study_id'])
-      .where(column, 'in', [...values]);
-  if (searched.includes('studyName')) {
-    if (!names)
-      ids = ids.union(
-        db
-          .selectFrom('images')
-          .select(['images.id', 'images.study_id'])
-          .where(
-            'images.sort_study_name',
-            'in',
-            db.selectFrom('studies').select('studies.name').where('studies.name', 'ilike', like),
-          ),
-      );
-    else if (names.studies.length > 0) ids = ids.union(named('images.sort_study_name', names.studies));
-  }
-  if (searched.includes('organizationName')) {
-    if (!names)
-      ids = ids.union(
-        db
-          .selectFrom('images')
-          .select(['images.id', 'images.study_id'])
-          .where(
-            'images.sort_organization',
-            'in',
-            db.selectFrom('organizations').select('organizations.name').where('organizations.name', 'ilike', like),
-          ),
-      );
-    else if (names.organizations.length > 0) ids = ids.union(named('images.sort_organization', names.organizations));
-  }
-  return ids;
-}
+const imageSearchText = sql<string>`image_row_search_text(images.name, images.accession_number, images.protocol_id, images.sort_site_id, images.sort_subject_id, images.sort_visit_id, images.lab_visit_id, images.biopsy_location, images.sort_histo_procedure_id, images.sort_proc_id, images.sort_study_name, images.sort_organization)`;
+/** The searched text of a case row: the expression of its trigram index (0012). */
+const caseSearchText = sql<string>`case_search_text(cases.proc_id, cases.histo_procedure_id, cases.site_id, cases.subject_id, cases.visit_id)`;
 
 const searchedImageColumns = (options: ImListFilters & { columns: readonly string[] }) => {
   const visible = new Set<string>(options.searchIn ?? options.columns);
   return IMAGE_SEARCHED.filter((key) => visible.has(key));
 };
 
-/**
- * The candidate images of a list's search, by id (at most MAX_SEARCH_IDS), or null. Fetched first,
- * they let the planner read a few thousand rows by key instead of guessing the size of a trigram
- * match (it guesses 100, then hash-joins the whole image table against them: 2–5 s at 10^6).
- */
-export async function searchImageIds(
+function filteredImages(
   db: Q,
   principal: Principal,
-  options: ImListFilters & { columns: readonly string[] },
-): Promise<number[] | null> {
-  if (!options.searchText) return null;
-  const like = likeContains(options.searchText);
-  const searched = searchedImageColumns(options);
-  const candidates = imageCandidates(db, like, searched, await matchingNames(db, like, searched));
-  const rows = await candidates.limit(MAX_SEARCH_IDS + 1).execute();
-  // Only those of the list's studies are passed on (the list's own condition still applies): the
-  // candidates of a user who sees a few studies span every study, and the list would read them all.
-  const studies = await listStudyIds(db, principal, options.studyIds);
-  if (rows.length > MAX_SEARCH_IDS || studies === null) return cappedIds(rows);
-  const listed = new Set(studies);
-  return rows.filter((r) => r.study_id !== null && listed.has(r.study_id)).map((r) => r.id);
-}
-
-function filteredImages(db: Q, principal: Principal, options: Omit<ImageListOptions, 'sort' | 'descending'>) {
-  let query = imagesFrom(db, principal);
+  options: Omit<ImageListOptions, 'sort' | 'descending'>,
+  studies?: readonly number[] | null,
+) {
+  let query = imagesFrom(db, principal, studies);
   if (options.searchText) {
+    // The row's searched text (a trigram index, all columns) gives the candidates; the exact,
+    // permission-aware condition on each viewable column decides.
     const like = likeContains(options.searchText);
     const searched = searchedImageColumns(options);
-    const ids = options.searchIds;
-    query = (
-      ids === null || ids === undefined
-        ? query.where(
-            'images.id',
-            'in',
-            db.selectFrom(imageCandidates(db, like, searched, null).as('c')).select('c.id'),
-          )
-        : ids.length === 0
-          ? query.where(sql<boolean>`false`)
-          : query.where(idIn('images.id', ids))
-    ).where((eb) => eb.or(searched.map((key) => eb(sql`${imageRowSql(key, eb as ImageEb)}::text`, 'ilike', like))));
+    query = query
+      .where(imageSearchText, 'ilike', like)
+      .where((eb) => eb.or(searched.map((key) => eb(sql`${imageRowSql(key, eb as ImageEb)}::text`, 'ilike', like))));
   }
   if (options.studyIds.length > 0) query = query.where('images.study_id', 'in', [...options.studyIds]);
   const floor = dateFloor(options.dateFilter, options.now);
@@ -452,7 +348,7 @@ function pageIds(
     const nulls = nullsLast(IMAGE_NEVER_NULL, options.sort);
     const needed = (options.offset ?? 0) + limit;
     const branches = studies.map((studyId) =>
-      filteredImages(db, principal, options)
+      filteredImages(db, principal, options, studies)
         .where('images.study_id', '=', studyId)
         .select((eb) => ['images.id', aliased(imageRowSql(options.sort, eb as ImageEb), 'k')])
         .$if(perStudy === 'key', (q) => q.orderBy(imageOrder(options)))
@@ -469,7 +365,7 @@ function pageIds(
     return merged.$asScalar();
   }
   const direction = options.descending ? 'desc' : 'asc';
-  let ids = filteredImages(db, principal, options)
+  let ids = filteredImages(db, principal, options, studies)
     .select('images.id')
     .orderBy(imageOrder(options))
     .orderBy('images.id', direction);
@@ -480,15 +376,16 @@ function pageIds(
 
 /** One page of the image list, with the total of the filtered list. */
 export async function listImages(db: Q, principal: Principal, options: ImageListOptions) {
-  const base = filteredImages(db, principal, options);
+  const studies = await listStudyIds(db, principal, options.studyIds);
+  const base = filteredImages(db, principal, options, studies);
   const count = async () => (await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).n;
   // The page's ids first (only the sort key is computed for the rows an offset skips), then the
   // columns — subqueries included — of those rows alone (in the user's scope; the ids met every
   // filter already).
   const rowsOf = (ids: Expression<SqlBool>) => imageColumns(imagesFrom(db, principal).where(ids), options).execute();
   if (options.searchText) {
-    // A search's rows are its candidates (at most MAX_SEARCH_IDS): the page's ids and the total in
-    // one pass over them, instead of a page query and a count that each test them all.
+    // A search's rows are few (its trigram candidates): the page's ids and the total in one pass
+    // over them, instead of a page query and a count that each test them all.
     const direction = options.descending ? 'desc' : 'asc';
     let ids = base
       .select(['images.id', sql<number>`(count(*) over ())::int`.as('total')])
@@ -511,7 +408,7 @@ export async function listImages(db: Q, principal: Principal, options: ImageList
       total,
     };
   }
-  const ids = pageIds(db, principal, options, await listStudyIds(db, principal, options.studyIds));
+  const ids = pageIds(db, principal, options, studies);
   const [rows, total] = await Promise.all([
     rowsOf(sql<SqlBool>`images.id in (${ids})`),
     countedImageTotal(db, principal, options).then(async (n) => n ?? (await count())),

@@ -36,16 +36,7 @@ import { policy, scope } from '../../platform/rbac/policy.js';
 import { caseScope, caseStudyOf } from '../cases/caseScope.js';
 import { imageScope, imageStudyOf } from '../images/imageScope.js';
 import { ImEditService } from './imEditService.js';
-import {
-  caseRecord,
-  casesQuery,
-  imageRecord,
-  imagesQuery,
-  listCases,
-  listImages,
-  searchCaseIds,
-  searchImageIds,
-} from './imQueries.js';
+import { caseRecord, casesQuery, imageRecord, imagesQuery, listCases, listImages, searchCaseIds } from './imQueries.js';
 import { caseCsvCells, imageCsvCells, presentCaseRecord, presentImageRecord } from './imPresenter.js';
 import { sendCsv } from '../../platform/http/csvStream.js';
 
@@ -114,8 +105,8 @@ interface ListTab<K extends string, S extends string, Row, Rec> {
   ) => Promise<{ rows: Row[]; total: number }>;
   present: (row: Row) => Rec;
   cells: (record: Rec, columns: K[]) => CsvValue[];
-  /** The search's candidate ids, fetched before the list (searchImageIds / searchCaseIds). */
-  searchIds: (principal: Principal, options: ListOptions<K, S>) => Promise<number[] | null>;
+  /** The search's candidate ids, fetched before the list (searchCaseIds), when the tab has them. */
+  searchIds?: (options: ListOptions<K, S>) => Promise<number[] | null>;
 }
 
 /**
@@ -141,7 +132,7 @@ async function answerList<K extends string, S extends K, Row, Rec>(
     sort: key,
     descending,
   };
-  options.searchIds = await tab.searchIds(principal, options);
+  if (tab.searchIds) options.searchIds = await tab.searchIds(options);
   if (call.csv) {
     if (!principal.actions.has(IM_EXPORT_PERMISSIONS[tab.tab])) throw new ForbiddenError();
     const exported = imExportColumns(tab.columns, principal.actions, roleOf(principal), body.columns);
@@ -209,7 +200,6 @@ export function imageManagementRoutes(db: Db) {
           list: (principal, options) => listImages(db, principal, { ...options, statuses }),
           present: presentImageRecord,
           cells: imageCsvCells,
-          searchIds: (principal, options) => searchImageIds(db, principal, options),
         });
       },
     );
@@ -239,7 +229,7 @@ export function imageManagementRoutes(db: Db) {
           list: (principal, options) => listCases(db, principal, { ...options, statuses }),
           present: presentCaseRecord,
           cells: caseCsvCells,
-          searchIds: (_principal, options) => searchCaseIds(db, options),
+          searchIds: (options) => searchCaseIds(db, options),
         });
       },
     );
