@@ -195,6 +195,7 @@ export const ANNOTATION_MESSAGES = {
   categoryRequired: 'A multiline annotation needs a multilineCategory (VILLUS_HEIGHT or CRYPT_DEPTH)',
   categoryNotAllowed: 'Only a multiline annotation carries a multilineCategory',
   multilineNotCeliac: 'Line measurements belong to celiac studies',
+  importedReadOnly: 'imported AI annotations change only with their import',
   multilineTaken: (className: string, category: MultilineCategory) =>
     `${className} already has a ${MULTILINE_CATEGORY_LABELS[category]} line`,
   imageNotInImage: 'The annotation belongs to another image',

@@ -31,7 +31,7 @@ export const AI_SOURCE = 'VisioPharm';
 export const MLD_MAX_FILES = 20;
 export const MLD_MAX_BYTES = 512 * 1024 * 1024;
 
-export const MLD_MESSAGES = {
+export const MLD_IMPORT_MESSAGES = {
   unableToUpload: 'Unable to upload MLD file',
   notMld: (name: string) => `Only .mld files can be imported: ${name}`,
   noImageMatches: (name: string) => `No image matches ${name}`,
@@ -172,3 +172,28 @@ export function formatFileSize(bytes: number): string {
   }
   return `${value.toFixed(2)} ${units[unit]}`;
 }
+
+/** GET /api/images/{id}/ai-layers: the image's completed imports and AI classes (the viewer's AI tree). */
+export const aiLayersResponseSchema = z.object({
+  success: z.literal(true),
+  imageId: z.number().int(),
+  /** 'Include AI annotation counts in reports' (doc 3 §2): the image's acceptAiAnnotations. */
+  acceptAiAnnotations: z.boolean(),
+  imports: z.array(
+    z.object({
+      mldId: z.number().int(),
+      name: z.string(),
+      appSequenceId: z.string().nullable(),
+      numLayers: z.number().int().nullable(),
+      counts: mldRecordSchema.shape.counts,
+      /** The heatmap overlay (GET /api/mld/{id}/heatmap, a PNG stretched over the image), when the file had one. */
+      heatmap: z.object({ name: z.string().nullable(), url: z.string() }).nullable(),
+      completedAt: z.string().nullable(),
+    }),
+  ),
+  /** The AI classes of the image's imported annotations, with their live object counts. */
+  classes: z.array(
+    z.object({ id: z.number().int(), name: z.string(), color: z.string().nullable(), count: z.number().int() }),
+  ),
+});
+export type AiLayers = z.infer<typeof aiLayersResponseSchema>;

@@ -11,6 +11,7 @@ import { migrate } from './platform/db/migrate.js';
 import { syncReferenceData } from './platform/rbac/referenceData.js';
 import { seedQueryReasons } from './modules/queries/queryReasonService.js';
 import { startQueryReminders } from './modules/queries/queryReminders.js';
+import { startMldWorker } from './modules/mld/mldImport.js';
 import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
 import { ensureDemoCases } from './modules/demo/demoCases.js';
 import { ensureDemoSlide } from './modules/demo/demoSlide.js';
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
       staleAfterSeconds: config.processing.staleAfterSeconds,
     });
     stopWorker = () => worker.stop();
+    await startMldWorker({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs, log: app.log });
     if (config.queryReminderCron !== null)
       await startQueryReminders({
         db: database.db,

@@ -265,6 +265,36 @@ async function freshReason(): Promise<number> {
   return row.id;
 }
 
+/** An uploaded .mld of `userId` (stored, as after the browser's PUT): its register body. */
+async function mldUpload(userId: number, imageId: number | null) {
+  const key = keys.issueMld(userId, `import-${unique()}.mld`);
+  await t.app.slides.storage.write(key, Buffer.from('LDFF'));
+  return { name: 'result.mld', s3Key: key, ...(imageId !== null ? { imageId } : {}) };
+}
+
+/** A completed import of study A's image with a heatmap stored, or a missing id. */
+async function completedMld(s: Targets, c: Caller): Promise<number> {
+  if (s === MISSING) return 999_999;
+  const db = t.database.db;
+  const key = `mld/imports/route-${unique()}/heatmap.png`;
+  await t.app.slides.storage.write(key, Buffer.from('png'));
+  const row = await db
+    .insertInto('mld_files')
+    .values({
+      name: 'done.mld',
+      s3_key: `mld/u${c.userId}-x-${unique()}/done.mld`,
+      size_bytes: 4,
+      image_id: A.imageId,
+      study_id: A.studyId,
+      uploader_id: c.userId,
+      status: 'COMPLETE',
+      heatmap_key: key,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
 /** A new image of study A waiting for a case, or the missing image id for the 404 check. */
 async function freshImage(s: Targets): Promise<number> {
   if (s === MISSING) return s.imageId;
@@ -741,6 +771,46 @@ const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
     scope: 'scoped',
     as: 'DM',
     request: (s) => ({ url: `/api/report/image-details?studyId=${s.studyId}` }),
+    binary: true,
+  },
+  // Imported AI annotations (issue 17)
+  'POST /api/mld/get-signed-urls': {
+    scope: 'global',
+    as: 'ISC',
+    request: () => ({ url: '/api/mld/get-signed-urls', payload: { fileNames: ['results.mld'] } }),
+    audit: NO_RECORD,
+  },
+  'POST /api/mld': {
+    scope: 'scoped',
+    as: 'ISC',
+    ok: 201,
+    request: async (s, c) => ({
+      url: '/api/mld',
+      payload: await mldUpload(c.userId, s === MISSING ? s.imageId : A.imageId),
+    }),
+    audit: 'MLD_UPLOADED',
+  },
+  'POST /api/imageManagement/annotations': {
+    scope: 'global',
+    as: 'ISC',
+    request: () => ({ url: '/api/imageManagement/annotations', payload: {} }),
+    audit: { none: 'a list (POST for its filter body)' },
+  },
+  'GET /api/images/:id/ai-layers': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: (s) => ({ url: `/api/images/${s.imageId}/ai-layers` }),
+  },
+  'GET /api/images/:id/ai-annotations': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: (s) => ({ url: `/api/images/${s.imageId}/ai-annotations` }),
+    streamed: 'the AI rows of the annotation list; mld.test.ts reads them',
+  },
+  'GET /api/mld/:id/heatmap': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s, c) => ({ url: `/api/mld/${await completedMld(s, c)}/heatmap` }),
     binary: true,
   },
   // Queries (issue 15)

@@ -25,8 +25,8 @@ const ROW_JSON: RawBuilder<string> = sql<string>`'{"id":' || a.id
   || ',"geometry":' || CASE WHEN a.x IS NOT NULL
        THEN '{"type":"Point","coordinates":[' || a.x || ',' || a.y || ']}'
        ELSE a.geometry::text END
-  || coalesce(',"annotationClassId":' || a.annotation_class_id, '')
-  || coalesce(',"color":' || to_json(coalesce(c.color, a.color))::text, '')
+  || coalesce(',"annotationClassId":' || coalesce(a.annotation_class_id, a.ai_class_id), '')
+  || coalesce(',"color":' || to_json(coalesce(c.color, k.color, a.color))::text, '')
   || coalesce(',"parentId":' || a.parent_id, '')
   || coalesce(',"radius":' || a.radius, '')
   || coalesce(',"radiusX":' || a.radius_x, '')
@@ -38,15 +38,24 @@ const ROW_JSON: RawBuilder<string> = sql<string>`'{"id":' || a.id
   || coalesce(',"text":' || to_json(a.text)::text, '')
   || ',"createdAt":"' || to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"}'`;
 
+/**
+ * Which annotations a list holds: the readers' (drawn in Lamina; a blinded reader only their own),
+ * or the imported AI annotations of the image's completed imports (issue 17; everyone who sees the
+ * image, read-only; their class is an AI class, named in `annotationClassId`).
+ */
+export type AnnotationKind = 'readers' | 'ai';
+
 /** The live annotations of an image the principal may see, as JSON text rows (`j`), in id order. */
-function visibleRows(db: Q, principal: Principal, imageId: number) {
-  const owner = onlyAnnotationsOf(principal);
+function visibleRows(db: Q, principal: Principal, imageId: number, kind: AnnotationKind = 'readers') {
+  const owner = kind === 'ai' ? null : onlyAnnotationsOf(principal);
   return db
     .selectFrom('annotations as a')
     .leftJoin('annotation_classes as c', 'c.id', 'a.annotation_class_id')
+    .leftJoin('ai_classes as k', 'k.id', 'a.ai_class_id')
     .select(['a.id', ROW_JSON.as('j')])
     .where('a.image_id', '=', imageId)
     .where('a.deleted_at', 'is', null)
+    .where('a.mld_file_id', kind === 'ai' ? 'is not' : 'is', null)
     .$if(owner !== null, (q) => q.where('a.user_id', '=', owner));
 }
 
@@ -72,6 +81,7 @@ export async function emitVisibleAnnotations(
   principal: Principal,
   imageId: number,
   emit: (text: string) => Promise<void>,
+  kind: AnnotationKind = 'readers',
 ): Promise<void> {
   await db
     .transaction()
@@ -81,7 +91,7 @@ export async function emitVisibleAnnotations(
       let after = 0;
       let first = true;
       for (;;) {
-        const page = visibleRows(tx, principal, imageId)
+        const page = visibleRows(tx, principal, imageId, kind)
           .where('a.id', '>', after)
           .orderBy('a.id')
           .limit(ANNOTATION_PAGE);

@@ -201,7 +201,8 @@ async function ownerHpfs(tx: Tx, imageId: number, userId: number | null, exceptI
     .select(['id', 'x', 'y', 'radius'])
     .where('image_id', '=', imageId)
     .where('annotation_type', '=', 'HPF')
-    .where('deleted_at', 'is', null);
+    .where('deleted_at', 'is', null)
+    .where('mld_file_id', 'is', null);
   q = userId === null ? q.where('user_id', 'is', null) : q.where('user_id', '=', userId);
   if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
   const rows = await q.execute();
@@ -220,7 +221,8 @@ async function ownerPoints(
     .select(['id', 'x', 'y', 'parent_id'])
     .where('image_id', '=', imageId)
     .where('annotation_type', '=', 'POINT')
-    .where('deleted_at', 'is', null);
+    .where('deleted_at', 'is', null)
+    .where('mld_file_id', 'is', null);
   if (near)
     q = q
       .where('x', '>=', near.cx - near.r)
@@ -394,10 +396,22 @@ export class AnnotationService {
     return this.db.transaction().execute(async (tx) => {
       const row = await tx
         .selectFrom('annotations')
-        .select(['id', 'image_id', 'annotation_type', 'user_id', 'deleted_at', 'annotation_class_id', 'parent_id'])
+        .select([
+          'id',
+          'image_id',
+          'annotation_type',
+          'user_id',
+          'deleted_at',
+          'annotation_class_id',
+          'parent_id',
+          'mld_file_id',
+        ])
         .where('id', '=', id)
         .forUpdate()
         .executeTakeFirst();
+      // Imported (AI) annotations change only with their import (issue 17).
+      if (row?.mld_file_id != null)
+        throw new ForbiddenError(`${ANNOTATION_MESSAGES.unableToDelete}: ${ANNOTATION_MESSAGES.importedReadOnly}`);
       if (!row) throw new NotFoundError(ANNOTATION_MESSAGES.notFound);
       if (row.deleted_at)
         throw new ConflictError(`${ANNOTATION_MESSAGES.unableToDelete}: ${ANNOTATION_MESSAGES.alreadyDeleted}`);

@@ -74,6 +74,8 @@ export interface ImageViewRow {
   /** The case's procedure ID and the image's place among the case's live images (neutral labels). */
   case_proc_id: string | null;
   case_position: number | null;
+  /** The latest completed .mld import (issue 17); absent where a query does not read it. */
+  mld_file?: { id: number; name: string; appSequenceId: string | null } | null;
 }
 
 /** Who the image is presented to: what they may see of it depends on their permissions. */
@@ -146,8 +148,7 @@ export function presentImage(row: ImageViewRow, tiles: TileUrlOptions, viewer: I
     replacesImageId: row.replaces_image_id,
     hasLabel: labels && row.label_key !== null,
     hasMacro: labels && row.macro_key !== null,
-    // No .mld import links AI annotations to images yet (issue 17).
-    mldFile: null,
+    mldFile: row.mld_file ?? null,
     tileUrl: token ? `${base}/tiles/${row.id}/{z}/{x}/{y}?t=${encodeURIComponent(token)}` : null,
   };
 }

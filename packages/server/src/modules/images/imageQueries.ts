@@ -22,6 +22,10 @@ export function selectImageView(db: Q) {
         .whereRef('sibling.id', '<=', 'images.id')
         .where('sibling.status', '!=', 'ARCHIVED')
         .as('case_position'),
+      // The image's latest completed .mld import (issue 17), for the viewer's AI controls.
+      sql<{ id: number; name: string; appSequenceId: string | null } | null>`(select json_build_object(
+          'id', m.id, 'name', m.name, 'appSequenceId', m.app_sequence_id) from mld_files m
+        where m.image_id = images.id and m.status = 'COMPLETE' order by m.id desc limit 1)`.as('mld_file'),
     ]);
 }
 

@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import {
   IMAGE_MESSAGES,
   mayReplaceImage,
@@ -10,14 +10,13 @@ import {
   type CreateImageRequest,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
-import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError, NotFoundError, TooManyRequestsError } from '../../platform/errors.js';
 import { extensionOf, studyIdOfUploadKey } from '../../platform/storage/keys.js';
 import { checkObject } from '../../platform/storage/integrity.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
-import { QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
+import { inTransaction, QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
 import { carryQueriesOver, hasOpenQuery } from '../queries/queryService.js';
 import { mailAddresses, mailText, type Mailer, type OutgoingMail } from '../../platform/mail/mailer.js';
 import type { ImageViewRow } from './imagePresenter.js';
@@ -25,15 +24,6 @@ import { selectImageView } from './imageQueries.js';
 
 /** Advisory lock class of the upload-notification limit (the second key is the user id). */
 const NOTIFY_LOCK = 727_003;
-
-/** pg-boss's `db` option bound to a Kysely transaction: the job is enqueued atomically with the row. */
-function inTransaction(tx: Transaction<DB>) {
-  return {
-    executeSql: async (text: string, values: unknown[]) => ({
-      rows: (await tx.executeQuery(CompiledQuery.raw(text, values))).rows,
-    }),
-  };
-}
 
 export interface ImageServiceDeps {
   db: Db;

@@ -4,6 +4,7 @@ import type { Database } from '../../platform/db/database.js';
 import { createStorage } from '../../platform/storage/createStorage.js';
 import { LocalStorage } from '../../platform/storage/localStorage.js';
 import { sampleRoutes } from '../samples/sampleRoutes.js';
+import { mldRoutes } from '../mld/mldRoutes.js';
 import { UploadKeys } from '../../platform/storage/keys.js';
 import type { AppStorage } from '../../platform/storage/uploadSigning.js';
 import { JobQueue } from '../../platform/jobs/jobQueue.js';
@@ -72,7 +73,7 @@ export function createSlidePipeline(
   };
 }
 
-/** The API routes of the slide pipeline: uploads, the local storage's signed URLs, images, sample data. */
+/** The API routes of the slide pipeline: uploads, the local storage's signed URLs, images, sample data, .mld imports. */
 export function slideApiRoutes(database: Database, config: Config, slides: SlidePipeline) {
   return async (app: FastifyInstance) => {
     if (slides.storage instanceof LocalStorage) await app.register(storageRoutes(slides.storage));
@@ -80,6 +81,15 @@ export function slideApiRoutes(database: Database, config: Config, slides: Slide
     await app.register(uploadRoutes(slides.storage, config.uploadUrlTtlSeconds, keys));
     await app.register(
       sampleRoutes({ db: database.db, storage: slides.storage, keys, ttlSeconds: config.uploadUrlTtlSeconds }),
+    );
+    await app.register(
+      mldRoutes({
+        db: database.db,
+        storage: slides.storage,
+        keys,
+        jobs: slides.jobs,
+        ttlSeconds: config.uploadUrlTtlSeconds,
+      }),
     );
     await app.register(
       imageRoutes({

@@ -224,6 +224,9 @@ export interface AnnotationsTable {
   created_at: Timestamp;
   deleted_at: Date | null;
   deleted_by: number | null;
+  /** 0017: an imported (AI) annotation's file and AI class. */
+  mld_file_id: number | null;
+  ai_class_id: number | null;
   /** Generated (migration 0014): the centre of a Point geometry. */
   x: GeneratedAlways<number | null>;
   y: GeneratedAlways<number | null>;
@@ -290,6 +293,40 @@ export interface QueryRemindersTable {
   follow_up_on: string;
   reminded_on: Date | null;
   reminded_by: number | null;
+  created_at: Timestamp;
+}
+
+/** 0017: imported .mld files (docs/MLD.md). */
+export interface MldFilesTable {
+  id: Generated<number>;
+  name: string;
+  s3_key: string;
+  size_bytes: number;
+  app_sequence_id: string | null;
+  image_id: number | null;
+  study_id: number | null;
+  uploader_id: number | null;
+  uploaded_at: Timestamp;
+  status: Generated<'UPLOADED' | 'QUEUED' | 'PROCESSING' | 'COMPLETE' | 'ERROR' | 'ARCHIVED'>;
+  error_message: string | null;
+  num_layers: number | null;
+  counts: ColumnType<
+    { hpfs: number; points: number; regions: number; lines: number } | null,
+    string | null,
+    string | null
+  >;
+  heatmap_key: string | null;
+  heatmap_name: string | null;
+  completed_at: Date | null;
+  updated_at: Timestamp;
+}
+
+/** 0017: the AI classes of a study (from imported files), apart from the readers' classes. */
+export interface AiClassesTable {
+  id: Generated<number>;
+  study_id: number;
+  name: string;
+  color: string | null;
   created_at: Timestamp;
 }
 
@@ -404,6 +441,8 @@ export interface DB {
   query_reasons: QueryReasonsTable;
   query_comments: QueryCommentsTable;
   query_reminders: QueryRemindersTable;
+  mld_files: MldFilesTable;
+  ai_classes: AiClassesTable;
   study_access: StudyAccessTable;
   sessions: SessionsTable;
   login_failures: LoginFailuresTable;

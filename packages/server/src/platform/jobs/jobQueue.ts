@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import PgBoss from 'pg-boss';
-import { sql } from 'kysely';
+import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.js';
+import type { DB } from '../db/schema.js';
 
 /**
  * Queue names. Uploads above LARGE_SLIDE_BYTES go to their own queue, which a worker takes one job
@@ -13,8 +14,19 @@ export const QUEUES = {
   imageProcessingLarge: 'image-processing-large',
   /** A scheduled sweep (cron): the reminder e-mails of queries whose follow-up date came (issue 15). */
   queryReminders: 'query-reminders',
+  /** Imports of .mld files (issue 17): parse, link to the image, insert the AI annotations. */
+  mldImport: 'mld-import',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** pg-boss's `db` option bound to a Kysely transaction: the job is enqueued atomically with the row. */
+export function inTransaction(tx: Transaction<DB>) {
+  return {
+    executeSql: async (text: string, values: unknown[]) => ({
+      rows: (await tx.executeQuery(CompiledQuery.raw(text, values))).rows,
+    }),
+  };
+}
 
 /** A job the reaper took from a dead worker: back in the queue ('retry') or out of retries ('failed'). */
 export interface ReapedJob {

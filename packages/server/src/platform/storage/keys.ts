@@ -70,6 +70,9 @@ export function uploadKey(studyId: number, fileName: string): string {
  * owner may list, sign, complete or abort a multipart upload of the key; no table is needed, and a
  * key cannot be forged for someone else.
  */
+/** The MAC's study part for .mld keys: none is a real study, so no other kind of key verifies as one. */
+const MLD_KEY_STUDY = -1;
+
 export class UploadKeys {
   private readonly secret: Buffer;
 
@@ -101,6 +104,22 @@ export class UploadKeys {
   issueSample(userId: number, fileName: string): string {
     const nonce = randomUUID().replace(/-/g, '').slice(0, 16);
     return `samples/u${userId}-${nonce}-${this.mac(0, userId, nonce)}/${safeFileName(fileName)}`;
+  }
+
+  /**
+   * An imported .mld file's key, bound to its user (no study until the import links it to an
+   * image): `mld/u{userId}-{nonce}-{mac}/{file}`.
+   */
+  issueMld(userId: number, fileName: string): string {
+    const nonce = randomUUID().replace(/-/g, '').slice(0, 16);
+    return `mld/u${userId}-${nonce}-${this.mac(MLD_KEY_STUDY, userId, nonce)}/${safeFileName(fileName)}`;
+  }
+
+  /** The user an .mld key was issued to, or null. */
+  mldOwnerOf(key: string): number | null {
+    const match = /^mld\/u(\d{1,10})-([0-9a-f]{16})-([0-9a-f]{20})\/[^/]+$/.exec(key);
+    if (!match || !isValidKey(key)) return null;
+    return this.verified(MLD_KEY_STUDY, match);
   }
 
   /** The user a sample-data key was issued to, or null. */

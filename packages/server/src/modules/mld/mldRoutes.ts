@@ -1,0 +1,238 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  IMAGE_MESSAGES,
+  MLD_CSV_HEADER,
+  MLD_IMPORT_MESSAGES,
+  MLD_IMPORT_PERMISSION,
+  MLD_STATUS_LABELS,
+  VIEW_ANNOTATIONS_PERMISSIONS,
+  VIEW_FILE_NAME_PERMISSION,
+  aiLayersResponseSchema,
+  ddMmmYyyy,
+  imListQuerySchema,
+  mldListRequestSchema,
+  mldListResponseSchema,
+  mldSignedUrlsRequestSchema,
+  mldSignedUrlsResponseSchema,
+  registerMldRequestSchema,
+  registerMldResponseSchema,
+  type Permission,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import type { ObjectStorage } from '../../platform/storage/storage.js';
+import type { UploadKeys } from '../../platform/storage/keys.js';
+import type { JobQueue } from '../../platform/jobs/jobQueue.js';
+import { idParam, policy, scope } from '../../platform/rbac/policy.js';
+import { actorOf, principalOf } from '../../platform/http/requestContext.js';
+import { idParams } from '../../platform/http/params.js';
+import { parseSort } from '../../platform/db/paging.js';
+import { sendCsv } from '../../platform/http/csvStream.js';
+import { sendJsonStream } from '../../platform/http/jsonStream.js';
+import { NotFoundError } from '../../platform/errors.js';
+import { readerSeesImage } from '../cases/readerVisibility.js';
+import { imageScope } from '../images/imageScope.js';
+import { emitVisibleAnnotations } from '../annotations/annotationQueries.js';
+import { MldService, presentMldRecord } from './mldService.js';
+import { aiLayers, mldCount, mldList } from './mldQueries.js';
+
+const importPolicy = policy.anyOf(
+  [MLD_IMPORT_PERMISSION],
+  scope.global('an .mld file names its image only inside; the import links it to an image the uploader sees'),
+);
+/** The Annotations tab of Image Management (doc 2 §2.3): who sees the Images tab. */
+const LIST: readonly Permission[] = ['IM_ImageListTab_ViewImageslistTab', MLD_IMPORT_PERMISSION];
+
+/** /api/mld/{id}/heatmap: an import whose image the principal may see (404 otherwise). */
+const mldImageScope = scope.resource('image', IMAGE_MESSAGES.imageNotFound, async (db, request, principal) => {
+  const id = idParam(request);
+  if (id === null) return { found: false };
+  const row = await db
+    .selectFrom('mld_files')
+    .innerJoin('images', 'images.id', 'mld_files.image_id')
+    .select('images.study_id')
+    .where('mld_files.id', '=', id)
+    .where('mld_files.status', '=', 'COMPLETE')
+    .where(readerSeesImage(principal))
+    .executeTakeFirst();
+  return row ? { found: true, studyId: row.study_id } : { found: false };
+});
+
+/**
+ * Imported AI annotations (issue 17; doc 2 §2.3, §7): the upload and registration of .mld files,
+ * the Annotations tab, and the viewer's AI layers (classes, objects, heatmap). The import itself is
+ * the mld-import job (mldImport.ts).
+ */
+export function mldRoutes(deps: {
+  db: Db;
+  storage: ObjectStorage;
+  keys: UploadKeys;
+  jobs: JobQueue;
+  ttlSeconds: number;
+}) {
+  const { db, storage } = deps;
+  const mld = new MldService(deps);
+  /**
+   * POST /api/mld names its image in the body when the dialog picked one: that image's study must
+   * be visible (404 otherwise). Without one the import links by name, among the uploader's images.
+   */
+  const imageStudyFromBody = scope.study(async (request) => {
+    const imageId = (request.body as { imageId?: unknown } | undefined)?.imageId;
+    if (imageId === undefined || imageId === null) return null;
+    if (typeof imageId !== 'number') return -1;
+    const row = await db.selectFrom('images').select('study_id').where('id', '=', imageId).executeTakeFirst();
+    return row?.study_id ?? -1;
+  });
+  return async (app: FastifyInstance) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+
+    r.post(
+      '/api/mld/get-signed-urls',
+      {
+        config: { policy: importPolicy },
+        schema: { body: mldSignedUrlsRequestSchema, response: { 200: mldSignedUrlsResponseSchema } },
+      },
+      async (request) => ({
+        success: true as const,
+        urls: await mld.signedUrls(principalOf(request), request.body.fileNames),
+      }),
+    );
+
+    r.post(
+      '/api/mld',
+      {
+        config: { policy: policy.anyOf([MLD_IMPORT_PERMISSION], imageStudyFromBody) },
+        schema: { body: registerMldRequestSchema, response: { 201: registerMldResponseSchema } },
+      },
+      async (request, reply) =>
+        reply.code(201).send({
+          success: true as const,
+          message: MLD_IMPORT_MESSAGES.registered,
+          mld: await mld.register(principalOf(request), actorOf(request), request.body),
+        }),
+    );
+
+    r.post(
+      '/api/imageManagement/annotations',
+      {
+        config: {
+          policy: policy.anyOf(LIST, scope.global('the imports of every study the caller sees (seesMld)')),
+        },
+        schema: {
+          querystring: imListQuerySchema,
+          body: mldListRequestSchema,
+          response: { 200: mldListResponseSchema },
+        },
+      },
+      async (request, reply) => {
+        const principal = principalOf(request);
+        const body = request.body;
+        const { key, descending } = parseSort(body.sort);
+        const filter = {
+          searchText: body.searchText,
+          searchImageNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
+          statuses: body.annotationStatusFilter,
+          studyIds: body.studyFilter?.selectedIds,
+          sort: key,
+          descending,
+        };
+        if (request.query.reportFormat === 'csv')
+          return sendCsv(reply, {
+            fileName: `image-mgmt-annotations_${ddMmmYyyy(new Date())}.csv`,
+            header: MLD_CSV_HEADER,
+            db,
+            query: mldList(db, principal, filter),
+            cells: (row) => {
+              const record = presentMldRecord(row, principal);
+              return [
+                record.mldName,
+                record.mldFileLength,
+                MLD_STATUS_LABELS[record.status],
+                record.errorMessage,
+                record.appSequenceId,
+                record.numLayers,
+                record.imageName,
+                record.procId,
+                record.histoProcedureId,
+                record.uploadedAt,
+                record.uploadedBy,
+              ];
+            },
+          });
+        const [rows, total] = await Promise.all([
+          mldList(db, principal, {
+            ...filter,
+            limit: body.pageSize,
+            offset: (body.page - 1) * body.pageSize,
+          }).execute(),
+          mldCount(db, principal, filter),
+        ]);
+        return { success: true as const, results: rows.map((row) => presentMldRecord(row, principal)), total };
+      },
+    );
+
+    r.get(
+      '/api/images/:id/ai-layers',
+      {
+        config: { policy: policy.anyOf(VIEW_ANNOTATIONS_PERMISSIONS, imageScope) },
+        schema: { params: idParams, response: { 200: aiLayersResponseSchema } },
+      },
+      async (request) => {
+        const imageId = request.params.id;
+        const image = await db
+          .selectFrom('images')
+          .select('accept_ai_annotations')
+          .where('id', '=', imageId)
+          .executeTakeFirst();
+        if (!image) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
+        const { imports, classes } = await aiLayers(db, imageId);
+        return {
+          success: true as const,
+          imageId,
+          acceptAiAnnotations: image.accept_ai_annotations,
+          imports: imports.map((m) => ({
+            mldId: m.id,
+            name: m.name,
+            appSequenceId: m.app_sequence_id,
+            numLayers: m.num_layers,
+            counts: m.counts,
+            heatmap: m.heatmap_key ? { name: m.heatmap_name, url: `/api/mld/${m.id}/heatmap` } : null,
+            completedAt: m.completed_at ? m.completed_at.toISOString() : null,
+          })),
+          classes,
+        };
+      },
+    );
+
+    r.get(
+      '/api/images/:id/ai-annotations',
+      { config: { policy: policy.anyOf(VIEW_ANNOTATIONS_PERMISSIONS, imageScope) }, schema: { params: idParams } },
+      async (request, reply) => {
+        const imageId = request.params.id;
+        const principal = principalOf(request);
+        return sendJsonStream(reply, async (emit) => {
+          await emit(`{"imageId":${imageId},"annotations":[`);
+          await emitVisibleAnnotations(db, principal, imageId, emit, 'ai');
+          await emit(']}');
+        });
+      },
+    );
+
+    r.get(
+      '/api/mld/:id/heatmap',
+      { config: { policy: policy.anyOf(VIEW_ANNOTATIONS_PERMISSIONS, mldImageScope) }, schema: { params: idParams } },
+      async (request, reply) => {
+        const row = await db
+          .selectFrom('mld_files')
+          .select('heatmap_key')
+          .where('id', '=', request.params.id)
+          .executeTakeFirst();
+        if (!row?.heatmap_key) throw new NotFoundError(MLD_IMPORT_MESSAGES.uploadNotFound);
+        return reply
+          .type('image/png')
+          .header('cache-control', 'private, max-age=3600')
+          .send(await storage.createReadStream(row.heatmap_key));
+      },
+    );
+  };
+}

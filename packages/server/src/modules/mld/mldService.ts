@@ -1,0 +1,142 @@
+import {
+  MLD_IMPORT_MESSAGES,
+  MLD_MAX_BYTES,
+  VIEW_FILE_NAME_PERMISSION,
+  appSequenceOf,
+  neutralImageLabel,
+  type MldRecord,
+  type RegisterMldRequest,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import type { ObjectStorage } from '../../platform/storage/storage.js';
+import type { UploadKeys } from '../../platform/storage/keys.js';
+import { extensionOf } from '../../platform/storage/keys.js';
+import { inTransaction, QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
+import { recordAudit, type Actor } from '../../platform/audit/audit.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../platform/errors.js';
+import { readerSeesImage } from '../cases/readerVisibility.js';
+import { canSeeStudy } from '../../platform/rbac/studyScope.js';
+import { selectMldRecords, type MldRecordRow } from './mldQueries.js';
+
+/** A record of the Annotations tab as `principal` may see it (the image's name by the file-name permission). */
+export function presentMldRecord(row: MldRecordRow, principal: Principal): MldRecord {
+  return {
+    mldId: row.id,
+    mldName: row.name,
+    mldFileLength: row.size_bytes,
+    status: row.status,
+    errorMessage: row.error_message,
+    appSequenceId: row.app_sequence_id,
+    numLayers: row.num_layers,
+    imageId: row.image_id,
+    imageName:
+      row.image_id === null || row.image_name === null
+        ? null
+        : principal.actions.has(VIEW_FILE_NAME_PERMISSION)
+          ? row.image_name
+          : neutralImageLabel({ id: row.image_id, caseProcId: row.proc_id, positionInCase: row.case_position }),
+    studyId: row.study_id,
+    caseId: row.case_id,
+    procId: row.proc_id,
+    histoProcedureId: row.histo_procedure_id,
+    counts: row.counts,
+    uploadedAt: row.uploaded_at.toISOString(),
+    uploadedBy: row.uploaded_by,
+  };
+}
+
+/**
+ * Imports of .mld files (issue 17; doc 2 §4 flow): signed upload URLs bound to the user, the
+ * registration that queues the import (its job is mldImport.ts), one record.
+ */
+export class MldService {
+  constructor(
+    private readonly deps: {
+      db: Db;
+      storage: ObjectStorage;
+      keys: UploadKeys;
+      jobs: JobQueue;
+      ttlSeconds: number;
+    },
+  ) {}
+
+  /** POST /api/mld/get-signed-urls: a key and PUT URL per file, each bound to the caller. */
+  async signedUrls(principal: Principal, fileNames: readonly string[]) {
+    for (const name of fileNames)
+      if (extensionOf(name) !== 'mld') throw new BadRequestError(MLD_IMPORT_MESSAGES.notMld(name));
+    return Promise.all(
+      fileNames.map(async (fileName) => {
+        const s3Key = this.deps.keys.issueMld(principal.id, fileName);
+        return { fileName, s3Key, signedUrl: await this.deps.storage.signedPutUrl(s3Key, this.deps.ttlSeconds) };
+      }),
+    );
+  }
+
+  /** POST /api/mld: registers an uploaded file (UPLOADED), queues its import (QUEUED), audited. */
+  async register(principal: Principal, actor: Actor, request: RegisterMldRequest): Promise<MldRecord> {
+    const { db, storage, jobs } = this.deps;
+    if (extensionOf(request.name) !== 'mld') throw new BadRequestError(MLD_IMPORT_MESSAGES.notMld(request.name));
+    if (this.deps.keys.mldOwnerOf(request.s3Key) !== principal.id)
+      throw new NotFoundError(MLD_IMPORT_MESSAGES.uploadNotFound);
+    const head = await storage.head(request.s3Key);
+    if (!head) throw new NotFoundError(MLD_IMPORT_MESSAGES.uploadNotFound);
+    if (head.size > MLD_MAX_BYTES) throw new BadRequestError(MLD_IMPORT_MESSAGES.tooLarge);
+    let image: { id: number; study_id: number | null } | null = null;
+    if (request.imageId) {
+      image =
+        (await db
+          .selectFrom('images')
+          .select(['id', 'study_id', 'status'])
+          .where('id', '=', request.imageId)
+          .where(readerSeesImage(principal))
+          .executeTakeFirst()) ?? null;
+      if (!image || image.study_id === null || !(await canSeeStudy(db, principal, image.study_id)))
+        throw new NotFoundError(MLD_IMPORT_MESSAGES.imageNotFound);
+      if ((image as { status?: string }).status === 'ARCHIVED')
+        throw new ConflictError(MLD_IMPORT_MESSAGES.imageArchived);
+    }
+    await jobs.start(); // the queue's schema exists before the transaction enqueues into it
+    const id = await db.transaction().execute(async (tx) => {
+      const already = await tx
+        .selectFrom('mld_files')
+        .select('id')
+        .where('s3_key', '=', request.s3Key)
+        .executeTakeFirst();
+      if (already) throw new ConflictError(MLD_IMPORT_MESSAGES.alreadyRegistered);
+      const created = await tx
+        .insertInto('mld_files')
+        .values({
+          name: request.name,
+          s3_key: request.s3Key,
+          size_bytes: head.size,
+          app_sequence_id: appSequenceOf(request.name),
+          image_id: image?.id ?? null,
+          study_id: image?.study_id ?? null,
+          uploader_id: principal.id,
+          status: 'UPLOADED',
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await jobs.send(QUEUES.mldImport, { mldId: created.id }, { db: inTransaction(tx) });
+      await tx.updateTable('mld_files').set({ status: 'QUEUED' }).where('id', '=', created.id).execute();
+      await recordAudit(tx, actor, [
+        {
+          action: 'MLD_UPLOADED',
+          entityType: 'mld_file',
+          entityId: created.id,
+          studyId: image?.study_id ?? null,
+          newValue: { name: request.name, size: head.size, imageId: image?.id ?? null, status: 'QUEUED' },
+        },
+      ]);
+      return created.id;
+    });
+    return this.record(principal, id);
+  }
+
+  async record(principal: Principal, id: number): Promise<MldRecord> {
+    const row = await selectMldRecords(this.deps.db).where('mld_files.id', '=', id).executeTakeFirst();
+    if (!row) throw new NotFoundError(MLD_IMPORT_MESSAGES.uploadNotFound);
+    return presentMldRecord(row, principal);
+  }
+}
