@@ -1,5 +1,11 @@
+import { afterAll } from 'vitest';
 import { configure } from '@testing-library/react';
 
 // Async queries (findBy…, waitFor) wait up to 5 s: CI machines have two cores shared by parallel
 // test files, and the default 1 s makes slow-but-correct renders fail.
 configure({ asyncUtilTimeout: 5000 });
+
+// Blueprint's overlays open and close through ~300 ms transitions (react-transition-group timers).
+// Let any still pending at the end of a file run while the test environment exists: fired after
+// jsdom is torn down they throw 'window is not defined' as an unhandled error, which fails the run.
+afterAll(() => new Promise<void>((resolve) => setTimeout(resolve, 400)));
