@@ -268,6 +268,30 @@ describe('the import job', () => {
     expect(outsider.statusCode).toBe(404);
   });
 
+  it('the HPF report lists the AI HPFs, marked AI, only while the image accepts AI annotations', async () => {
+    const hpfRows = async () => {
+      const csv = await s.isc!.request({ method: 'GET', url: `/api/report/${studyId}/hpf-annotations` });
+      expect(csv.statusCode).toBe(200);
+      const [header, ...rows] = parseCsv(csv.body.slice(1));
+      const source = header?.indexOf('Source') ?? -1;
+      const cls = header?.indexOf('HPF Class') ?? -1;
+      return rows.filter((r) => r[source] === 'AI').map((r) => r[cls]);
+    };
+    expect(await hpfRows()).toEqual([]);
+    const accept = await s.isc!.request({
+      method: 'PATCH',
+      url: `/api/images/${imageId}/accept-ai-annotations`,
+      payload: { acceptAiAnnotations: true },
+    });
+    expect(accept.statusCode, accept.body).toBe(200);
+    expect(await hpfRows()).toEqual(['AI HPF', 'AI HPF']);
+    await s.isc!.request({
+      method: 'PATCH',
+      url: `/api/images/${imageId}/accept-ai-annotations`,
+      payload: { value: false },
+    });
+  });
+
   it('links by the [ImageInfo] file name; none or several → ERROR with the name', async () => {
     const byName = await importFile('linked.mld', slideFile({ imagePath: '\\\\scanner\\share\\QSlide-Alpha.svs' }));
     expect(byName).toMatchObject({ status: 'COMPLETE', imageId });

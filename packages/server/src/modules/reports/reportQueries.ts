@@ -122,12 +122,13 @@ export function hpfQuery(db: Q, filter: ReportFilter & { studyId: number }): Com
     with live as (
       select i.* from images i where i.study_id = ${filter.studyId} and i.status <> 'ARCHIVED'
     ), rows as (
-      select h.id as hpf_id, h.image_id, h.user_id, h.source, h.annotation_class_id, h.radius, h.created_at, ${counts} as counts
+      select h.id as hpf_id, h.image_id, h.user_id, h.source, h.annotation_class_id, h.ai_class_id, h.radius,
+             h.created_at, ${counts} as counts
       from annotations h join live on live.id = h.image_id
       where h.annotation_type = 'HPF' and h.deleted_at is null and ${user} and ${when('h.created_at')}
         and (h.source = 'CR' or live.accept_ai_annotations)
       union all
-      select null, h.image_id, h.user_id, h.source, null, null, max(h.created_at), ${orphanCounts}
+      select null, h.image_id, h.user_id, h.source, null, null, null, max(h.created_at), ${orphanCounts}
       from annotations h join live on live.id = h.image_id
       where h.annotation_type = 'POINT' and h.parent_id is null and h.deleted_at is null and ${user}
         and ${when('h.created_at')} and (h.source = 'CR' or live.accept_ai_annotations)
@@ -135,7 +136,8 @@ export function hpfQuery(db: Q, filter: ReportFilter & { studyId: number }): Com
     )
     select r.hpf_id, r.image_id, i.name as image_name, c.proc_id, c.histo_procedure_id,
            coalesce(c.subject_id, i.subject_id) as subject_id, coalesce(c.visit_id, i.visit_id) as visit_id,
-           s.name as study_name, u.username as reader, r.source, ac.name as hpf_class, r.radius, i.mpp,
+           s.name as study_name, u.username as reader, r.source, coalesce(ac.name, aic.name) as hpf_class,
+           r.radius, i.mpp,
            r.created_at, r.counts
     from rows r
     join images i on i.id = r.image_id
@@ -143,6 +145,7 @@ export function hpfQuery(db: Q, filter: ReportFilter & { studyId: number }): Com
     left join cases c on c.id = i.case_id
     left join users u on u.id = r.user_id
     left join annotation_classes ac on ac.id = r.annotation_class_id
+    left join ai_classes aic on aic.id = r.ai_class_id
     order by c.proc_id nulls last, r.image_id, u.username nulls last, r.source, r.hpf_id nulls last`,
   );
 }
