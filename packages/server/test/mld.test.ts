@@ -288,7 +288,7 @@ describe('the import job', () => {
     await s.isc!.request({
       method: 'PATCH',
       url: `/api/images/${imageId}/accept-ai-annotations`,
-      payload: { value: false },
+      payload: { acceptAiAnnotations: false },
     });
   });
 
