@@ -236,8 +236,10 @@ describe('Image Management: Cases and Annotations tabs', () => {
   });
 
   it('the Annotations tab explains where imported annotations come from', async () => {
-    renderIm('/image-management/annotations');
-    expect(await screen.findByText(/imported from Visiopharm \.mld files/)).toBeTruthy();
+    renderIm('/image-management/annotations', {
+      'POST /api/imageManagement/annotations': { body: { success: true, results: [], total: 0 } },
+    });
+    expect(await screen.findByText(/imported from \.mld files to give central readers AI annotations/)).toBeTruthy();
     expect(screen.getByRole('table', { name: 'Imported annotations' })).toBeTruthy();
   });
 });

@@ -1,4 +1,4 @@
-import { H2, HTMLTable, Icon, NonIdealState, Tooltip } from '@blueprintjs/core';
+import { H2, Icon, Tooltip } from '@blueprintjs/core';
 import {
   CASE_STATUS_LABELS,
   CASE_STATUSES,
@@ -19,6 +19,7 @@ import { RouteTabs, parseTab, type RouteTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';
 import { formatLongDate } from '../../util/formatDate';
 import { useImCases, useImImages } from './api';
+import { ImAnnotationsTab } from './ImAnnotationsTab';
 import { ImListTab } from './ImListTab';
 import { ImCaseRowMenu, ImImageRowMenu } from './ImRowMenus';
 import './imageManagement.css';
@@ -143,41 +144,8 @@ export function ImageManagementPage() {
             edit={{ tab: 'cases', target: (row) => ({ id: row.caseId, studyId: row.studyId }), value: caseValue }}
           />
         )}
-        {tab === 'annotations' && <AnnotationsTab />}
+        {tab === 'annotations' && <ImAnnotationsTab />}
       </div>
     </section>
-  );
-}
-
-/** The Annotations tab (doc 2 §2.3): its help text and table; imported .mld files fill it (issue 17). */
-function AnnotationsTab() {
-  return (
-    <>
-      <p className="lamina-im-help">
-        Annotation layers are imported from Visiopharm .mld files to give central readers AI annotations: heatmap, HPFs,
-        tissue detection and point counts.
-      </p>
-      <HTMLTable className="lamina-table" aria-label="Imported annotations" compact>
-        <thead>
-          <tr>
-            {[
-              'Imported Annotations File',
-              'Status',
-              'APP Sequence',
-              'Layers',
-              'Image File',
-              'Endo/Histo Procedure ID',
-              'Import Date',
-              'User',
-            ].map((header) => (
-              <th key={header} scope="col">
-                {header}
-              </th>
-            ))}
-          </tr>
-        </thead>
-      </HTMLTable>
-      <NonIdealState icon="layers" title="No imported annotations" />
-    </>
   );
 }
