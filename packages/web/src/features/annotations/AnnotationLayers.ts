@@ -57,6 +57,18 @@ export interface AnnotationsDrawnDetail {
   count: number;
 }
 
+/** The same for the imported AI annotations' layers (issue 17). */
+export const AI_ANNOTATIONS_DRAWN_EVENT = 'lamina-ai-annotations-drawn';
+
+/**
+ * Whose annotations a set of layers draws: the readers' (editable, on top) or the imported AI
+ * annotations (read-only: no drawing interaction; their own canvases, below the readers').
+ */
+const LAYER_KINDS = {
+  readers: { className: 'lamina-annotation-layer', zIndex: 10, event: ANNOTATIONS_DRAWN_EVENT },
+  ai: { className: 'lamina-ai-annotation-layer', zIndex: 6, event: AI_ANNOTATIONS_DRAWN_EVENT },
+} as const;
+
 export interface LayerOptions {
   celiac: boolean;
   /** µm per pixel of the slide (lengths of lines being drawn). */
@@ -66,6 +78,8 @@ export interface LayerOptions {
   /** Image size, to keep drawn shapes inside it. */
   width: number;
   height: number;
+  /** Default 'readers'. */
+  kind?: keyof typeof LAYER_KINDS;
 }
 
 const TEXT_FILL = new Fill({ color: '#ffffff' });
@@ -105,6 +119,7 @@ export class AnnotationLayers {
   private highlightedId: number | null = null;
   private readonly unsubscribe: (() => void)[] = [];
   private readonly interaction: DrawingInteraction | null;
+  private readonly drawnEvent: string;
 
   constructor(
     private readonly map: OlMap,
@@ -112,25 +127,27 @@ export class AnnotationLayers {
     private readonly options: LayerOptions,
     drawing?: DrawingMachine,
   ) {
-    this.glLayer = new GlAnnotationLayer(pointLook(options.celiac).radius, 'lamina-annotation-layer-gl');
-    this.glLayer.setZIndex(10);
+    const kind = LAYER_KINDS[options.kind ?? 'readers'];
+    this.drawnEvent = kind.event;
+    this.glLayer = new GlAnnotationLayer(pointLook(options.celiac).radius, `${kind.className}-gl`);
+    this.glLayer.setZIndex(kind.zIndex);
     this.useGl = this.glLayer.available;
     this.glLayer.onDrawn = () => this.announceDrawn();
     this.vectorLayer = new VectorLayer({
       source: this.vectorSource,
-      className: 'lamina-annotation-layer',
+      className: kind.className,
       style: (feature, resolution) => this.styleOf(feature, resolution),
       updateWhileAnimating: true,
       updateWhileInteracting: true,
-      zIndex: 11,
+      zIndex: kind.zIndex + 1,
     });
     this.draftLayer = new VectorLayer({
       source: this.draftSource,
-      className: 'lamina-annotation-draft',
+      className: options.kind === 'ai' ? `${kind.className}-draft` : 'lamina-annotation-draft',
       style: (feature) => this.draftStyle(feature),
       updateWhileAnimating: true,
       updateWhileInteracting: true,
-      zIndex: 12,
+      zIndex: kind.zIndex + 2,
     });
     for (const layer of [this.glLayer, this.vectorLayer, this.draftLayer]) map.addLayer(layer);
     this.unsubscribe.push(
@@ -282,7 +299,7 @@ export class AnnotationLayers {
     if (!target) return;
     this.drawnPending = false;
     const detail: AnnotationsDrawnDetail = { count: this.glCount + this.drawn.size };
-    target.dispatchEvent(new CustomEvent(ANNOTATIONS_DRAWN_EVENT, { bubbles: true, detail }));
+    target.dispatchEvent(new CustomEvent(this.drawnEvent, { bubbles: true, detail }));
   }
 
   private patch(added: AnnotationView[], removed: number[], reparented: AnnotationView[]): void {

@@ -11,6 +11,7 @@ import {
 import { createContext, useContext, useEffect, useMemo, type ReactNode } from 'react';
 import { useUserInfo } from '../../api/users';
 import { useStudy } from '../studies/api';
+import { useAiSession, type AiSession } from './aiSession';
 import { useAnnotationList } from './api';
 import { annotationPermissions, studyClasses, type AnnotationPermissions, type StudyClasses } from './annotationRules';
 import { AnnotationStore } from './annotationStore';
@@ -37,6 +38,8 @@ export interface AnnotationSession {
   error: unknown;
   /** Whether the multiline tool applies: a celiac study with an enabled multiline class. */
   multilineAvailable: boolean;
+  /** The image's imported AI annotations (issue 17); null when it has none. */
+  ai: AiSession | null;
 }
 
 const AnnotationContext = createContext<AnnotationSession | null>(null);
@@ -62,6 +65,7 @@ export function AnnotationProvider({ imageId, studyId, mpp, children }: Provider
   const actions = useMemo(() => user?.actions ?? [], [user]);
   const mayView = hasAny(actions, VIEW_ANNOTATIONS_PERMISSIONS);
   const list = useAnnotationList(mayView ? imageId : null);
+  const ai = useAiSession(mayView ? imageId : null);
   const study = useStudy(mayView ? studyId : null);
   // One store per image: switching the case's image starts empty, never shows the last one's.
   const current = useMemo(() => (imageId === null ? null : new AnnotationStore(imageId)), [imageId]);
@@ -96,8 +100,9 @@ export function AnnotationProvider({ imageId, studyId, mpp, children }: Provider
       systemAdmin: isWorkingAsSystemAdmin(user),
       error: list.error,
       multilineAvailable: celiac && classes.multiline.some((c) => c.enabled),
+      ai,
     };
-  }, [current, mayView, study.data, classes, mpp, actions, user, list.error]);
+  }, [current, mayView, study.data, classes, mpp, actions, user, list.error, ai]);
 
   return <AnnotationContext.Provider value={session}>{children}</AnnotationContext.Provider>;
 }

@@ -1,16 +1,4 @@
-import {
-  Button,
-  Callout,
-  Checkbox,
-  FileInput,
-  HTMLSelect,
-  HTMLTable,
-  Menu,
-  MenuItem,
-  NonIdealState,
-  PopoverNext,
-  Spinner,
-} from '@blueprintjs/core';
+import { Button, Callout, FileInput, HTMLSelect, HTMLTable, NonIdealState, Spinner } from '@blueprintjs/core';
 import {
   ANNOTATION_MESSAGES,
   MULTILINE_CATEGORY_LABELS,
@@ -18,16 +6,14 @@ import {
   celiacTable,
   formatLengthUm,
   hpfTreeTsv,
-  treeCountsTsv,
   type AnnotationView,
-  type HpfClassNode,
-  type HpfNode,
 } from '@lamina/domain';
-import { useId, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react';
+import { useId, useMemo, useState, useSyncExternalStore } from 'react';
 import { errorMessage } from '../../api/ApiError';
+import { AiAnnotationsSection } from './AiAnnotationsSection';
 import { exportAnnotations, useDeleteAnnotation, useImportAnnotations } from './api';
 import { useAnnotationSession, type AnnotationSession } from './AnnotationSession';
-import type { AnnotationStore, NodeRef } from './annotationStore';
+import { ClassNode, CopyButton, HpfRow, NodeRow } from './AnnotationTree';
 
 /** Rows of the list of other annotations shown before 'and n more'. */
 export const OTHER_LIST_LIMIT = 300;
@@ -168,6 +154,7 @@ function AnnotationsTabBody({ session }: { session: AnnotationSession }) {
           </HTMLTable>
         </section>
       )}
+      {session.ai && <AiAnnotationsSection ai={session.ai} />}
     </div>
   );
 }
@@ -296,169 +283,5 @@ function DetailsBox({
         )}
       </div>
     </section>
-  );
-}
-
-function CopyButton({ text, label }: { text: () => string; label: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <Button
-      size="small"
-      variant="minimal"
-      icon={copied ? 'tick' : 'clipboard'}
-      aria-label={label}
-      title={`${label} (tab-separated, pastes into a spreadsheet)`}
-      text={label === 'Copy counts' ? label : undefined}
-      onClick={() => {
-        void navigator.clipboard.writeText(text()).then(() => {
-          setCopied(true);
-          setTimeout(() => setCopied(false), 1500);
-        });
-      }}
-    />
-  );
-}
-
-interface NodeRowProps {
-  store: AnnotationStore;
-  node: NodeRef;
-  name: string;
-  count?: number;
-  swatch?: string | null;
-  expanded?: boolean;
-  onToggle?: () => void;
-  actions?: ReactNode;
-  children?: ReactNode;
-}
-
-/** One row of the tree: expand, visibility, colour, name and count, hover highlight, actions. */
-function NodeRow({ store, node, name, count, swatch, expanded, onToggle, actions, children }: NodeRowProps) {
-  const hidden = useSyncExternalStore(store.subscribe, () => store.isHidden(node));
-  return (
-    <li role="treeitem" aria-expanded={onToggle ? !!expanded : undefined} aria-label={name}>
-      <div
-        className="lamina-tree-row"
-        onMouseEnter={() => store.setHighlight(node)}
-        onMouseLeave={() => store.setHighlight(null)}
-      >
-        {onToggle ? (
-          <Button
-            size="small"
-            variant="minimal"
-            icon={expanded ? 'caret-down' : 'caret-right'}
-            aria-label={expanded ? `Collapse ${name}` : `Expand ${name}`}
-            onClick={onToggle}
-          />
-        ) : (
-          <span className="lamina-tree-indent" />
-        )}
-        <Checkbox
-          className="lamina-tree-check"
-          checked={!hidden}
-          aria-label={`Show ${name}`}
-          onChange={() => store.setHidden(node, !hidden)}
-        />
-        {swatch && <span className="lamina-class-swatch" style={{ background: swatch }} aria-hidden="true" />}
-        <span className="lamina-tree-name">{name}</span>
-        {count !== undefined && <span className="lamina-tree-count">{count}</span>}
-        <span className="lamina-tree-actions">{actions}</span>
-      </div>
-      {expanded && children}
-    </li>
-  );
-}
-
-interface TreeProps {
-  store: AnnotationStore;
-  mayDelete: (id: number) => boolean;
-  onDelete: (id: number, deleteNested: boolean) => void;
-}
-
-/** A class opens by itself when it holds up to this many HPFs; beyond, on a click. */
-const OPEN_CLASS_MAX_HPFS = 50;
-/** HPF rows shown at once under an open class; more on 'Show more' (a slide may hold thousands). */
-const HPF_ROWS_PAGE = 100;
-
-function ClassNode({ node, ...props }: TreeProps & { node: HpfClassNode }) {
-  const [open, setOpen] = useState(node.hpfs.length <= OPEN_CLASS_MAX_HPFS);
-  const [shown, setShown] = useState(HPF_ROWS_PAGE);
-  const more = node.hpfs.length - shown;
-  return (
-    <NodeRow
-      store={props.store}
-      node={{ kind: 'hpfClass', classId: node.classId }}
-      name={node.name}
-      count={node.count}
-      swatch={node.color}
-      expanded={open}
-      onToggle={() => setOpen(!open)}
-      actions={<CopyButton text={() => treeCountsTsv(node.hpfs)} label={`Copy counts of ${node.name}`} />}
-    >
-      <ul role="group">
-        {node.hpfs.slice(0, shown).map((h) => (
-          <HpfRow key={h.id} hpf={h} {...props} />
-        ))}
-        {more > 0 && (
-          <li>
-            <Button size="small" variant="minimal" onClick={() => setShown(shown + HPF_ROWS_PAGE)}>
-              Show {Math.min(more, HPF_ROWS_PAGE)} more of {more}
-            </Button>
-          </li>
-        )}
-      </ul>
-    </NodeRow>
-  );
-}
-
-function HpfRow({ hpf, store, mayDelete, onDelete }: TreeProps & { hpf: HpfNode }) {
-  const [open, setOpen] = useState(false);
-  const hpfId = hpf.id;
-  return (
-    <NodeRow
-      store={store}
-      node={{ kind: 'hpf', hpfId: hpf.id }}
-      name={hpf.name}
-      count={hpf.count}
-      swatch={hpf.color}
-      expanded={open}
-      onToggle={() => setOpen(!open)}
-      actions={
-        <>
-          <CopyButton text={() => treeCountsTsv(hpf.points)} label={`Copy counts of ${hpf.name}`} />
-          {hpfId !== null && mayDelete(hpfId) && (
-            <PopoverNext
-              placement="bottom-end"
-              content={
-                <Menu>
-                  <MenuItem icon="trash" text="Delete HPF" onClick={() => onDelete(hpfId, false)} />
-                  <MenuItem
-                    icon="trash"
-                    intent="danger"
-                    text="Delete HPF and its points"
-                    onClick={() => onDelete(hpfId, true)}
-                  />
-                </Menu>
-              }
-            >
-              <Button size="small" variant="minimal" icon="more" aria-label={`Delete menu of ${hpf.name}`} />
-            </PopoverNext>
-          )}
-        </>
-      }
-    >
-      <ul role="group">
-        {hpf.points.map((p) => (
-          <NodeRow
-            key={p.classId ?? 'other'}
-            store={store}
-            node={{ kind: 'points', hpfId: hpf.id, classId: p.classId }}
-            name={p.name}
-            count={p.count}
-            swatch={p.color}
-          />
-        ))}
-        {hpf.points.length === 0 && <li className="bp6-text-muted lamina-tree-empty">No points</li>}
-      </ul>
-    </NodeRow>
   );
 }

@@ -15,7 +15,9 @@ export type NodeRef =
   | { kind: 'hpfClass'; classId: number | null }
   | { kind: 'hpf'; hpfId: number | null }
   | { kind: 'points'; hpfId: number | null; classId: number | null }
-  | { kind: 'annotation'; id: number };
+  | { kind: 'annotation'; id: number }
+  /** Every annotation of a class, whatever its type (the imported AI classes: HPFs, points, regions). */
+  | { kind: 'class'; classId: number };
 
 /** What the map emphasises while the pointer is over a node of the tab. */
 export type Highlight = NodeRef;
@@ -30,6 +32,8 @@ export function nodeKey(node: NodeRef): string {
       return `p:${node.hpfId ?? 'orphan'}:${node.classId ?? 'other'}`;
     case 'annotation':
       return `a:${node.id}`;
+    case 'class':
+      return `k:${node.classId}`;
   }
 }
 
@@ -182,6 +186,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     const hidden = this.hidden;
     if (hidden.size === 0) return true;
     if (hidden.has(`a:${a.id}`)) return false;
+    if (a.annotationClassId !== null && hidden.has(`k:${a.annotationClassId}`)) return false;
     if (a.annotationType === 'HPF') {
       return !hidden.has(`h:${a.id}`) && !hidden.has(`c:${this.hpfClassKey(a)}`);
     }

@@ -23,6 +23,7 @@ import { useDebouncedValue } from '../../components/useDebouncedValue';
 import type { CSSProperties } from 'react';
 import { useAnnotationSession } from '../annotations/AnnotationSession';
 import { AddAnnotationPanel, AnnotationMessages, AnnotationToolbar } from '../annotations/AnnotationToolbar';
+import { useAiAnnotationLayers } from '../annotations/useAiAnnotationLayers';
 import { useAnnotationTools } from '../annotations/useAnnotationTools';
 
 /** Brightness and opacity are applied (and kept) once the slider rests this long (doc 3 §9). */
@@ -101,6 +102,8 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   const session = annotationSession && annotationSession.imageId === image.id ? annotationSession : null;
   const toolbarShown = !!session?.permissions.toolbar;
   const tools = useAnnotationTools(engine, session, annotationsVisible, toolbarShown);
+  // The imported AI annotations and heatmap (issue 17): 'i' and the AI opacity slider.
+  useAiAnnotationLayers(engine, session?.ai ?? null, aiVisible, appliedAiOpacity / 100, image.physicalResolution);
   const mapRef = useRef<HTMLDivElement>(null);
   const miniMapRef = useRef<HTMLDivElement>(null);
 
@@ -197,6 +200,15 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
           checked={annotationsVisible}
           onChange={() => setAnnotationsVisible((visible) => !visible)}
         />
+        {hasAi && (
+          <Checkbox
+            className="lamina-viewer-panel"
+            label="AI layers"
+            title="Show or hide the imported AI annotations and heatmap (i)"
+            checked={aiVisible}
+            onChange={() => setAiVisible((visible) => !visible)}
+          />
+        )}
       </div>
       <Button
         className="lamina-shortcuts-button"
