@@ -5,6 +5,7 @@ import { likeContains } from '../../platform/db/paging.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { readerSeesCase, readerSeesImage } from './readerVisibility.js';
 import { inQueryChain } from '../images/queryChain.js';
+import { casePosition } from '../images/imageQueries.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
 
 /** Queries of the cases module: SQL only (the rules live in caseService.ts and the domain package). */
@@ -222,10 +223,7 @@ export async function caseImages(db: Q, caseId: number, principal: Principal) {
       ...CASE_IMAGE_COLUMNS,
       inQueryChain(eb).as('in_query_chain'),
       // The image's place among the case's live images (the neutral label), as the viewer counts it.
-      sql<number>`(select count(*)::int from images sibling
-        where sibling.case_id = images.case_id and sibling.id <= images.id and sibling.status <> 'ARCHIVED')`.as(
-        'case_position',
-      ),
+      casePosition('images').as('case_position'),
     ])
     .where('images.case_id', '=', caseId)
     .where('images.status', '!=', 'ARCHIVED')

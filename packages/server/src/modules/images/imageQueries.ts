@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { StudyImageSortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 import { likeContains } from '../../platform/db/paging.js';
@@ -7,21 +7,26 @@ import { IMAGE_VIEW_COLUMNS } from './imagePresenter.js';
 /** Queries of the images module: SQL only. */
 type Q = Kysely<DB>;
 
+/**
+ * An image's place among its case's live images (1, 2, …; null without a case): the neutral label
+ * of users who may not see file names (neutralImageLabel). `alias` is the image row's table or alias.
+ */
+export function casePosition(alias: string): RawBuilder<number | null> {
+  const image = (column: string) => sql.ref(`${alias}.${column}`);
+  return sql<number | null>`case when ${image('case_id')} is null then null else (select count(*)::int
+    from images sibling where sibling.case_id = ${image('case_id')} and sibling.id <= ${image('id')}
+    and sibling.status <> 'ARCHIVED') end`;
+}
+
 /** The viewer's Image row (IMAGE_VIEW_COLUMNS) with its case's procedure ID and its place in the case. */
 export function selectImageView(db: Q) {
   return db
     .selectFrom('images')
     .leftJoin('cases', 'cases.id', 'images.case_id')
     .select(IMAGE_VIEW_COLUMNS)
-    .select((eb) => [
+    .select([
       'cases.proc_id as case_proc_id',
-      eb
-        .selectFrom('images as sibling')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .whereRef('sibling.case_id', '=', 'images.case_id')
-        .whereRef('sibling.id', '<=', 'images.id')
-        .where('sibling.status', '!=', 'ARCHIVED')
-        .as('case_position'),
+      casePosition('images').as('case_position'),
       // The image's latest completed .mld import (issue 17), for the viewer's AI controls.
       sql<{ id: number; name: string; appSequenceId: string | null } | null>`(select json_build_object(
           'id', m.id, 'name', m.name, 'appSequenceId', m.app_sequence_id) from mld_files m
@@ -108,11 +113,7 @@ export async function listStudyImages(db: Q, filter: StudyImageFilter) {
       'images.status',
       'images.status_message',
       'cases.proc_id as case_proc_id',
-      sql<number | null>`case when images.case_id is null then null else (
-        select count(*)::int from images sibling
-        where sibling.case_id = images.case_id and sibling.id <= images.id and sibling.status <> 'ARCHIVED') end`.as(
-        'case_position',
-      ),
+      casePosition('images').as('case_position'),
       'last_query.query_status',
       'last_query.resolution',
       sql<string>`lower(images.name)`.as('lower_name'),

@@ -1,6 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { VIEW_ALL_STUDIES, type MldStatus } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
+import { casePosition } from '../images/imageQueries.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { likeContains } from '../../platform/db/paging.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
@@ -15,7 +16,7 @@ export function selectMldRecords(db: Q) {
     .leftJoin('images as i', 'i.id', 'mld_files.image_id')
     .leftJoin('cases as c', 'c.id', 'i.case_id')
     .leftJoin('users as u', 'u.id', 'mld_files.uploader_id')
-    .select((eb) => [
+    .select([
       'mld_files.id',
       'mld_files.name',
       'mld_files.size_bytes',
@@ -32,13 +33,7 @@ export function selectMldRecords(db: Q) {
       'c.proc_id',
       'c.histo_procedure_id',
       'u.username as uploaded_by',
-      eb
-        .selectFrom('images as sibling')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .whereRef('sibling.case_id', '=', 'i.case_id')
-        .whereRef('sibling.id', '<=', 'i.id')
-        .where('sibling.status', '!=', 'ARCHIVED')
-        .as('case_position'),
+      casePosition('i').as('case_position'),
     ]);
 }
 export type MldRecordRow = Awaited<ReturnType<ReturnType<typeof selectMldRecords>['executeTakeFirstOrThrow']>>;

@@ -1,6 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { QueryListSortKey, QueryListStatus, QueryObjectType } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
+import { casePosition } from '../images/imageQueries.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { likeContains } from '../../platform/db/paging.js';
 import { principalSeesQuery } from './queryVisibility.js';
@@ -30,13 +31,7 @@ export function selectQueryRows(db: Q) {
       'opener_role.display_name as opener_role_name',
       'images.name as image_name',
       'image_case.proc_id as image_case_proc_id',
-      eb
-        .selectFrom('images as sibling')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .whereRef('sibling.case_id', '=', 'images.case_id')
-        .whereRef('sibling.id', '<=', 'images.id')
-        .where('sibling.status', '!=', 'ARCHIVED')
-        .as('image_case_position'),
+      casePosition('images').as('image_case_position'),
       eb
         .selectFrom('query_reminders')
         .select(sql<number>`(count(*) - 1)::int`.as('n'))
