@@ -93,15 +93,14 @@ function Imports({ layers }: { layers: AiLayers }) {
     <ul className="lamina-ai-imports">
       {layers.imports.map((m) => (
         <li key={m.mldId}>
-          <span className="lamina-ai-import-name" title={m.name}>
+          <div className="lamina-ai-import-name" title={m.name}>
             {m.name}
-          </span>
-          <span className="bp6-text-muted">
-            {' '}
-            · APP sequence <span data-testid="app-sequence">{m.appSequenceId ?? '—'}</span>
+          </div>
+          <div className="bp6-text-muted">
+            APP sequence <span data-testid="app-sequence">{m.appSequenceId ?? '—'}</span>
             {m.completedAt && ` · imported ${formatLongDate(m.completedAt).date}`}
-            {m.heatmap && ' · heatmap'}
-          </span>
+            {m.heatmap && ' · with a heatmap'}
+          </div>
         </li>
       ))}
     </ul>

@@ -61,9 +61,12 @@ export const MLD_COLUMNS: readonly DataColumn<MldRecord>[] = [
     id: 'mldName',
     header: 'Imported Annotations File',
     sortable: true,
+    // The name, and its size under it (a long name ends in an ellipsis, whole on hover).
     cell: (r) => (
-      <span className="lamina-mld-file" title={r.mldName}>
-        <Icon icon="layers" size={14} aria-hidden="true" /> {r.mldName}{' '}
+      <span className="lamina-mld-file">
+        <span className="lamina-mld-file-name" title={r.mldName}>
+          {r.mldName}
+        </span>
         <span className="bp6-text-muted lamina-mld-size">{formatFileSize(r.mldFileLength)}</span>
       </span>
     ),
