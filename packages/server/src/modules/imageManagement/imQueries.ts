@@ -230,12 +230,17 @@ function filteredImages(
   let query = imagesFrom(db, principal, studies);
   if (options.searchText) {
     // The row's searched text (a trigram index, all columns) gives the candidates; the exact,
-    // permission-aware condition on each viewable column decides.
+    // permission-aware condition on each viewable column decides. That text joins every searched
+    // column with a space, so a text without one matches it exactly when it matches one of them:
+    // for a user who may view them all, the index's own condition is the exact one, and testing
+    // each column again (the most time of a 6 000-row search) is left out.
     const like = likeContains(options.searchText);
     const searched = searchedImageColumns(options);
-    query = query
-      .where(imageSearchText, 'ilike', like)
-      .where((eb) => eb.or(searched.map((key) => eb(sql`${imageRowSql(key, eb as ImageEb)}::text`, 'ilike', like))));
+    query = query.where(imageSearchText, 'ilike', like);
+    if (searched.length < IMAGE_SEARCHED.length || options.searchText.includes(' '))
+      query = query.where((eb) =>
+        eb.or(searched.map((key) => eb(sql`${imageRowSql(key, eb as ImageEb)}::text`, 'ilike', like))),
+      );
   }
   if (options.studyIds.length > 0) query = query.where('images.study_id', 'in', [...options.studyIds]);
   const floor = dateFloor(options.dateFilter, options.now);
@@ -384,13 +389,22 @@ export async function listImages(db: Q, principal: Principal, options: ImageList
   // filter already).
   const rowsOf = (ids: Expression<SqlBool>) => imageColumns(imagesFrom(db, principal).where(ids), options).execute();
   if (options.searchText) {
-    // A search's rows are few (its trigram candidates): the page's ids and the total in one pass
-    // over them, instead of a page query and a count that each test them all.
-    const direction = options.descending ? 'desc' : 'asc';
-    let ids = base
-      .select(['images.id', sql<number>`(count(*) over ())::int`.as('total')])
-      .orderBy(imageOrder(options))
-      .orderBy('images.id', direction);
+    // A search's rows are few (its trigram candidates): they are gathered once (a materialized
+    // CTE, read through the trigram index), then counted and the page taken from them — instead of
+    // a page query and a count that each test them all. Not `count(*) over ()` beside a LIMIT:
+    // the planner costs that as if the first rows came early, and walked the whole upload-date
+    // index testing each row (10^6 rows, 3–4 s) where the index gives 9 000 candidates.
+    const direction = sql.raw(options.descending ? 'desc' : 'asc');
+    const nulls = nullsLast(IMAGE_NEVER_NULL, options.sort);
+    let ids = db
+      .with(
+        (w) => w('matches').materialized(),
+        () => base.select((eb) => ['images.id', aliased(imageRowSql(options.sort, eb as ImageEb), 'k')]),
+      )
+      .selectFrom('matches')
+      .select(['matches.id', sql<number>`(select count(*)::int from matches)`.as('total')])
+      .orderBy(sql`matches.k ${direction}${nulls}`)
+      .orderBy(sql`matches.id ${direction}`);
     if (options.limit !== undefined) ids = ids.limit(options.limit);
     if (options.offset) ids = ids.offset(options.offset);
     const page = await ids.execute();
