@@ -417,3 +417,28 @@ describe('the Annotations tab', () => {
     expect(rows.some((r) => r[0] === 'APP7_eosinophils.mld' && r[2] === 'Archived')).toBe(true);
   });
 });
+
+describe('heatmaps', () => {
+  it('one without transparency takes its brightness as opacity; one with it keeps it', async () => {
+    const sharp = (await import('sharp')).default;
+    const { heatmapPng } = await import('../src/modules/mld/mldImport.js');
+    // A black image with a white square: the background must become transparent.
+    const rgb = Buffer.alloc(64 * 64 * 3);
+    for (let y = 16; y < 48; y++) for (let x = 16; x < 48; x++) rgb.fill(255, (y * 64 + x) * 3, (y * 64 + x) * 3 + 3);
+    const tiff = await sharp(rgb, { raw: { width: 64, height: 64, channels: 3 } })
+      .tiff()
+      .toBuffer();
+    const png = await heatmapPng(tiff);
+    const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    expect(info.channels).toBe(4);
+    expect(data[3]).toBe(0); // corner: transparent
+    expect(data[(32 * 64 + 32) * 4 + 3]).toBe(255); // centre: opaque
+    const rgba = await sharp(Buffer.alloc(8 * 8 * 4, 128), { raw: { width: 8, height: 8, channels: 4 } })
+      .tiff({ compression: 'deflate' })
+      .toBuffer();
+    const kept = await sharp(await heatmapPng(rgba))
+      .raw()
+      .toBuffer();
+    expect(kept[3]).toBe(128);
+  });
+});

@@ -140,6 +140,28 @@ async function aiClasses(tx: Tx, studyId: number, classes: Map<string, string | 
   return ids;
 }
 
+/**
+ * A heatmap as the viewer's overlay: a PNG of at most 4 096 px a side. One without transparency
+ * (plain RGB or grey, as a probability map often is) takes its brightness as its opacity, so its
+ * dark background does not cover the slide (docs/MLD.md: best effort).
+ */
+export async function heatmapPng(tiff: Buffer): Promise<Buffer> {
+  const resized = sharp(tiff, { limitInputPixels: 100_000_000 }).resize({
+    width: 4096,
+    height: 4096,
+    fit: 'inside',
+    withoutEnlargement: true,
+  });
+  const { hasAlpha } = await sharp(tiff, { limitInputPixels: 100_000_000 }).metadata();
+  if (hasAlpha) return resized.png().toBuffer();
+  const rgb = await resized.clone().toColourspace('srgb').removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const alpha = await sharp(rgb.data, { raw: rgb.info }).greyscale().raw().toBuffer();
+  return sharp(rgb.data, { raw: rgb.info })
+    .joinChannel(alpha, { raw: { width: rgb.info.width, height: rgb.info.height, channels: 1 } })
+    .png()
+    .toBuffer();
+}
+
 /** The class name of an object: its [LayerConfigs] name, else the layer's name and the index. */
 const classNameOf = (o: MldPlacedObject) => o.className?.trim() || `${o.layerName} ${o.classIndex}`;
 
@@ -186,12 +208,9 @@ export async function processMldImport(deps: MldImportDeps, mldId: number): Prom
     const heatmap = file.layerImages[0];
     if (heatmap && heatmap.format !== 'unknown') {
       try {
-        const png = await sharp(Buffer.from(heatmap.bytes.buffer, heatmap.bytes.byteOffset, heatmap.bytes.byteLength), {
-          limitInputPixels: 100_000_000,
-        })
-          .resize({ width: 4096, height: 4096, fit: 'inside', withoutEnlargement: true })
-          .png()
-          .toBuffer();
+        const png = await heatmapPng(
+          Buffer.from(heatmap.bytes.buffer, heatmap.bytes.byteOffset, heatmap.bytes.byteLength),
+        );
         heatmapKey = `mld/imports/${mldId}/heatmap.png`;
         await storage.delete(heatmapKey).catch(() => undefined);
         await storage.write(heatmapKey, png, 'image/png');
