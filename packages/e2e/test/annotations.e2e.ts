@@ -83,7 +83,13 @@ async function chooseClass(page: Page, tool: string, className: string): Promise
     .getByRole('toolbar', { name: 'Annotation tools' })
     .getByRole('button', { name: tool, exact: true })
     .click();
-  await page.getByRole('menuitem', { name: new RegExp(`^${className}\\b`) }).click();
+  // The class's own item ('IEL 3': its name and count), not one of another class whose name starts
+  // alike ('IEL count 1'); the newest, should the previous flyout still be closing on a loaded machine.
+  const escaped = className.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  await page
+    .getByRole('menuitem', { name: new RegExp(`^${escaped}( \\d+)?$`) })
+    .last()
+    .click();
 }
 
 /** Places an HPF of a class with a click and saves it through the 'Add annotation' panel. */
