@@ -22,3 +22,4 @@ export * from './annotations.js';
 export * from './queries.js';
 export * from './reports.js';
 export * from './mld.js';
+export * from './health.js';

@@ -27,6 +27,8 @@ import { queryRoutes } from './modules/queries/queryRoutes.js';
 import { reportRoutes } from './modules/reports/reportRoutes.js';
 import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
 import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
+import { healthRoutes } from './modules/health/healthRoutes.js';
+import { Readiness } from './platform/health/readiness.js';
 
 export interface AppDeps {
   config: Config;
@@ -102,6 +104,10 @@ export async function buildApp({
   const slides = createSlidePipeline(config, database, slideOverrides);
   app.decorate('slides', slides);
   app.addHook('onClose', () => slides.close());
+  // Liveness and readiness in every process, whatever its roles.
+  await app.register(
+    healthRoutes(new Readiness({ database, storage: slides.storage, roles: config.roles, log: app.log })),
+  );
 
   if (config.roles.has('api')) {
     await app.register(configRoutes(config));

@@ -335,6 +335,7 @@ async function readerAnnotation(s: Targets, c: Caller): Promise<number> {
 const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
   'GET /api/config': 'public',
   'GET /api/health': 'public',
+  'GET /api/ready': 'public',
   'POST /api/auth/login': 'public',
   'GET /api/auth/session': 'public',
   'POST /api/auth/logout': {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { actionResponseSchema, configSchema, type AppConfig } from '@lamina/domain';
+import { configSchema, type AppConfig } from '@lamina/domain';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../platform/config.js';
 import { policy } from '../../platform/rbac/policy.js';
@@ -17,11 +17,6 @@ export function configRoutes(config: Config) {
       '/api/config',
       { config: { policy: policy.public() }, schema: { response: { 200: configSchema } } },
       async () => body,
-    );
-    r.get(
-      '/api/health',
-      { config: { policy: policy.public() }, schema: { response: { 200: actionResponseSchema } } },
-      async () => ({ success: true, message: 'ok' }),
     );
   };
 }

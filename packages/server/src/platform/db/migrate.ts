@@ -14,7 +14,7 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta
  */
 export async function migrate(database: Database): Promise<string[]> {
   const { raw } = database;
-  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
+  const files = await migrationFiles();
   await raw.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
   const done = new Set((await raw.query<{ name: string }>('SELECT name FROM schema_migrations')).map((r) => r.name));
@@ -32,4 +32,23 @@ export async function migrate(database: Database): Promise<string[]> {
     }
   }
   return applied;
+}
+
+/** The migration files of this version, in the order they apply. */
+export async function migrationFiles(): Promise<string[]> {
+  return (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
+}
+
+/**
+ * The files of `files` the database has not applied (readiness: a process whose schema is behind
+ * its code is not ready). A database without schema_migrations has applied none.
+ */
+export async function pendingMigrations(database: Database, files: readonly string[]): Promise<string[]> {
+  const [table] = await database.raw.query<{ present: boolean }>(
+    `SELECT to_regclass('schema_migrations') IS NOT NULL AS present`,
+  );
+  if (!table?.present) return [...files];
+  const rows = await database.raw.query<{ name: string }>('SELECT name FROM schema_migrations');
+  const done = new Set(rows.map((r) => r.name));
+  return files.filter((f) => !done.has(f));
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
 import {
+  access,
   copyFile,
   link,
   mkdir,
@@ -58,6 +59,11 @@ export class LocalStorage implements ObjectStorage, UploadUrlSigner {
       await mkdir(path.join(this.root, '.multipart'), { recursive: true });
     })();
     return this.ready;
+  }
+
+  async ping(): Promise<void> {
+    await mkdir(path.join(this.root, '.tmp'), { recursive: true });
+    await access(this.root, fsConstants.R_OK | fsConstants.W_OK);
   }
 
   localPath(key: string): string {

@@ -8,6 +8,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListPartsCommand,
   PutObjectCommand,
@@ -125,6 +126,10 @@ export class S3Storage implements ObjectStorage, UploadUrlSigner {
       new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
       { expiresIn: expiresInSeconds },
     );
+  }
+
+  async ping(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
   }
 
   async head(key: string): Promise<{ size: number; version: string } | null> {

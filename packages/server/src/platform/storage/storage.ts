@@ -9,6 +9,12 @@ import type { Readable } from 'node:stream';
 export interface ObjectStorage {
   readonly kind: 'local' | 's3';
 
+  /**
+   * Proves the storage answers (readiness, GET /api/ready): local, the folder is there, readable
+   * and writable; S3, the bucket answers a HeadBucket with these credentials. Rejects otherwise.
+   */
+  ping(): Promise<void>;
+
   /** A URL the browser PUTs the bytes of `key` to, valid for `expiresInSeconds`. */
   signedPutUrl(key: string, expiresInSeconds: number): Promise<string>;
   /** A URL to download `key`, valid for `expiresInSeconds`; `downloadName` sets Content-Disposition. */
