@@ -20,24 +20,15 @@ export interface VerifyResult {
  */
 export async function verifyAuditChain(
   db: Db,
-  options: {
-    anchors?: readonly AuditAnchor[];
-    batchSize?: number;
-    /** Walk only up to this event (an export's last row): the chain from the first event to it. */
-    upTo?: number;
-  } = {},
+  options: { anchors?: readonly AuditAnchor[]; batchSize?: number } = {},
 ): Promise<VerifyResult> {
-  const anchors = (options.anchors ?? []).filter((a) => options.upTo === undefined || a.id <= options.upTo);
+  const anchors = options.anchors ?? [];
   const byId = new Map(anchors.map((a) => [a.id, a]));
-  const { rewritten, ...walked } = await walkChain(db, options.batchSize ?? 5000, byId, options.upTo);
+  const { rewritten, ...walked } = await walkChain(db, options.batchSize ?? 5000, byId, {
+    from: 1,
+    prevHash: GENESIS_HASH,
+  });
   if (!walked.ok) return { ...walked, anchorsChecked: 0 };
-  if (options.upTo !== undefined && walked.rowsChecked < options.upTo)
-    return {
-      ok: false,
-      rowsChecked: walked.rowsChecked,
-      anchorsChecked: 0,
-      brokenAt: { id: walked.rowsChecked + 1, problem: `the chain ends at row ${walked.rowsChecked}` },
-    };
   if (rewritten) return { ...walked, ok: false, brokenAt: rewritten, anchorsChecked: anchors.length };
   // Anchored rows the walk did not reach: the chain ends before them.
   const beyond = [...byId.values()].filter((a) => a.id > walked.rowsChecked).sort((a, b) => a.id - b.id)[0];
@@ -56,6 +47,47 @@ export async function verifyAuditChain(
 }
 
 /**
+ * The chain over a range of events (an export's first to last row): every row from `from` to `to`
+ * present, linked to the one before it (the first to the stored hash of event `from` − 1) and
+ * matching its own hash. What it proves is the range's integrity relative to the row before it;
+ * `npm run audit:verify` walks the whole chain from the first event.
+ */
+export async function verifyAuditRange(
+  db: Db,
+  from: number,
+  to: number,
+  batchSize = 5000,
+): Promise<Omit<VerifyResult, 'anchorsChecked'> & { from: number; to: number }> {
+  if (to < from) return { ok: true, rowsChecked: 0, from, to };
+  let prevHash = GENESIS_HASH;
+  if (from > 1) {
+    const before = await db
+      .selectFrom('audit_events')
+      .select('hash')
+      .where('id', '=', from - 1)
+      .executeTakeFirst();
+    if (!before) return { ok: false, rowsChecked: 0, from, to, brokenAt: { id: from - 1, problem: 'is missing' } };
+    prevHash = before.hash;
+  }
+  const walked = await walkChain(db, batchSize, new Map(), { from, prevHash, upTo: to });
+  if (walked.ok && walked.rowsChecked < to - from + 1)
+    return {
+      ok: false,
+      rowsChecked: walked.rowsChecked,
+      from,
+      to,
+      brokenAt: { id: from + walked.rowsChecked, problem: `the chain ends at row ${from + walked.rowsChecked - 1}` },
+    };
+  return {
+    ok: walked.ok,
+    rowsChecked: walked.rowsChecked,
+    ...(walked.brokenAt ? { brokenAt: walked.brokenAt } : {}),
+    from,
+    to,
+  };
+}
+
+/**
  * The chain walk. It also finds the first anchored row (in id order) whose hash differs from its
  * anchor, returned as `rewritten` beside the walk's own result: a broken link is reported first.
  */
@@ -63,10 +95,11 @@ async function walkChain(
   db: Db,
   batchSize: number,
   anchors: ReadonlyMap<number, AuditAnchor>,
-  upTo?: number,
+  range: { from: number; prevHash: string; upTo?: number | undefined },
 ): Promise<Omit<VerifyResult, 'anchorsChecked'> & { rewritten?: VerifyResult['brokenAt'] }> {
-  let expectedId = 1;
-  let prevHash = GENESIS_HASH;
+  const upTo = range.upTo;
+  let expectedId = range.from;
+  let prevHash = range.prevHash;
   let checked = 0;
   let rewritten: VerifyResult['brokenAt'];
   for (;;) {
