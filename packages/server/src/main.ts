@@ -66,13 +66,36 @@ async function main(): Promise<void> {
         log: app.log,
       })
     : null;
+  // SIGTERM/SIGINT: stop taking work and let the work under way end (docs/DEPLOYMENT.md). The
+  // listening socket closes at once and requests still arriving on open connections get 503 (so
+  // /api/ready fails); in-flight requests and running jobs get SHUTDOWN_GRACE seconds, together.
+  // Then jobs still running are failed back to their queue (pg-boss retries them elsewhere) and
+  // connections still open are closed. Exit 0 once everything stopped; 1 if that hangs.
+  const graceMs = config.shutdownGraceSeconds * 1000;
+  let closing = false;
   const close = async (signal: string) => {
-    app.log.info(`${signal}: shutting down`);
-    await stopWorker?.();
-    await anchors?.stop();
-    await app.close();
-    await database.close();
-    process.exit(0);
+    if (closing) return;
+    closing = true;
+    app.log.info(`${signal}: shutting down (grace ${config.shutdownGraceSeconds} s)`);
+    setTimeout(() => {
+      app.log.error('shutdown did not finish in time: exiting');
+      process.exit(1);
+    }, graceMs + 15_000).unref();
+    const cutOff = setTimeout(() => {
+      app.log.warn('shutdown grace over: closing the connections still open');
+      app.server.closeAllConnections();
+    }, graceMs);
+    cutOff.unref();
+    try {
+      await Promise.all([stopWorker?.(), app.slides.jobs.stop(graceMs), anchors?.stop(), app.close()]);
+      clearTimeout(cutOff);
+      await database.close();
+      app.log.info('shut down');
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
   };
   process.once('SIGINT', () => void close('SIGINT'));
   process.once('SIGTERM', () => void close('SIGTERM'));

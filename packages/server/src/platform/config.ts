@@ -47,6 +47,12 @@ export interface Config {
   auditAnchorFile: string;
   /** Seconds between anchors of the audit chain's head (written only when it moved). */
   auditAnchorIntervalSeconds: number;
+  /**
+   * SHUTDOWN_GRACE: seconds that in-flight requests and running jobs get after SIGTERM/SIGINT;
+   * then jobs still running go back to their queue and open connections are closed
+   * (docs/DEPLOYMENT.md).
+   */
+  shutdownGraceSeconds: number;
   /** The processing worker's limits and job supervision (docs/WORKFLOW.md). */
   processing: ProcessingConfig;
   /** How the tile server answers (docs/ARCHITECTURE.md, docs/BENCHMARKS.md). */
@@ -156,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       ? path.resolve(cwd, env.AUDIT_ANCHOR_FILE)
       : path.join(dataDir, 'audit-anchors.jsonl'),
     auditAnchorIntervalSeconds: positive(env.AUDIT_ANCHOR_INTERVAL, 'AUDIT_ANCHOR_INTERVAL', 300),
+    shutdownGraceSeconds: positive(env.SHUTDOWN_GRACE, 'SHUTDOWN_GRACE', 25),
     processing: processingConfig(env),
     tiles: tilesConfig(env, new Set(roles as ServerRole[])),
   };

@@ -28,6 +28,8 @@ export interface ServerProcess {
   output(): string;
   /** kill -9 of the whole process (group), as a crash or the OOM killer would. */
   crash(): Promise<void>;
+  /** SIGTERM, as an orchestrator stopping the process: resolves with how it exited (within `ms`). */
+  terminate(ms?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +80,11 @@ export async function startServerProcess(port: number, env: Record<string, strin
     async crash() {
       signal('SIGKILL');
       await waitForExit(child, 10_000);
+    },
+    async terminate(ms = 60_000) {
+      signal('SIGTERM');
+      await waitForExit(child, ms);
+      return { code: child.exitCode, signal: child.signalCode };
     },
     async stop() {
       signal('SIGTERM');

@@ -96,8 +96,9 @@ export async function startImageWorker(deps: WorkerDeps): Promise<RunningWorker>
     async stop() {
       if (mailTimer) clearInterval(mailTimer);
       clearInterval(reapTimer);
-      const boss = await deps.jobs.instance();
-      for (const id of workerIds) await boss.offWork({ id });
+      // A queue already stopping takes its workers off itself (and hands back what still runs).
+      const boss = await deps.jobs.instance().catch(() => null);
+      if (boss) for (const id of workerIds) await boss.offWork({ id });
     },
   };
 }

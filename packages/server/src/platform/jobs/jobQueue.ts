@@ -284,16 +284,23 @@ export class JobQueue {
     return this.start();
   }
 
+  private stopping: Promise<void> | null = null;
+
   /**
    * Stops polling and maintenance. Jobs still running are left to finish for `graceMs`; whatever
-   * is still active afterwards is failed back to the queue (and retried).
+   * is still active afterwards is failed back to the queue (and retried after the retry delay, as
+   * an attempt). Every call waits for the same stop: the first one's grace counts (the server's
+   * shutdown passes SHUTDOWN_GRACE before the app's close hook calls it again).
    */
-  async stop(graceMs = 10_000): Promise<void> {
+  stop(graceMs = 10_000): Promise<void> {
     this.stopped = true;
-    const pending = this.starting;
-    if (!pending) return;
-    const boss = await pending.catch(() => null);
-    if (!boss) return;
-    await boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, graceMs), close: true });
+    this.stopping ??= (async () => {
+      const pending = this.starting;
+      if (!pending) return;
+      const boss = await pending.catch(() => null);
+      if (!boss) return;
+      await boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, graceMs), close: true });
+    })();
+    return this.stopping;
   }
 }
