@@ -15,6 +15,11 @@ export interface RawSql {
   /** Runs multi-statement text in one transaction on one connection; rolls back on error. */
   execInTransaction(text: string): Promise<void>;
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
+  /**
+   * Runs `work` on one connection held for its whole duration (session-level advisory locks, e.g.
+   * the migrations'). PGlite has one connection anyway.
+   */
+  session<T>(work: (connection: Omit<RawSql, 'session'>) => Promise<T>): Promise<T>;
 }
 
 export interface Database {
@@ -66,12 +71,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
       async execInTransaction(text) {
         const client = await pool.connect();
         try {
-          await client.query('BEGIN');
-          await client.query(text);
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK');
-          throw error;
+          await inTransaction(client, text);
         } finally {
           client.release();
         }
@@ -80,11 +80,38 @@ async function openPostgres(url: string, max: number): Promise<Database> {
         const result = await pool.query(text, params);
         return result.rows as R[];
       },
+      async session(work) {
+        const client = await pool.connect();
+        try {
+          return await work({
+            exec: async (text) => {
+              await client.query(text);
+            },
+            execInTransaction: (text) => inTransaction(client, text),
+            query: async <R>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as R[],
+          });
+        } finally {
+          // Closed, not returned to the pool: nothing the work held on it (a session lock, whatever
+          // the work's failure left) can outlive the work. Sessions are rare (migrations at start).
+          client.release(true);
+        }
+      },
     },
     async close() {
       await db.destroy();
     },
   };
+}
+
+async function inTransaction(client: pg.PoolClient, text: string): Promise<void> {
+  try {
+    await client.query('BEGIN');
+    await client.query(text);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  }
 }
 
 async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
@@ -98,28 +125,31 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
   });
   const mutex = new Mutex();
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, mutex) });
+  const raw: RawSql = {
+    exec: (text) =>
+      mutex.run(async () => {
+        await pglite.exec(text);
+      }),
+    execInTransaction: (text) =>
+      mutex.run(async () => {
+        await pglite.exec('BEGIN');
+        try {
+          await pglite.exec(text);
+          await pglite.exec('COMMIT');
+        } catch (error) {
+          await pglite.exec('ROLLBACK');
+          throw error;
+        }
+      }),
+    query: <R>(text: string, params?: unknown[]) =>
+      mutex.run(async () => (await pglite.query<R>(text, params ?? [])).rows),
+    // One connection: the work's statements take the mutex one by one, as everything else's.
+    session: (work) => work(raw),
+  };
   return {
     kind: 'pglite',
     db,
-    raw: {
-      exec: (text) =>
-        mutex.run(async () => {
-          await pglite.exec(text);
-        }),
-      execInTransaction: (text) =>
-        mutex.run(async () => {
-          await pglite.exec('BEGIN');
-          try {
-            await pglite.exec(text);
-            await pglite.exec('COMMIT');
-          } catch (error) {
-            await pglite.exec('ROLLBACK');
-            throw error;
-          }
-        }),
-      query: <R>(text: string, params?: unknown[]) =>
-        mutex.run(async () => (await pglite.query<R>(text, params ?? [])).rows),
-    },
+    raw,
     async close() {
       await db.destroy();
       await pglite.close();
