@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
@@ -29,6 +28,9 @@ import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
 import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
 import { healthRoutes } from './modules/health/healthRoutes.js';
 import { Readiness } from './platform/health/readiness.js';
+import { registerRequestIdHeader, requestIdFrom } from './platform/http/requestId.js';
+import { Metrics } from './platform/metrics/metrics.js';
+import { registerHttpMetrics } from './platform/metrics/httpMetrics.js';
 
 export interface AppDeps {
   config: Config;
@@ -53,6 +55,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route registered, for the policy-coverage test. */
     registeredRoutes: RegisteredRoute[];
+    /** The process's Prometheus metrics (served on METRICS_PORT by main.ts). */
+    metrics: Metrics;
   }
 }
 
@@ -68,7 +72,9 @@ export async function buildApp({
   const app = Fastify({
     logger: logger ? { level: config.logLevel } : false,
     trustProxy: config.trustProxy,
-    genReqId: () => randomUUID(),
+    // The request id of log lines, audit rows and the X-Request-Id response header: the incoming
+    // X-Request-Id when it is a short safe token (a load balancer's), else a new UUID.
+    genReqId: (request) => requestIdFrom(request.headers['x-request-id']),
     bodyLimit: 1024 * 1024,
     serverFactory: (handler) => createAppServer(handler, tileFastPath),
   });
@@ -94,6 +100,11 @@ export async function buildApp({
       });
   });
 
+  const metrics = new Metrics(config.metrics.port !== null);
+  app.decorate('metrics', metrics);
+  registerRequestIdHeader(app);
+  if (metrics.enabled) registerHttpMetrics(app, metrics);
+
   await app.register(fastifyCookie);
   registerErrorHandler(app);
   registerSecurityHeaders(app, config);
@@ -101,8 +112,10 @@ export async function buildApp({
   registerGuard(app, database.db, keys);
   registerInputTextRule(app);
   // Slide pipeline (storage, job queue, mail, tile tokens): app.slides, used by api, tiles and worker.
-  const slides = createSlidePipeline(config, database, slideOverrides);
+  const slides = createSlidePipeline(config, database, slideOverrides, metrics);
   app.decorate('slides', slides);
+  slides.jobs.observeJobs((queue, seconds, outcome) => metrics.observeJob(queue, seconds, outcome));
+  if (metrics.enabled && config.roles.has('worker')) metrics.reportQueueDepth(() => slides.jobs.depth());
   app.addHook('onClose', () => slides.close());
   // Liveness and readiness in every process, whatever its roles.
   await app.register(
@@ -111,7 +124,7 @@ export async function buildApp({
 
   if (config.roles.has('api')) {
     await app.register(configRoutes(config));
-    await app.register(authRoutes(new AuthService(database.db, keys), config.embeddedCookies));
+    await app.register(authRoutes(new AuthService(database.db, keys, metrics), config.embeddedCookies));
     await app.register(currentUserRoutes(database.db));
     await app.register(studyRoutes(database.db));
     await app.register(slideApiRoutes(database, config, slides));
@@ -131,6 +144,7 @@ export async function buildApp({
       securityHeaders: IMAGE_SECURITY_HEADERS,
       localReads: config.tiles.reads,
       accessRefreshSeconds: config.tiles.accessRefreshSeconds,
+      metrics: metrics.enabled ? metrics.tiles : undefined,
     });
     // From now on the server answers tiles before Fastify; while closing, Fastify answers (503).
     tileFastPath.install(tiles.handler, tiles.respond, tiles.templates);

@@ -17,6 +17,7 @@ import { ensureDemoCases } from './modules/demo/demoCases.js';
 import { ensureDemoSlide } from './modules/demo/demoSlide.js';
 import { ensureDemoZStack } from './modules/demo/demoZStack.js';
 import { startImageWorker } from './modules/processing/imageWorker.js';
+import { startMetricsServer, type MetricsServer } from './platform/metrics/metricsServer.js';
 import { DEFAULT_SLIDE_LIMITS } from './modules/processing/slideLimits.js';
 
 // V8 lets its old space grow to up to 4x the live heap before a full collection while a process
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
 
   const app = await buildApp({ config, database, logger: true });
   let stopWorker: (() => Promise<void>) | null = null;
+  let metricsServer: MetricsServer | null = null;
   // The audit chain's head, copied outside the database (platform/audit/anchors.ts).
   const anchors = config.roles.has('api')
     ? new AuditAnchorWriter(database.db, {
@@ -89,6 +91,7 @@ async function main(): Promise<void> {
     try {
       await Promise.all([stopWorker?.(), app.slides.jobs.stop(graceMs), anchors?.stop(), app.close()]);
       clearTimeout(cutOff);
+      await metricsServer?.close();
       await database.close();
       app.log.info('shut down');
       process.exit(0);
@@ -101,6 +104,14 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void close('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  if (config.metrics.port !== null) {
+    // Prometheus metrics on their own port, never the public one (docs/DEPLOYMENT.md).
+    metricsServer = await startMetricsServer(app.metrics, {
+      ...config.metrics,
+      port: config.metrics.port,
+      log: app.log,
+    });
+  }
   await anchors?.start();
   // Slide pipeline: the processing worker, and the demo slide (processed by that same worker).
   if (config.roles.has('worker')) {
@@ -148,6 +159,7 @@ async function main(): Promise<void> {
   const lines = [
     '',
     `Lamina is running on ${url}  (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'}; roles ${[...config.roles].join(',')})`,
+    ...(metricsServer ? [`  metrics on http://${config.metrics.host}:${metricsServer.port}/metrics`] : []),
     `  started in ${Date.now() - started} ms; migrations applied: ${applied.length > 0 ? applied.join(', ') : 'none'}; permissions granted ${reference.granted}, revoked ${reference.revoked}`,
   ];
   if (seeded) {

@@ -53,10 +53,19 @@ export interface Config {
    * (docs/DEPLOYMENT.md).
    */
   shutdownGraceSeconds: number;
+  /** Prometheus metrics (docs/DEPLOYMENT.md): served on their own port, off when METRICS_PORT is unset. */
+  metrics: MetricsConfig;
   /** The processing worker's limits and job supervision (docs/WORKFLOW.md). */
   processing: ProcessingConfig;
   /** How the tile server answers (docs/ARCHITECTURE.md, docs/BENCHMARKS.md). */
   tiles: TilesConfig;
+}
+
+export interface MetricsConfig {
+  /** METRICS_PORT: where GET /metrics is served (never the public PORT); null → no metrics server. */
+  port: number | null;
+  /** METRICS_HOST: its interface, default HOST. */
+  host: string;
 }
 
 export interface TilesConfig {
@@ -163,9 +172,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       : path.join(dataDir, 'audit-anchors.jsonl'),
     auditAnchorIntervalSeconds: positive(env.AUDIT_ANCHOR_INTERVAL, 'AUDIT_ANCHOR_INTERVAL', 300),
     shutdownGraceSeconds: positive(env.SHUTDOWN_GRACE, 'SHUTDOWN_GRACE', 25),
+    metrics: metricsConfig(env, port),
     processing: processingConfig(env),
     tiles: tilesConfig(env, new Set(roles as ServerRole[])),
   };
+}
+
+function metricsConfig(env: NodeJS.ProcessEnv, port: number): MetricsConfig {
+  const host = env.METRICS_HOST || env.HOST || '127.0.0.1';
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return { port: null, host };
+  const metricsPort = Number(env.METRICS_PORT);
+  if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)
+    throw new ConfigError(`METRICS_PORT must be a port number, got '${env.METRICS_PORT}'`);
+  if (metricsPort !== 0 && metricsPort === port)
+    throw new ConfigError('METRICS_PORT must differ from PORT: the metrics are not for the public port');
+  return { port: metricsPort, host };
 }
 
 function oneOf<T extends string>(value: string | undefined, name: string, allowed: readonly T[], fallback: T): T {

@@ -26,6 +26,8 @@ export class AuthService {
   constructor(
     private readonly db: Db,
     private readonly keys: SessionKeys,
+    /** Told each refused login (the login failure metric). */
+    private readonly metrics?: { loginFailed(reason: 'invalid_credentials' | 'throttled'): void },
   ) {}
 
   async recentFailures(username: string, ip: string): Promise<number> {
@@ -46,6 +48,7 @@ export class AuthService {
   private async refuseWhenThrottled(username: string, ip: string, actor: Actor, event: AuditEvent): Promise<void> {
     if ((await this.recentFailures(username, ip)) < LOGIN_THROTTLE.maxFailures) return;
     await this.db.transaction().execute((tx) => recordAudit(tx, actor, [event]));
+    if (event.action === 'LOGIN_THROTTLED') this.metrics?.loginFailed('throttled');
     throw new TooManyRequestsError(MESSAGES.tooManyLogins);
   }
 
@@ -83,6 +86,7 @@ export class AuthService {
           },
         ]);
       });
+      this.metrics?.loginFailed('invalid_credentials');
       throw new UnauthorizedError(MESSAGES.invalidLogin);
     }
     const tokens = this.keys.issue();

@@ -32,6 +32,8 @@ export interface ImageServiceDeps {
   mailer: Mailer;
   /** Uploads of at least this size are processed from the large-slide queue. */
   largeSlideBytes: number;
+  /** Told the size of each upload registered (the upload metrics). */
+  metrics?: { uploadRegistered(bytes: number): void } | undefined;
 }
 
 /** Images: registration of uploads (and replacement), reads with study scope, notifications. */
@@ -160,6 +162,7 @@ export class ImageService {
       await jobs.send(queue, { imageId: image.id }, { db: inTransaction(tx) });
       return image.id;
     });
+    this.deps.metrics?.uploadRegistered(head.size);
     return selectImageView(db).where('images.id', '=', id).executeTakeFirstOrThrow();
   }
 

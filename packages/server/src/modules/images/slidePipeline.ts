@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../platform/config.js';
 import type { Database } from '../../platform/db/database.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
 import { createStorage } from '../../platform/storage/createStorage.js';
 import { LocalStorage } from '../../platform/storage/localStorage.js';
 import { sampleRoutes } from '../samples/sampleRoutes.js';
@@ -42,6 +43,7 @@ export function createSlidePipeline(
   config: Config,
   database: Database,
   overrides: SlidePipelineOverrides = {},
+  metrics?: Metrics,
 ): SlidePipeline {
   const storage = overrides.storage ?? createStorage(config);
   const jobs =
@@ -65,6 +67,7 @@ export function createSlidePipeline(
       jobs,
       mailer,
       largeSlideBytes: config.processing.largeSlideBytes,
+      metrics,
     }),
     async close() {
       await jobs.stop();

@@ -7,9 +7,11 @@ import { PyramidCache, type PyramidCacheOptions } from './pyramidCache.js';
 import {
   createTileHandler,
   createTileResponder,
+  measuredResponder,
   TILE_CACHE_CONTROL,
   tileHeaderTemplates,
   type RawHandler,
+  type TileAnswerRecorder,
   type TileHeaderTemplates,
   type TileResponder,
 } from './tileHandler.js';
@@ -31,6 +33,8 @@ export interface TileRouteDeps {
   localReads?: 'sync' | 'async';
   /** TILE_ACCESS_REFRESH (config.tiles.accessRefreshSeconds). Default 15. */
   accessRefreshSeconds?: number;
+  /** Where every answer's status and latency are counted (METRICS_PORT set); none → not measured. */
+  metrics?: TileAnswerRecorder | undefined;
 }
 
 declare module 'fastify' {
@@ -83,7 +87,9 @@ export async function registerTileRoutes(app: FastifyInstance, deps: TileRouteDe
   // Tiles are the hot path (hundreds per second per reader): no per-request log lines, and one
   // shared logger instead of a child logger made (and re-levelled) for every request.
   const tileLog = app.log.child({ module: 'tiles' }, { level: quietLevel(app.log.level) });
-  const respond = createTileResponder({ cache, tokens: new VerifiedTokens(deps.tileTokens), access, log: tileLog });
+  const unmeasured = createTileResponder({ cache, tokens: new VerifiedTokens(deps.tileTokens), access, log: tileLog });
+  // Every path (on the connection, Node's HTTP server, Fastify) answers through this one responder.
+  const respond = deps.metrics ? measuredResponder(unmeasured, deps.metrics) : unmeasured;
   const templates = tileHeaderTemplates(deps.securityHeaders);
   const handleTile = createTileHandler(respond, templates);
 

@@ -74,6 +74,9 @@ const DEFAULTS: Required<JobQueueOptions> = {
   schedule: false,
 };
 
+/** Told each job's queue, run time in seconds and whether its handler completed or threw. */
+export type JobObserver = (queue: QueueName, seconds: number, outcome: 'completed' | 'failed') => void;
+
 export type JobHandler<T> = (job: PgBoss.JobWithMetadata<T>) => Promise<void>;
 
 interface PgError {
@@ -197,6 +200,33 @@ export class JobQueue {
     );
   }
 
+  private observer: JobObserver | null = null;
+
+  /** Told the queue, run time and outcome of every job this process works on (the job metrics). */
+  observeJobs(observer: JobObserver): void {
+    this.observer = observer;
+  }
+
+  /**
+   * Jobs not finished, per queue and state, by the database (the queue depth metric). Reads
+   * pg-boss's table without starting pg-boss here; rejects while its schema does not exist yet.
+   */
+  async depth(): Promise<{ queue: QueueName; state: 'created' | 'retry' | 'active'; count: number }[]> {
+    const { rows } = await sql<{ queue: string; state: 'created' | 'retry' | 'active'; count: number }>`
+      select name as queue, state::text as state, count(*)::int as count
+      from pgboss.job
+      where name = any(${Object.values(QUEUES)}::text[]) and state in ('created', 'retry', 'active')
+      group by name, state`.execute(this.database.db);
+    const found = new Map(rows.map((r) => [`${r.queue} ${r.state}`, r.count]));
+    return Object.values(QUEUES).flatMap((queue) =>
+      (['created', 'retry', 'active'] as const).map((state) => ({
+        queue,
+        state,
+        count: found.get(`${queue} ${state}`) ?? 0,
+      })),
+    );
+  }
+
   private async withHeartbeat(queue: QueueName, jobId: string, run: () => Promise<void>): Promise<void> {
     const { db } = this.database;
     await db
@@ -217,9 +247,13 @@ export class JobQueue {
         .execute()
         .catch(() => undefined);
     }, this.options.heartbeatSeconds * 1000);
+    const started = performance.now();
+    let outcome: 'completed' | 'failed' = 'failed';
     try {
       await run();
+      outcome = 'completed';
     } finally {
+      this.observer?.(queue, (performance.now() - started) / 1000, outcome);
       clearInterval(beat);
       await db
         .deleteFrom('job_heartbeats')
