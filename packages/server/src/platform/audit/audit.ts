@@ -118,7 +118,17 @@ export async function readAuditHead(db: Db): Promise<{ id: number; hash: string 
  */
 export async function recordAudit(tx: Transaction<DB>, actor: Actor, events: readonly AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await sql`select pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`.execute(tx);
+  const locked = await sql<{ isolation: string }>`
+    select pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK}), current_setting('transaction_isolation') as isolation`.execute(
+    tx,
+  );
+  // The head must be read with a snapshot taken after the lock was granted: in READ COMMITTED each
+  // statement takes a new one. A repeatable-read or serializable transaction keeps the snapshot of
+  // its first statement, so under contention it would read a stale head and fail on the primary key.
+  const isolation = locked.rows[0]?.isolation;
+  if (isolation !== 'read committed') {
+    throw new Error(`Audit events are recorded in READ COMMITTED transactions only (this one is ${String(isolation)})`);
+  }
   const last = await readAuditHead(tx);
   const { rows } = await sql<{ now: Date }>`select date_trunc('milliseconds', clock_timestamp()) as now`.execute(tx);
   const occurredAt = rows[0]?.now ?? new Date();
