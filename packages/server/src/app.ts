@@ -144,6 +144,7 @@ export async function buildApp({
       securityHeaders: IMAGE_SECURITY_HEADERS,
       localReads: config.tiles.reads,
       accessRefreshSeconds: config.tiles.accessRefreshSeconds,
+      rangeCacheBytes: config.tiles.cacheBytes,
       metrics: metrics.enabled ? metrics.tiles : undefined,
     });
     // From now on the server answers tiles before Fastify; while closing, Fastify answers (503).

@@ -85,6 +85,8 @@ export interface TilesConfig {
   accessRefreshSeconds: number;
   /** TILE_HEADERS_TIMEOUT: seconds a tile connection may take to send a request head (as Node's headersTimeout). */
   headersTimeoutSeconds: number;
+  /** TILE_CACHE_MB in bytes: the memory of tiles read from object storage kept per process (0: off). */
+  cacheBytes: number;
 }
 
 export interface ProcessingConfig {
@@ -205,7 +207,19 @@ function tilesConfig(env: NodeJS.ProcessEnv, roles: ReadonlySet<ServerRole>): Ti
     socketReads: oneOf(env.TILE_SOCKET_READS, 'TILE_SOCKET_READS', ['direct', 'stream'], 'direct'),
     accessRefreshSeconds: positive(env.TILE_ACCESS_REFRESH, 'TILE_ACCESS_REFRESH', 15),
     headersTimeoutSeconds: positive(env.TILE_HEADERS_TIMEOUT, 'TILE_HEADERS_TIMEOUT', 60),
+    cacheBytes: tileCacheMegabytes(env.TILE_CACHE_MB) * 1024 * 1024,
   };
+}
+
+/** TILE_CACHE_MB: whole megabytes (MiB) of tiles from object storage kept in memory; 0 turns it off. */
+function tileCacheMegabytes(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return 256;
+  const n = Number(value.trim());
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n > 1024 * 1024)
+    throw new ConfigError(
+      `TILE_CACHE_MB must be a whole number of megabytes from 0 (no cache) to 1048576, got '${value}'`,
+    );
+  return n;
 }
 
 function processingConfig(env: NodeJS.ProcessEnv): ProcessingConfig {

@@ -4,6 +4,7 @@ import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { LocalPyramidFile, StoragePyramidFile, type LocalReadMode, type PyramidFile } from './pyramidFile.js';
 import { buildPyramidIndex, type PyramidIndex } from './pyramidIndex.js';
 import { readTiffDirectories } from './tiffDirectory.js';
+import type { TileRangeCache } from './tileRangeCache.js';
 
 /** A cached, open pyramid: its serving index and the file the tiles are read from. */
 export interface OpenPyramid {
@@ -33,6 +34,8 @@ export interface PyramidCacheOptions {
   missingTtlMs?: number;
   /** How local pyramid files are read (see LocalReadMode). Default 'sync'. */
   localReads?: LocalReadMode;
+  /** Where tiles read from object storage are kept (TILE_CACHE_MB); none → every tile one GET. */
+  rangeCache?: TileRangeCache | null;
   now?: () => number;
 }
 
@@ -56,6 +59,7 @@ export class PyramidCache {
   private readonly refreshAfterMs: number;
   private readonly missingTtlMs: number;
   private readonly localReads: LocalReadMode;
+  private readonly rangeCache: TileRangeCache | null;
   private readonly now: () => number;
   /** Loads started (for tests and metrics). */
   loads = 0;
@@ -69,6 +73,7 @@ export class PyramidCache {
     this.refreshAfterMs = options.refreshAfterMs ?? 10 * 60 * 1000;
     this.missingTtlMs = options.missingTtlMs ?? 5000;
     this.localReads = options.localReads ?? 'sync';
+    this.rangeCache = options.rangeCache ?? null;
     this.now = options.now ?? Date.now;
   }
 
@@ -146,7 +151,7 @@ export class PyramidCache {
     try {
       file = storage.localPath
         ? await LocalPyramidFile.open(storage.localPath(cogKey), this.localReads)
-        : await StoragePyramidFile.open(storage, cogKey);
+        : await StoragePyramidFile.open(storage, cogKey, this.rangeCache);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') file = null;
       else throw error;
@@ -157,6 +162,7 @@ export class PyramidCache {
     }
     try {
       const index = buildPyramidIndex(await readTiffDirectories(file.readRange), cogKey);
+      file.opened?.();
       if (row.width !== null && row.height !== null && (row.width !== index.width || row.height !== index.height)) {
         log?.warn(
           { imageId, row: [row.width, row.height], pyramid: [index.width, index.height] },

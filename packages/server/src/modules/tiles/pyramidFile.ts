@@ -3,6 +3,7 @@ import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { assembleJpeg, startsWithSoi } from './jpegTile.js';
 import { TILE_START_OTHER, TILE_START_SOI, type TileLocation } from './pyramidIndex.js';
 import type { RangeReader } from './tiffDirectory.js';
+import type { TileRangeCache } from './tileRangeCache.js';
 
 /**
  * An open stored pyramid: ranged reads for the directory parser, and `readTile`, which answers a
@@ -25,6 +26,13 @@ export interface PyramidFile {
    * blocking reads: the descriptor stays valid while the caller sends in the same tick.
    */
   readonly tileInFile?: ((location: TileLocation) => TileInFile | null) | undefined;
+  /**
+   * The tile's complete JPEG when it is held in memory (object storage with the tile range cache
+   * on), answered at once; undefined otherwise (then readTile).
+   */
+  readonly cachedTile?: ((location: TileLocation) => Buffer | undefined) | undefined;
+  /** Called once the pyramid's index is built: what was read for the structure can go. */
+  opened?(): void;
   /** No new reads will start; release resources once the current ones finish. */
   retire(): void;
 }
@@ -224,30 +232,154 @@ export class LocalPyramidFile implements PyramidFile {
   }
 }
 
-/** A pyramid in object storage (S3): every read is one ranged GET. */
-export class StoragePyramidFile implements PyramidFile {
+/** The first read of a pyramid in object storage: the TIFF header, and a first IFD placed right after it. */
+export const STRUCTURE_START_BYTES = 16 * 1024;
+/**
+ * A read of the structure past this many bytes from the end takes the rest of the object at once:
+ * Lamina's pyramids (processing/tiledTiff.ts) keep every directory, tile offset and byte count
+ * after the tile data, so the second read of an open holds all of them (16 bytes a tile: 16 MiB is
+ * a million tiles, a 250 000 px square slide).
+ */
+export const STRUCTURE_TAIL_BYTES = 16 * 1024 * 1024;
+/** Otherwise (directories between the tile data, as libtiff writes them) this much is read ahead. */
+export const STRUCTURE_READ_AHEAD = 256 * 1024;
+/** What the structure reads of one open may hold at most; past it, older blocks are dropped. */
+const STRUCTURE_MAX_HELD = 64 * 1024 * 1024;
+
+/**
+ * The ranged reads of a pyramid's structure while it is opened: each read that misses what is held
+ * fetches a large block (the rest of the object near its end, else STRUCTURE_READ_AHEAD), so the
+ * directory parser's many small reads (header, each IFD, its tile offsets, byte counts and JPEG
+ * tables) cost one or a few GETs. Concurrent reads inside a block being fetched wait for it.
+ */
+class StructureReads {
+  private readonly blocks: { start: number; data: Buffer }[] = [];
+  private readonly inFlight: { start: number; end: number; done: Promise<Buffer> }[] = [];
+  private held = 0;
+  /** Ranged GETs made (the first one, with the size, counted by the opener). */
+  gets = 0;
+
   constructor(
+    private readonly fetch: (offset: number, length: number) => Promise<Buffer>,
+    private readonly size: number,
+    first: Buffer | null,
+  ) {
+    if (first) this.keep(0, first);
+  }
+
+  async read(offset: number, length: number): Promise<Buffer> {
+    const end = Math.min(this.size, offset + length);
+    if (end <= offset) return Buffer.alloc(0);
+    for (;;) {
+      const block = this.blocks.find((b) => b.start <= offset && end <= b.start + b.data.length);
+      if (block) return block.data.subarray(offset - block.start, end - block.start);
+      const coming = this.inFlight.find((f) => f.start <= offset && end <= f.end);
+      if (!coming) break;
+      const data = await coming.done;
+      if (coming.start + data.length < end) return data.subarray(offset - coming.start); // the object ended
+    }
+    const rest = this.size - offset;
+    const fetchLength = rest <= STRUCTURE_TAIL_BYTES ? rest : Math.max(end - offset, STRUCTURE_READ_AHEAD);
+    this.gets++;
+    const flight = { start: offset, end: offset + fetchLength, done: this.fetch(offset, fetchLength) };
+    this.inFlight.push(flight);
+    try {
+      const data = await flight.done;
+      this.keep(offset, data);
+      return data.subarray(0, end - offset);
+    } finally {
+      this.inFlight.splice(this.inFlight.indexOf(flight), 1);
+    }
+  }
+
+  private keep(start: number, data: Buffer): void {
+    while (this.blocks.length > 0 && this.held + data.length > STRUCTURE_MAX_HELD)
+      this.held -= this.blocks.shift()?.data.length ?? 0;
+    this.blocks.push({ start, data });
+    this.held += data.length;
+  }
+}
+
+/**
+ * A pyramid in object storage (S3). Opening it reads its structure in a few large ranged GETs
+ * (StructureReads; a Lamina pyramid takes two: the header, then every directory at the end); then
+ * every tile not in the tile range cache is one ranged GET, and kept there (tileRangeCache.ts).
+ */
+export class StoragePyramidFile implements PyramidFile {
+  private structure: StructureReads | null;
+  /** The cache key of this object's tiles up to the range: the key and its version. */
+  private readonly cacheKey: string;
+  readonly cachedTile: ((location: TileLocation) => Buffer | undefined) | undefined;
+
+  private constructor(
     private readonly storage: ObjectStorage,
     private readonly key: string,
     readonly size: number,
-  ) {}
+    version: string,
+    first: Buffer | null,
+    private readonly cache: TileRangeCache | null,
+  ) {
+    this.structure = new StructureReads(
+      (offset, length) => this.storage.readRange(this.key, offset, length),
+      size,
+      first,
+    );
+    this.cacheKey = `${key}\u0000${version}\u0000`;
+    this.cachedTile = cache?.enabled ? (location) => cache.take(this.tileKey(location)) : undefined;
+  }
 
-  static async open(storage: ObjectStorage, key: string): Promise<StoragePyramidFile | null> {
+  /**
+   * Opens the object: one ranged GET of its first STRUCTURE_START_BYTES that also tells its size and
+   * version (ObjectStorage.readRangeOf), or a HEAD where the storage has no such read. Null when
+   * the object does not exist.
+   */
+  static async open(
+    storage: ObjectStorage,
+    key: string,
+    cache: TileRangeCache | null = null,
+  ): Promise<StoragePyramidFile | null> {
+    if (storage.readRangeOf) {
+      const start = await storage.readRangeOf(key, 0, STRUCTURE_START_BYTES);
+      return start ? new StoragePyramidFile(storage, key, start.size, start.version, start.data, cache) : null;
+    }
     const head = await storage.head(key);
-    return head ? new StoragePyramidFile(storage, key, head.size) : null;
+    return head ? new StoragePyramidFile(storage, key, head.size, head.version, null, cache) : null;
+  }
+
+  /** Ranged GETs the structure reads have made since the open's first read. */
+  get structureGets(): number {
+    return this.structure?.gets ?? 0;
   }
 
   readRange: RangeReader = async (offset, length) => {
+    if (this.structure) return this.structure.read(offset, length);
     const want = Math.max(0, Math.min(length, this.size - offset));
     if (want === 0) return Buffer.alloc(0);
     return this.storage.readRange(this.key, offset, want);
   };
 
-  async readTile(location: TileLocation): Promise<Buffer> {
+  /** The index is built: the structure's blocks are let go (later reads go to storage). */
+  opened(): void {
+    this.structure = null;
+  }
+
+  private tileKey(location: TileLocation): string {
+    return `${this.cacheKey}${location.offset}:${location.length}`;
+  }
+
+  private async fetchTile(location: TileLocation): Promise<Buffer> {
     const data = await this.storage.readRange(this.key, location.offset, location.length);
     if (data.length !== location.length) throw new TruncatedTileError(`Tile at ${location.offset} is truncated`);
     return assembleJpeg(location.prefix, data);
   }
 
-  retire(): void {}
+  /** The tile's complete JPEG; shared with the cache when it is on (never written into). */
+  readTile(location: TileLocation): Promise<Buffer> {
+    if (!this.cache) return this.fetchTile(location);
+    return this.cache.read(this.tileKey(location), () => this.fetchTile(location));
+  }
+
+  retire(): void {
+    this.structure = null;
+  }
 }

@@ -6,6 +6,7 @@ import { readTileInFile, type TileInFile } from './pyramidFile.js';
 import { locateTile } from './pyramidIndex.js';
 import { parseTileUrl, type TileRequest } from './tileRequest.js';
 import type { VerifiedTokens } from './verifiedTokens.js';
+import type { TileRangeCacheStats } from '../../platform/metrics/tileMetrics.js';
 import type { TileAccess } from '../../platform/tiles/tileAccess.js';
 
 /** A request handler written against Node's own request and response (no framework in between). */
@@ -153,6 +154,9 @@ export function createTileResponder(deps: TileResponderDeps): TileResponder {
     if (inPlace) return { status: 200, etag, body: null, file: inPlace } as const;
     // A local pyramid read with a blocking pread (from the page cache: microseconds).
     if (file.readTileSync) return { status: 200, etag, body: file.readTileSync(location) } as const;
+    // Object storage: a tile held by the range cache is answered at once (no promise).
+    const held = file.cachedTile?.(location);
+    if (held) return { status: 200, etag, body: held } as const;
     return file.readTile(location).then(
       (body): TileAnswer => ({ status: 200, etag, body }),
       (error: unknown) => fail(url, error),
@@ -199,6 +203,8 @@ export function createTileResponder(deps: TileResponderDeps): TileResponder {
 /** Where a measured responder records each answer: its status and how long it took (ms). */
 export interface TileAnswerRecorder {
   record(status: number, milliseconds: number): void;
+  /** The tile range cache whose counters and size the metrics read at scrape (object storage only). */
+  rangeCache?: TileRangeCacheStats | null;
 }
 
 /**

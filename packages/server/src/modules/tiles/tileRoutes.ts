@@ -16,6 +16,7 @@ import {
   type TileResponder,
 } from './tileHandler.js';
 import { VerifiedTokens } from './verifiedTokens.js';
+import { TileRangeCache } from './tileRangeCache.js';
 import { TileAccess } from '../../platform/tiles/tileAccess.js';
 
 export { TILE_CACHE_CONTROL };
@@ -31,6 +32,11 @@ export interface TileRouteDeps {
   cacheOptions?: PyramidCacheOptions;
   /** TILE_READS (config.tiles.reads). Default async. */
   localReads?: 'sync' | 'async';
+  /**
+   * TILE_CACHE_MB in bytes (config.tiles.cacheBytes): tiles read from object storage kept in memory
+   * (tileRangeCache.ts); 0 turns it off. Default 256 MiB. Unused with local storage (the page cache).
+   */
+  rangeCacheBytes?: number;
   /** TILE_ACCESS_REFRESH (config.tiles.accessRefreshSeconds). Default 15. */
   accessRefreshSeconds?: number;
   /** Where every answer's status and latency are counted (METRICS_PORT set); none → not measured. */
@@ -41,8 +47,13 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The tile server's pyramid cache (when the tiles role runs): `invalidate(imageId)` after re-processing. */
     tileCache?: PyramidCache;
+    /** The tile server's cache of tiles read from object storage (STORAGE=s3 and the tiles role). */
+    tileRangeCache?: TileRangeCache;
   }
 }
+
+/** TILE_CACHE_MB's default: 256 MiB, some 10 000 tiles of 25 KB. */
+const DEFAULT_RANGE_CACHE_BYTES = 256 * 1024 * 1024;
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -71,12 +82,19 @@ export interface TileServing {
  * (request object, hooks, reply serialisation, request id).
  */
 export async function registerTileRoutes(app: FastifyInstance, deps: TileRouteDeps): Promise<TileServing> {
+  // Object storage only: local pyramids are read from the page cache, which needs no second copy.
+  const rangeCache = deps.storage.localPath
+    ? null
+    : new TileRangeCache(deps.rangeCacheBytes ?? DEFAULT_RANGE_CACHE_BYTES);
+  if (rangeCache && deps.metrics) deps.metrics.rangeCache = rangeCache;
   const cache =
     deps.cache ??
     new PyramidCache(
       { db: deps.db, storage: deps.storage, log: app.log },
-      { localReads: deps.localReads ?? 'async', ...deps.cacheOptions },
+      { localReads: deps.localReads ?? 'async', rangeCache, ...deps.cacheOptions },
     );
+  if (rangeCache && !app.hasDecorator('tileRangeCache')) app.decorate('tileRangeCache', rangeCache);
+  app.addHook('onClose', async () => rangeCache?.clear());
   if (!app.hasDecorator('tileCache')) app.decorate('tileCache', cache);
   app.addHook('onClose', async () => cache.clear());
   // Revocation of tile tokens (logout, deactivation, lost access) from memory, refreshed.

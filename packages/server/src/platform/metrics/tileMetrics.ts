@@ -2,7 +2,7 @@
 export interface ExposedMetric {
   name: string;
   help: string;
-  type: 'counter' | 'histogram';
+  type: 'counter' | 'histogram' | 'gauge';
   aggregator: 'sum';
   values: { metricName: string; labels: Record<string, string | number>; value: number }[];
 }
@@ -11,6 +11,34 @@ export interface ExposedMetric {
 export const TILE_SECONDS_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
+
+/**
+ * Counters of the tile range cache (modules/tiles/tileRangeCache.ts: tiles read from object
+ * storage, kept in memory), plain numbers bumped once per tile and read at scrape time.
+ */
+export interface TileRangeCacheCounters {
+  /** Tiles answered from memory. */
+  hits: number;
+  /** Tiles not in memory: each started a ranged GET, or joined one under way (`joined`). */
+  misses: number;
+  /** Misses that waited for a GET another request had started for the same range (single-flight). */
+  joined: number;
+  /** Ranged GETs of tiles that failed (nothing is remembered: the next request reads again). */
+  failures: number;
+  /** Entries dropped to stay within the bound (least recently used first). */
+  evictions: number;
+}
+
+/** What the metrics read of the tile range cache at scrape time. */
+export interface TileRangeCacheStats {
+  /** TILE_CACHE_MB in bytes (0: off). */
+  readonly maxBytes: number;
+  /** Bytes of tiles held. */
+  readonly bytes: number;
+  /** Tiles held. */
+  readonly size: number;
+  readonly counters: TileRangeCacheCounters;
+}
 
 /**
  * Tile counts and latency, kept in plain typed arrays: recording one tile is a few additions and a
@@ -25,6 +53,8 @@ export class TileMetrics {
   readonly buckets = new Float64Array(TILE_SECONDS_BUCKETS.length + 1);
   count = 0;
   sumSeconds = 0;
+  /** The tile range cache of a tile process on object storage (its counters are read at scrape); null otherwise. */
+  rangeCache: TileRangeCacheStats | null = null;
 
   record(status: number, milliseconds: number): void {
     const seconds = milliseconds / 1000;
@@ -56,6 +86,41 @@ export function tileMetricObjects(tiles: TileMetrics): ExposedMetric[] {
     { metricName: 'lamina_tile_duration_seconds_sum', labels: {}, value: tiles.sumSeconds },
     { metricName: 'lamina_tile_duration_seconds_count', labels: {}, value: tiles.count },
   );
+  const cache = tiles.rangeCache;
+  const counter = (name: string, help: string, value: number): ExposedMetric => ({
+    name,
+    help,
+    type: 'counter',
+    values: [{ metricName: name, labels: {}, value }],
+    aggregator: 'sum',
+  });
+  const gauge = (name: string, help: string, value: number): ExposedMetric => ({
+    ...counter(name, help, value),
+    type: 'gauge',
+  });
+  const cacheFamilies: ExposedMetric[] = [
+    counter(
+      'lamina_tile_cache_hits_total',
+      'Tiles from object storage answered from the tile range cache (TILE_CACHE_MB)',
+      cache?.counters.hits ?? 0,
+    ),
+    counter(
+      'lamina_tile_cache_misses_total',
+      'Tiles from object storage not in the tile range cache: a ranged GET, or waiting for the same one under way',
+      cache?.counters.misses ?? 0,
+    ),
+    counter(
+      'lamina_tile_cache_evictions_total',
+      'Tiles dropped from the tile range cache to stay within TILE_CACHE_MB (least recently used first)',
+      cache?.counters.evictions ?? 0,
+    ),
+    gauge('lamina_tile_cache_bytes', 'Bytes of tiles held by the tile range cache', cache?.bytes ?? 0),
+    gauge(
+      'lamina_tile_cache_max_bytes',
+      'The bound of the tile range cache (TILE_CACHE_MB; 0: off)',
+      cache?.maxBytes ?? 0,
+    ),
+  ];
   return [
     {
       name: 'lamina_tile_requests_total',
@@ -71,5 +136,6 @@ export function tileMetricObjects(tiles: TileMetrics): ExposedMetric[] {
       values: histogram,
       aggregator: 'sum',
     },
+    ...cacheFamilies,
   ];
 }

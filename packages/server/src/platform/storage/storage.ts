@@ -28,6 +28,12 @@ export interface ObjectStorage {
   head(key: string): Promise<{ size: number; version: string } | null>;
   /** Reads `length` bytes at `offset` (one ranged read). */
   readRange(key: string, offset: number, length: number): Promise<Buffer>;
+  /**
+   * readRange that also tells the object's size and version (as head() does) from the same request:
+   * S3, one ranged GET whose Content-Range carries the size; null when the object does not exist.
+   * Optional: the tile server opens a pyramid with it in one request instead of a HEAD and a GET.
+   */
+  readRangeOf?(key: string, offset: number, length: number): Promise<RangeOf | null>;
   /** Streams the whole object (or a range). */
   createReadStream(key: string, range?: { start: number; end: number }): Promise<Readable>;
   /**
@@ -54,6 +60,13 @@ export interface ObjectStorage {
   listParts(key: string, uploadId: string): Promise<{ partNumber: number; size: number; etag: string }[]>;
   completeMultipartUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void>;
   abortMultipartUpload(key: string, uploadId: string): Promise<void>;
+}
+
+/** Bytes read from an object with its size and version (ObjectStorage.readRangeOf). */
+export interface RangeOf {
+  data: Buffer;
+  size: number;
+  version: string;
 }
 
 /** A write to a key that already holds an object: objects are immutable (If-None-Match: *). */
