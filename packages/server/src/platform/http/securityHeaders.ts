@@ -9,17 +9,37 @@ function originOf(location: string): string | null {
   }
 }
 
+type PolicyConfig = Pick<Config, 'frameAncestors' | 'tileServerLocation'> & { storage?: Config['storage'] };
+
+/**
+ * Where the browser sends upload bytes with STORAGE=s3: the origin of the signed URLs. They name
+ * S3_ENDPOINT when it is set (MinIO, or the bucket behind the app's own load balancer), else AWS
+ * (virtual-hosted or path-style, by S3_FORCE_PATH_STYLE). Local storage: the app's own routes.
+ */
+function uploadOrigin(storage: Config['storage'] | undefined): string | null {
+  if (storage?.kind !== 's3') return null;
+  const { endpoint, bucket, region, forcePathStyle } = storage.s3;
+  if (endpoint) return originOf(endpoint);
+  return forcePathStyle ? `https://s3.${region}.amazonaws.com` : `https://${bucket}.s3.${region}.amazonaws.com`;
+}
+
 /** The Content-Security-Policy of every response; frame-ancestors from FRAME_ANCESTORS ('none' by default). */
-export function contentSecurityPolicy(config: Pick<Config, 'frameAncestors' | 'tileServerLocation'>): string {
+export function contentSecurityPolicy(config: PolicyConfig): string {
   const tiles = originOf(config.tileServerLocation);
   const extra = tiles ? ` ${tiles}` : '';
+  // The upload's PUTs (XHR) to the bucket's signed URLs: without it the browser refuses them
+  // whenever the bucket is on another origin than the app (any S3 deployment but a same-origin one).
+  const uploads = uploadOrigin(config.storage);
+  const connect = [...new Set(['self', tiles, uploads].filter((o): o is string => o !== null))]
+    .map((o) => (o === 'self' ? "'self'" : o))
+    .join(' ');
   const ancestors = config.frameAncestors.length > 0 ? config.frameAncestors.join(' ') : "'none'";
   return [
     "default-src 'self'",
     "script-src 'self'",
     "style-src 'self' 'unsafe-inline'",
     `img-src 'self' data: blob:${extra}`,
-    `connect-src 'self'${extra}`,
+    `connect-src ${connect}`,
     "font-src 'self' data:",
     "object-src 'none'",
     "base-uri 'self'",
@@ -32,7 +52,7 @@ export function contentSecurityPolicy(config: Pick<Config, 'frameAncestors' | 't
  * The headers every page and API response carries, as name/value pairs (the app's onSend hook).
  * Tiles carry imageSecurityHeaders instead.
  */
-export function securityHeaders(config: Pick<Config, 'frameAncestors' | 'tileServerLocation'>): string[] {
+export function securityHeaders(config: PolicyConfig): string[] {
   return [
     'Content-Security-Policy',
     contentSecurityPolicy(config),
