@@ -54,8 +54,44 @@ export const configSchema = z.object({
   ssoLoginUrl: z.string().nullable(),
   ssoLogoutUrl: z.string().nullable(),
   tileServerLocation: z.string(),
+  /** Username and password login is on (LOCAL_LOGIN; not in the spec). */
+  localLogin: z.boolean(),
+  /** OpenID Connect single sign-on: the name of its login button ('Log in with {name}'); null → off. */
+  oidcName: z.string().nullable(),
 });
 export type AppConfig = z.infer<typeof configSchema>;
+
+/** GET: starts the OpenID Connect login (a page load, not a fetch); `?redirect=` is followed after it. */
+export const OIDC_LOGIN_PATH = '/api/auth/oidc/login';
+/** GET: where the provider sends the browser back (the redirect URI registered at the provider). */
+export const OIDC_CALLBACK_PATH = '/api/auth/oidc/callback';
+
+/**
+ * Why a single sign-on did not log the user in: the `?sso=` of /welcome, where the server's
+ * callback sends the browser (no session is created).
+ */
+export const SSO_FAILURES = {
+  unknown: MESSAGES.ssoUnknownUser,
+  failed: MESSAGES.ssoFailed,
+  unavailable: MESSAGES.ssoUnavailable,
+} as const;
+export type SsoFailure = keyof typeof SSO_FAILURES;
+
+/** The message of /welcome's `?sso=` value, or null when it names no failure. */
+export function ssoFailureMessage(value: string | null): string | null {
+  return value !== null && Object.hasOwn(SSO_FAILURES, value) ? SSO_FAILURES[value as SsoFailure] : null;
+}
+
+/**
+ * POST /api/auth/logout: where the browser goes next. `redirectUrl` is the identity provider's
+ * logout (end_session_endpoint) for a single sign-on session; null → the configured logout URL.
+ */
+export const logoutResponseSchema = z.object({
+  success: z.boolean(),
+  message: z.string(),
+  redirectUrl: z.string().nullable(),
+});
+export type LogoutResponse = z.infer<typeof logoutResponseSchema>;
 
 export const availableRoleSchema = z.object({ id: z.number().int(), displayName: z.string() });
 export const availableRolesResponseSchema = z.array(availableRoleSchema);

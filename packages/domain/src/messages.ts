@@ -35,6 +35,13 @@ export const MESSAGES = {
   passwordUnchanged: 'The new password must be different from the current password',
   passwordContainsUsername: 'The new password must not contain your username',
   passwordsDoNotMatch: 'The new passwords do not match',
+  // single sign-on (issue 19, not in the spec: OpenID Connect; docs/DEPLOYMENT.md)
+  localLoginOff: 'Password login is turned off. Log in with single sign-on.',
+  ssoNotConfigured: 'Single sign-on is not configured',
+  ssoUnknownUser:
+    'Single sign-on found no active Lamina account for your e-mail address. Please see an administrator to register your account.',
+  ssoFailed: 'Single sign-on did not complete. Please try again; if it keeps failing, see an administrator.',
+  ssoUnavailable: 'The single sign-on provider cannot be reached. Please try again later.',
 } as const;
 
 /** 'Cannot decode ... from {value}' (doc 1 §8, doc 3 §5) for unknown enumeration values. */

@@ -15,6 +15,9 @@ import { IMAGE_SECURITY_HEADERS, registerSecurityHeaders } from './platform/http
 import { policy, type Policy } from './platform/rbac/policy.js';
 import { AuthService } from './modules/auth/authService.js';
 import { authRoutes } from './modules/auth/authRoutes.js';
+import { oidcRoutes } from './modules/auth/oidcRoutes.js';
+import { OidcClient } from './platform/auth/oidcClient.js';
+import { OidcTransactionCodec } from './platform/auth/oidcTransaction.js';
 import { currentUserRoutes } from './modules/users/currentUserRoutes.js';
 import { configRoutes } from './modules/config/configRoutes.js';
 import { studyRoutes } from './modules/studies/studyRoutes.js';
@@ -124,7 +127,11 @@ export async function buildApp({
 
   if (config.roles.has('api')) {
     await app.register(configRoutes(config));
-    await app.register(authRoutes(new AuthService(database.db, keys, metrics), config.embeddedCookies));
+    const auth = new AuthService(database.db, keys, metrics, config.localLogin);
+    const oidc = config.oidc === null ? null : new OidcClient(config.oidc);
+    await app.register(authRoutes(auth, config.embeddedCookies, oidc));
+    const codec = new OidcTransactionCodec(config.sessionSecret);
+    await app.register(oidcRoutes({ auth, oidc, codec, embeddedCookies: config.embeddedCookies }));
     await app.register(currentUserRoutes(database.db));
     await app.register(studyRoutes(database.db));
     await app.register(slideApiRoutes(database, config, slides));

@@ -202,7 +202,13 @@ describe('study scope', () => {
 describe('public configuration and security headers', () => {
   it('GET /api/config needs no login', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/api/config' });
-    expect(response.json()).toEqual({ ssoLoginUrl: null, ssoLogoutUrl: null, tileServerLocation: '' });
+    expect(response.json()).toEqual({
+      ssoLoginUrl: null,
+      ssoLogoutUrl: null,
+      tileServerLocation: '',
+      localLogin: true,
+      oidcName: null,
+    });
   });
 
   it('sends CSP with frame-ancestors none, nosniff and a referrer policy', async () => {
@@ -233,6 +239,8 @@ describe('embedded (NOTO) deployment', () => {
       ssoLoginUrl: 'https://hub.example.org/login',
       ssoLogoutUrl: 'https://hub.example.org/logout',
       tileServerLocation: 'https://tiles.example.org',
+      localLogin: true,
+      oidcName: null,
     });
     const csp = response.headers['content-security-policy'] as string;
     expect(csp).toContain('frame-ancestors https://noto.example.org');

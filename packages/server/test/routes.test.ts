@@ -331,13 +331,20 @@ async function readerAnnotation(s: Targets, c: Caller): Promise<number> {
   return row.id;
 }
 
-/** One fixture per route: `METHOD url` as registered. HEAD routes are covered by their GET. */
-const FIXTURES: Record<string, Fixture | 'public' | 'signedUrl'> = {
+/**
+ * One fixture per route: `METHOD url` as registered. HEAD routes are covered by their GET.
+ * `publicRedirect`: a public page-load route that answers redirects, never JSON (the OpenID Connect
+ * login and callback; test/oidc.test.ts drives them against a real provider); without single
+ * sign-on configured, as here, it answers 404.
+ */
+const FIXTURES: Record<string, Fixture | 'public' | 'publicRedirect' | 'signedUrl'> = {
   'GET /api/config': 'public',
   'GET /api/health': 'public',
   'GET /api/ready': 'public',
   'POST /api/auth/login': 'public',
   'GET /api/auth/session': 'public',
+  'GET /api/auth/oidc/login': 'publicRedirect',
+  'GET /api/auth/oidc/callback': 'publicRedirect',
   'POST /api/auth/logout': {
     scope: 'global',
     as: 'LabTech',
@@ -1136,6 +1143,7 @@ describe('every route', () => {
         if (
           fixture === undefined ||
           fixture === 'signedUrl' ||
+          fixture === 'publicRedirect' ||
           (typeof fixture === 'object' && (fixture.binary || fixture.streamed))
         )
           return false;
@@ -1157,6 +1165,12 @@ describe('every route', () => {
 
       if (fixture === 'public') {
         if (policy.kind !== 'public') problem(`fixture says public, policy is ${policy.kind}`);
+        continue;
+      }
+      if (fixture === 'publicRedirect') {
+        if (policy.kind !== 'public') problem(`fixture says publicRedirect, policy is ${policy.kind}`);
+        const response = await send(null, route.method, { url: route.url });
+        if (response.statusCode !== 404) problem(`without single sign-on configured: ${response.statusCode}, not 404`);
         continue;
       }
       if (fixture === 'signedUrl') {

@@ -17,6 +17,10 @@ export interface Config {
   sessionSecret: string;
   ssoLoginUrl: string | null;
   ssoLogoutUrl: string | null;
+  /** Single sign-on with OpenID Connect (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET); null → off. */
+  oidc: OidcConfig | null;
+  /** LOCAL_LOGIN: username and password login (off only with OpenID Connect configured). */
+  localLogin: boolean;
   tileServerLocation: string;
   /** Origins allowed to embed the app (CSP frame-ancestors); empty → 'none'. */
   frameAncestors: string[];
@@ -59,6 +63,19 @@ export interface Config {
   processing: ProcessingConfig;
   /** How the tile server answers (docs/ARCHITECTURE.md, docs/BENCHMARKS.md). */
   tiles: TilesConfig;
+}
+
+export interface OidcConfig {
+  /** OIDC_ISSUER: the provider's issuer identifier (its discovery document is at /.well-known/openid-configuration). */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** OIDC_NAME: the login button's 'Log in with {name}' (default 'single sign-on'). */
+  name: string;
+  /** PUBLIC_URL/api/auth/oidc/callback: the redirect URI registered at the provider. */
+  redirectUri: string;
+  /** PUBLIC_URL/login: where the provider sends the browser back after its logout. */
+  postLogoutRedirectUri: string;
 }
 
 export interface MetricsConfig {
@@ -142,6 +159,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const databaseUrl = env.DATABASE_URL || undefined;
   const demoPassword = env.DEMO_PASSWORD || randomBytes(9).toString('base64url');
   const dataDir = path.resolve(cwd, env.DATA_DIR || 'data');
+  const publicUrl = (env.PUBLIC_URL || `http://localhost:${env.PORT || '8080'}`).replace(/\/+$/, '');
+  const oidc = oidcConfig(env, publicUrl);
+  const localLogin = bool(env.LOCAL_LOGIN, true);
+  if (!localLogin && oidc === null)
+    throw new ConfigError(
+      'LOCAL_LOGIN=off needs single sign-on: set OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET (else nobody could log in)',
+    );
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -154,6 +178,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     sessionSecret: env.SESSION_SECRET || randomBytes(32).toString('hex'),
     ssoLoginUrl: env.SSO_LOGIN_URL || null,
     ssoLogoutUrl: env.SSO_LOGOUT_URL || null,
+    oidc,
+    localLogin,
     tileServerLocation: env.TILE_SERVER_LOCATION || '',
     frameAncestors: (env.FRAME_ANCESTORS ?? '')
       .split(/[\s,]+/)
@@ -166,7 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     storage: storageConfig(env, dataDir),
     smtpUrl: env.SMTP_URL || null,
     mailFrom: env.MAIL_FROM || 'Lamina <no-reply@lamina.local>',
-    publicUrl: (env.PUBLIC_URL || `http://localhost:${env.PORT || '8080'}`).replace(/\/+$/, ''),
+    publicUrl,
     queryReminderCron: reminderCron(env.QUERY_REMINDER_CRON),
     uploadUrlTtlSeconds: positive(env.UPLOAD_URL_TTL, 'UPLOAD_URL_TTL', 3600),
     auditAnchorFile: env.AUDIT_ANCHOR_FILE
@@ -177,6 +203,43 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     metrics: metricsConfig(env, port),
     processing: processingConfig(env),
     tiles: tilesConfig(env, new Set(roles as ServerRole[])),
+  };
+}
+
+/** Loopback hosts: an issuer there may be plain http (a provider on this machine, the tests'). */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** OIDC_*: all three of issuer, client id and secret, or none. */
+function oidcConfig(env: NodeJS.ProcessEnv, publicUrl: string): OidcConfig | null {
+  const issuer = env.OIDC_ISSUER?.trim() || '';
+  const clientId = env.OIDC_CLIENT_ID?.trim() || '';
+  const clientSecret = env.OIDC_CLIENT_SECRET || '';
+  if (issuer === '' && clientId === '' && clientSecret === '') return null;
+  const missing = [
+    ['OIDC_ISSUER', issuer],
+    ['OIDC_CLIENT_ID', clientId],
+    ['OIDC_CLIENT_SECRET', clientSecret],
+  ]
+    .filter(([, value]) => value === '')
+    .map(([name]) => name);
+  if (missing.length > 0) throw new ConfigError(`Single sign-on needs ${missing.join(' and ')} as well`);
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigError(`OIDC_ISSUER must be a URL, got '${issuer}'`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
+    throw new ConfigError('OIDC_ISSUER must be an https URL (plain http only on this machine: localhost, 127.0.0.1)');
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    name: env.OIDC_NAME?.trim() || 'single sign-on',
+    redirectUri: `${publicUrl}/api/auth/oidc/callback`,
+    postLogoutRedirectUri: `${publicUrl}/login`,
   };
 }
 

@@ -37,7 +37,14 @@ export function makeUser(overrides: Partial<UserInfo> = {}): UserInfo {
 }
 
 export function makeConfig(overrides: Partial<AppConfig> = {}): AppConfig {
-  return { ssoLoginUrl: null, ssoLogoutUrl: null, tileServerLocation: '/tiles', ...overrides };
+  return {
+    ssoLoginUrl: null,
+    ssoLogoutUrl: null,
+    tileServerLocation: '/tiles',
+    localLogin: true,
+    oidcName: null,
+    ...overrides,
+  };
 }
 
 export function makeStudyRow(overrides: Partial<StudyListRow> = {}): StudyListRow {

@@ -6,6 +6,7 @@ import {
   loginRequestSchema,
   MESSAGES,
   loginResponseSchema,
+  logoutResponseSchema,
   csrfResponseSchema,
   sessionStateSchema,
 } from '@lamina/domain';
@@ -14,9 +15,11 @@ import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { clearSessionCookie, setSessionCookie } from '../../platform/http/cookies.js';
 import { UnauthorizedError } from '../../platform/errors.js';
 import { presentUserInfo } from '../users/userInfoPresenter.js';
+import type { OidcClient } from '../../platform/auth/oidcClient.js';
 import type { AuthService } from './authService.js';
 
-export function authRoutes(auth: AuthService, embeddedCookies: boolean) {
+/** `oidc`: the OpenID Connect client when single sign-on is configured (its logout follows ours). */
+export function authRoutes(auth: AuthService, embeddedCookies: boolean, oidc: OidcClient | null = null) {
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
 
@@ -45,13 +48,15 @@ export function authRoutes(auth: AuthService, embeddedCookies: boolean) {
       '/api/auth/logout',
       {
         config: { policy: policy.authenticated({ duringPasswordChange: true }) },
-        schema: { response: { 200: actionResponseSchema } },
+        schema: { response: { 200: logoutResponseSchema } },
       },
       async (request, reply) => {
         if (!request.session) throw new UnauthorizedError();
-        await auth.logout(request.session.sessionId, actorOf(request));
+        const ended = await auth.logout(request.session.sessionId, actorOf(request));
         clearSessionCookie(reply, request, embeddedCookies);
-        return { success: true, message: 'Logged out' };
+        // A single sign-on session also ends at the provider, when it offers an end_session_endpoint.
+        const redirectUrl = ended.method === 'oidc' && oidc !== null ? await oidc.endSessionUrl(ended.idToken) : null;
+        return { success: true, message: 'Logged out', redirectUrl };
       },
     );
 

@@ -5,13 +5,31 @@ import type { Db } from '../../platform/db/database.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
 import { loadPrincipal, type Principal } from '../../platform/auth/principal.js';
-import { endUserSessions, insertSession, type SessionKeys, type SessionTokens } from '../../platform/auth/session.js';
-import { BadRequestError, TooManyRequestsError, UnauthorizedError } from '../../platform/errors.js';
+import {
+  endUserSessions,
+  insertSession,
+  type AuthMethod,
+  type SessionKeys,
+  type SessionOrigin,
+  type SessionTokens,
+} from '../../platform/auth/session.js';
+import type { OidcIdentity } from '../../platform/auth/oidcClient.js';
+import type { LoginFailureReason } from '../../platform/metrics/metrics.js';
+import { BadRequestError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../../platform/errors.js';
 
 export interface LoginResult {
   tokens: SessionTokens;
   principal: Principal;
 }
+
+/** A single sign-on that logged nobody in: `unknown` — no active account for a verified e-mail. */
+export class SsoRefusedError extends Error {
+  constructor(readonly kind: 'unknown') {
+    super('single sign-on refused');
+  }
+}
+
+type RequestInfo = Omit<Actor, 'userId' | 'username' | 'workAsRole'>;
 
 /** A success forgets the account's failures from that IP. */
 async function clearLoginFailures(tx: Transaction<DB>, username: string, ip: string): Promise<void> {
@@ -27,8 +45,14 @@ export class AuthService {
     private readonly db: Db,
     private readonly keys: SessionKeys,
     /** Told each refused login (the login failure metric). */
-    private readonly metrics?: { loginFailed(reason: 'invalid_credentials' | 'throttled'): void },
+    private readonly metrics?: { loginFailed(reason: LoginFailureReason): void },
+    /** LOCAL_LOGIN: off refuses password logins and password changes (single sign-on only). */
+    private readonly localLogin = true,
   ) {}
+
+  private refuseWhenLocalLoginOff(): void {
+    if (!this.localLogin) throw new ForbiddenError(MESSAGES.localLoginOff);
+  }
 
   async recentFailures(username: string, ip: string): Promise<number> {
     const row = await this.db
@@ -56,11 +80,8 @@ export class AuthService {
    * Logs a user in. Wrong username and wrong password get the same answer; after too many failures
    * for one account from one IP within the window, every attempt is refused until the window passes.
    */
-  async login(
-    username: string,
-    password: string,
-    request: Omit<Actor, 'userId' | 'username' | 'workAsRole'>,
-  ): Promise<LoginResult> {
+  async login(username: string, password: string, request: RequestInfo): Promise<LoginResult> {
+    this.refuseWhenLocalLoginOff();
     const ip = request.clientIp ?? 'unknown';
     const attempt: Actor = { ...request, userId: null, username, workAsRole: null };
     await this.refuseWhenThrottled(username, ip, attempt, {
@@ -89,10 +110,24 @@ export class AuthService {
       this.metrics?.loginFailed('invalid_credentials');
       throw new UnauthorizedError(MESSAGES.invalidLogin);
     }
+    return this.startSession(user, request, { method: 'password' }, [], (tx) => clearLoginFailures(tx, username, ip));
+  }
+
+  /**
+   * Opens a session for a user whose identity was checked (password or single sign-on): the session
+   * row, last login, and the LOGIN audit row (plus `extra` rows), in one transaction.
+   */
+  private async startSession(
+    user: { id: number; username: string },
+    request: RequestInfo,
+    origin: SessionOrigin,
+    extra: AuditEvent[],
+    before?: (tx: Transaction<DB>) => Promise<void>,
+  ): Promise<LoginResult> {
     const tokens = this.keys.issue();
     await this.db.transaction().execute(async (tx) => {
-      await clearLoginFailures(tx, username, ip);
-      await insertSession(tx, user.id, tokens);
+      await before?.(tx);
+      await insertSession(tx, user.id, tokens, origin);
       await tx
         .updateTable('users')
         .set({ last_login_at: sql<Date>`now()` })
@@ -102,12 +137,82 @@ export class AuthService {
       await recordAudit(
         tx,
         { ...request, userId: user.id, username: user.username, workAsRole: principal?.workAsRole?.name ?? null },
-        [{ action: 'LOGIN', entityType: 'user', entityId: user.id }],
+        [{ action: 'LOGIN', entityType: 'user', entityId: user.id }, ...extra],
       );
     });
     const principal = await loadPrincipal(this.db, user.id);
     if (!principal) throw new UnauthorizedError(MESSAGES.invalidLogin);
     return { tokens, principal };
+  }
+
+  /**
+   * Logs in the user the identity provider vouched for: the account whose username is the
+   * provider's verified e-mail address (letter case aside), active. Nothing is created: an
+   * unverified or unknown address, or a deactivated account, is refused (audited LOGIN_FAILED,
+   * counted as sso_unknown_user). Success is audited as a password login is (LOGIN), with a
+   * LOGIN_SSO row naming the method, issuer and subject; the session remembers the ID token.
+   */
+  async loginWithSso(identity: OidcIdentity, request: RequestInfo): Promise<LoginResult> {
+    const email = identity.emailVerified ? identity.email : null;
+    const user =
+      email === null
+        ? undefined
+        : await this.db
+            .selectFrom('users')
+            .select(['id', 'username', 'active'])
+            .where(sql<string>`lower(username)`, '=', email.toLowerCase())
+            .executeTakeFirst();
+    if (!user?.active) {
+      const why =
+        email === null
+          ? identity.email === null
+            ? 'the provider gave no e-mail address'
+            : 'the provider did not verify the e-mail address'
+          : user
+            ? 'account deactivated'
+            : 'no account has this e-mail address';
+      await this.db.transaction().execute((tx) =>
+        recordAudit(tx, { ...request, userId: user?.id ?? null, username: identity.email, workAsRole: null }, [
+          {
+            action: 'LOGIN_FAILED',
+            entityType: 'user',
+            entityId: user?.id ?? null,
+            field: 'method',
+            newValue: `single sign-on (OpenID Connect): ${why}`,
+          },
+        ]),
+      );
+      this.metrics?.loginFailed('sso_unknown_user');
+      throw new SsoRefusedError('unknown');
+    }
+    return this.startSession(user, request, { method: 'oidc', idToken: identity.idToken }, [
+      {
+        action: 'LOGIN_SSO',
+        entityType: 'user',
+        entityId: user.id,
+        field: 'method',
+        newValue: { method: 'oidc', issuer: identity.issuer, subject: identity.subject },
+      },
+    ]);
+  }
+
+  /**
+   * A single sign-on whose answer from the provider did not validate, or that the provider refused:
+   * audited LOGIN_FAILED (nobody known) and counted as sso_failed. `why` is in fixed words.
+   */
+  async recordSsoFailure(why: string, request: RequestInfo): Promise<void> {
+    await this.db.transaction().execute((tx) =>
+      recordAudit(tx, { ...request, userId: null, username: null, workAsRole: null }, [
+        {
+          action: 'LOGIN_FAILED',
+          entityType: 'user',
+          entityId: null,
+          field: 'method',
+          newValue: `single sign-on (OpenID Connect) failed: ${why}`,
+        },
+      ]),
+    );
+    this.metrics?.loginFailed('sso_failed');
   }
 
   /**
@@ -124,6 +229,7 @@ export class AuthService {
     change: ChangePasswordRequest,
     actor: Actor,
   ): Promise<void> {
+    this.refuseWhenLocalLoginOff();
     const ip = actor.clientIp ?? 'unknown';
     const entity = { entityType: 'user', entityId: principal.id } as const;
     await this.refuseWhenThrottled(principal.username, ip, actor, { action: 'PASSWORD_CHANGE_THROTTLED', ...entity });
@@ -182,14 +288,17 @@ export class AuthService {
     });
   }
 
-  async logout(sessionId: string, actor: Actor): Promise<void> {
-    await this.db.transaction().execute(async (tx) => {
-      await tx
+  /** Ends the session; answers how it was opened (and its ID token), for the logout at the provider. */
+  async logout(sessionId: string, actor: Actor): Promise<{ method: AuthMethod; idToken: string | null }> {
+    return this.db.transaction().execute(async (tx) => {
+      const ended = await tx
         .updateTable('sessions')
         .set({ ended_at: sql<Date>`now()` })
         .where('id', '=', sessionId)
-        .execute();
+        .returning(['auth_method', 'id_token'])
+        .executeTakeFirst();
       await recordAudit(tx, actor, [{ action: 'LOGOUT', entityType: 'user', entityId: actor.userId }]);
+      return { method: ended?.auth_method ?? 'password', idToken: ended?.id_token ?? null };
     });
   }
 }

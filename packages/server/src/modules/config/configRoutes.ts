@@ -10,6 +10,8 @@ export function configRoutes(config: Config) {
     ssoLoginUrl: config.ssoLoginUrl,
     ssoLogoutUrl: config.ssoLogoutUrl,
     tileServerLocation: config.tileServerLocation,
+    localLogin: config.localLogin,
+    oidcName: config.oidc?.name ?? null,
   };
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();

@@ -26,5 +26,6 @@ export async function switchWorkAsRole(db: Db, principal: Principal, roleId: num
   });
   const updated = await loadPrincipal(db, principal.id);
   if (!updated) throw new UnauthorizedError();
-  return updated;
+  // The pending password change is the session's view (a single sign-on session has none).
+  return { ...updated, mustChangePassword: principal.mustChangePassword };
 }

@@ -15,10 +15,20 @@ export interface SessionTokens {
   sessionId: string;
 }
 
+export type AuthMethod = 'password' | 'oidc';
+
 export interface LoadedSession {
   sessionId: string;
   userId: number;
   csrfToken: string;
+  /** How the session was opened: a password, or single sign-on (OpenID Connect). */
+  authMethod: AuthMethod;
+}
+
+/** How a new session was opened; an OpenID Connect session keeps the provider's ID token. */
+export interface SessionOrigin {
+  method: AuthMethod;
+  idToken?: string | null;
 }
 
 export class SessionKeys {
@@ -35,13 +45,20 @@ export class SessionKeys {
   }
 }
 
-export async function insertSession(db: Db, userId: number, tokens: SessionTokens): Promise<void> {
+export async function insertSession(
+  db: Db,
+  userId: number,
+  tokens: SessionTokens,
+  origin: SessionOrigin = { method: 'password' },
+): Promise<void> {
   await db
     .insertInto('sessions')
     .values({
       id: tokens.sessionId,
       user_id: userId,
       csrf_token: tokens.csrfToken,
+      auth_method: origin.method,
+      id_token: origin.idToken ?? null,
       expires_at: sql<Date>`now() + make_interval(mins => ${SESSION_IDLE_MINUTES})`,
     })
     .execute();
@@ -64,7 +81,7 @@ export async function loadSession(db: Db, keys: SessionKeys, token: string): Pro
   const id = keys.idOf(token);
   const row = await db
     .selectFrom('sessions')
-    .select(['id', 'user_id', 'csrf_token', 'last_seen_at'])
+    .select(['id', 'user_id', 'csrf_token', 'last_seen_at', 'auth_method'])
     .where('id', '=', id)
     .where('ended_at', 'is', null)
     .where('expires_at', '>', sql<Date>`now()`)
@@ -80,7 +97,7 @@ export async function loadSession(db: Db, keys: SessionKeys, token: string): Pro
       .where('id', '=', id)
       .execute();
   }
-  return { sessionId: row.id, userId: row.user_id, csrfToken: row.csrf_token };
+  return { sessionId: row.id, userId: row.user_id, csrfToken: row.csrf_token, authMethod: row.auth_method };
 }
 
 export function csrfMatches(expected: string, given: string | undefined): boolean {

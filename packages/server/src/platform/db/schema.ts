@@ -345,6 +345,10 @@ export interface SessionsTable {
   last_seen_at: Timestamp;
   expires_at: Date;
   ended_at: Date | null;
+  /** 0018: how the session was opened. */
+  auth_method: Generated<'password' | 'oidc'>;
+  /** 0018: an OpenID Connect session's ID token (the id_token_hint of the logout at the provider). */
+  id_token: string | null;
 }
 
 export interface LoginFailuresTable {

@@ -59,6 +59,10 @@ export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): 
     if (token) {
       request.session = await loadSession(db, keys, token);
       if (request.session) request.principal = await loadPrincipal(db, request.session.userId);
+      // The identity provider authenticated a single sign-on session: the account's one-time local
+      // password (must-change) does not hold it (docs/DEPLOYMENT.md, "Single sign-on").
+      if (request.session?.authMethod === 'oidc' && request.principal?.mustChangePassword)
+        request.principal = { ...request.principal, mustChangePassword: false };
     }
     const mutating = !SAFE_METHODS.has(request.method);
     if (mutating && !sameOrigin(request)) throw new ForbiddenError(MESSAGES.crossSiteOrigin);

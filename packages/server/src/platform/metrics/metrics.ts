@@ -7,7 +7,12 @@ const HTTP_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 
 const JOB_SECONDS_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
 
 export type JobOutcome = 'completed' | 'failed';
-export type LoginFailureReason = 'invalid_credentials' | 'throttled';
+/**
+ * Why a login was refused: a password login's wrong credentials or throttle; a single sign-on whose
+ * verified e-mail matches no active account (sso_unknown_user), or whose answer from the identity
+ * provider did not validate (sso_failed).
+ */
+export type LoginFailureReason = 'invalid_credentials' | 'throttled' | 'sso_unknown_user' | 'sso_failed';
 
 /** One row of the job queue's depth (pg-boss states of jobs not yet finished). */
 export interface QueueDepthRow {
@@ -68,11 +73,12 @@ export class Metrics {
     });
     this.loginFailures = new Counter({
       name: 'lamina_login_failures_total',
-      help: 'Refused logins: wrong username or password or a deactivated account (invalid_credentials), or refused by the throttle (throttled)',
+      help: 'Refused logins: wrong username or password or a deactivated account (invalid_credentials), refused by the throttle (throttled), single sign-on without an active account for the verified e-mail (sso_unknown_user), single sign-on that did not validate (sso_failed)',
       labelNames: ['reason'],
       registers,
     });
-    for (const reason of ['invalid_credentials', 'throttled'] as const) this.loginFailures.inc({ reason }, 0);
+    for (const reason of ['invalid_credentials', 'throttled', 'sso_unknown_user', 'sso_failed'] as const)
+      this.loginFailures.inc({ reason }, 0);
     const source = () => this.queueDepthSource;
     new Gauge({
       name: 'lamina_job_queue_depth',
