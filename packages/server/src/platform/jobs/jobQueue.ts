@@ -142,13 +142,18 @@ export class JobQueue {
         retryBackoff: this.options.retryBackoff,
         expireInSeconds: this.options.expireInSeconds,
       };
-      const existing = await boss.getQueue(name);
-      if (existing) await boss.updateQueue(name, queue);
-      else {
+      // Processes starting together on a new database create the same queues at once. pg-boss's
+      // create_queue (a partition of its job table, with keys and indexes) then deadlocks with
+      // another process's (40P01: PostgreSQL aborts one of them) or finds the queue just made
+      // (23505). Either way nothing was half made: look again and go on.
+      for (let attempt = 1; ; attempt += 1) {
         try {
-          await boss.createQueue(name, queue);
+          if (await boss.getQueue(name)) await boss.updateQueue(name, queue);
+          else await boss.createQueue(name, queue);
+          break;
         } catch (error) {
-          if ((error as PgError).code !== '23505') throw error; // created by another process meanwhile
+          const code = (error as PgError).code;
+          if ((code !== '40P01' && code !== '23505') || attempt >= 10) throw error;
         }
       }
     }
