@@ -235,13 +235,14 @@ export class LocalPyramidFile implements PyramidFile {
 /** The first read of a pyramid in object storage: the TIFF header, and a first IFD placed right after it. */
 export const STRUCTURE_START_BYTES = 16 * 1024;
 /**
- * A read of the structure past this many bytes from the end takes the rest of the object at once:
- * Lamina's pyramids (processing/tiledTiff.ts) keep every directory, tile offset and byte count
- * after the tile data, so the second read of an open holds all of them (16 bytes a tile: 16 MiB is
- * a million tiles, a 250 000 px square slide).
+ * A read of the structure this close to the end of the object takes the rest of it at once. libvips
+ * (tiffsave, most pyramids) writes each level's directory after the level's tiles, so from level 1's
+ * directory on the rest is a quarter of the file or less (6.5 MB of a 73 MB pyramid); the block
+ * writer of larger slides (processing/tiledTiff.ts) puts every directory after all the tiles (8 bytes
+ * a tile, 16 in BigTIFF: 8 MiB is half a million tiles).
  */
-export const STRUCTURE_TAIL_BYTES = 16 * 1024 * 1024;
-/** Otherwise (directories between the tile data, as libtiff writes them) this much is read ahead. */
+export const STRUCTURE_TAIL_BYTES = 8 * 1024 * 1024;
+/** Otherwise this much is read ahead: a directory with its tile offsets, byte counts and tables. */
 export const STRUCTURE_READ_AHEAD = 256 * 1024;
 /** What the structure reads of one open may hold at most; past it, older blocks are dropped. */
 const STRUCTURE_MAX_HELD = 64 * 1024 * 1024;
@@ -302,8 +303,9 @@ class StructureReads {
 
 /**
  * A pyramid in object storage (S3). Opening it reads its structure in a few large ranged GETs
- * (StructureReads; a Lamina pyramid takes two: the header, then every directory at the end); then
- * every tile not in the tile range cache is one ranged GET, and kept there (tileRangeCache.ts).
+ * (StructureReads: two or three for Lamina's pyramids, e.g. the header, level 0's directory, then
+ * the rest from level 1's directory on); then every tile not in the tile range cache is one ranged
+ * GET, and kept there (tileRangeCache.ts).
  */
 export class StoragePyramidFile implements PyramidFile {
   private structure: StructureReads | null;
