@@ -11,6 +11,7 @@
  * the median round of each is printed.
  * Environment: BENCH_SLIDE (e.g. 24x18), BENCH_SECONDS (default 15), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (32), NGINX_WORKERS (default 1: one process each, as one Node process).
+ * BENCH_STORAGE=s3: tiles from S3 (s3rver) instead, with the tile cache cold, warm and off (tilesS3.ts).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,7 @@ import {
   uploadAndProcess,
   type LoadResult,
 } from './lib.js';
+import { benchTilesFromS3 } from './tilesS3.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -88,6 +90,7 @@ async function extractTiles(baseUrl: string, paths: string[], root: string): Pro
 }
 
 async function main(): Promise<void> {
+  if (process.env.BENCH_STORAGE === 's3') return benchTilesFromS3();
   ensureTools(['vips', 'nginx', 'wrk']);
   log(cpuInfo());
   const slide = benchSlide();
