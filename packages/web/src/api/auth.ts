@@ -1,6 +1,7 @@
 import {
   actionResponseSchema,
   loginResponseSchema,
+  logoutResponseSchema,
   sessionStateSchema,
   type ActionResponse,
   type ChangePasswordRequest,
@@ -29,17 +30,18 @@ export function useLogin() {
 }
 
 /**
- * POST /api/auth/logout, then a full page load of the configured logout URL (or /login).
+ * POST /api/auth/logout, then a full page load of the identity provider's logout when the server
+ * names one (a single sign-on session), else of the configured logout URL (or /login).
  * The browser leaves even when the call fails: an expired session is logged out anyway.
  */
 export function useLogout() {
   const logoutUrl = useConfig().data?.ssoLogoutUrl ?? '/login';
   return useMutation({
     mutationFn: () =>
-      apiFetch('/api/auth/logout', { method: 'POST', schema: actionResponseSchema, redirectOn401: false }),
-    onSettled: () => {
+      apiFetch('/api/auth/logout', { method: 'POST', schema: logoutResponseSchema, redirectOn401: false }),
+    onSettled: (response) => {
       setCsrfToken(null);
-      fullPageNavigate(logoutUrl);
+      fullPageNavigate(response?.redirectUrl ?? logoutUrl);
     },
   });
 }

@@ -56,7 +56,9 @@ describe('AppHeader', () => {
       ssoLoginUrl: 'https://hub.example.com/',
       ssoLogoutUrl: 'https://hub.example.com/logout',
     });
-    const { calls } = mockFetch({ 'POST /api/auth/logout': { body: { success: true, message: 'Logged out' } } });
+    const { calls } = mockFetch({
+      'POST /api/auth/logout': { body: { success: true, message: 'Logged out', redirectUrl: null } },
+    });
     setCsrfToken('tok');
     renderWithProviders(<AppHeader config={config} user={makeUser()} embedded={false} />, { config });
     fireEvent.click(screen.getByTestId('user-menu'));
@@ -65,6 +67,19 @@ describe('AppHeader', () => {
     fireEvent.click(screen.getByRole('menuitem', { name: 'Logout' }));
     await waitFor(() => expect(fullPageNavigate).toHaveBeenCalledWith('https://hub.example.com/logout'));
     expect(calls.find((c) => c.path === '/api/auth/logout')?.headers.get('X-CSRF-Token')).toBe('tok');
+  });
+
+  it("logs a single sign-on session out at the provider's logout, and hides Change password without local login", async () => {
+    const config = makeConfig({ oidcName: 'Acme ID', localLogin: false });
+    const endSession = 'https://id.example.com/session/end?id_token_hint=x';
+    mockFetch({ 'POST /api/auth/logout': { body: { success: true, message: 'Logged out', redirectUrl: endSession } } });
+    setCsrfToken('tok');
+    renderWithProviders(<AppHeader config={config} user={makeUser()} embedded={false} />, { config });
+    fireEvent.click(screen.getByTestId('user-menu'));
+    await screen.findByRole('menuitem', { name: 'Logout' });
+    expect(screen.queryByRole('menuitem', { name: 'Change password' })).toBeNull();
+    fireEvent.click(screen.getByRole('menuitem', { name: 'Logout' }));
+    await waitFor(() => expect(fullPageNavigate).toHaveBeenCalledWith(endSession));
   });
 
   it('has no hub link without SSO, and logs out to /login even when the call fails', async () => {

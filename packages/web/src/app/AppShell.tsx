@@ -12,8 +12,12 @@ import { useEmbeddedMode } from './embedded';
 /** Layout of every page: header, then the route's page. Waits for the public config first. */
 export function AppShell() {
   const config = useConfig();
-  // On /login the user's info is read only when a session exists (its 401 would be logged otherwise).
-  const onLogin = useLocation().pathname === '/login';
+  // On /login (and /welcome?sso=…, after a single sign-on that logged nobody in) the user's info is
+  // read only when a session exists (its 401 would be logged otherwise).
+  const location = useLocation();
+  const onLogin =
+    location.pathname === '/login' ||
+    (location.pathname === '/welcome' && new URLSearchParams(location.search).has('sso'));
   const session = useSessionState(onLogin);
   const user = useUserInfo(!onLogin || session.data?.authenticated === true);
   const embedded = useEmbeddedMode();

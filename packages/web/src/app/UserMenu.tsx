@@ -18,8 +18,8 @@ interface UserMenuProps {
 }
 
 /**
- * The header's user menu (doc 1 §2.3): Work As..., Change password (not in the spec), the hub link
- * when configured, Logout. Work As... waits while a one-time password must be changed.
+ * The header's user menu (doc 1 §2.3): Work As..., Change password (not in the spec; not with
+ * LOCAL_LOGIN=off, where there are no local passwords), the hub link when configured, Logout. Work As... waits while a one-time password must be changed.
  */
 export function UserMenu({ user, config }: UserMenuProps) {
   const [workAsOpen, setWorkAsOpen] = useState(false);
@@ -43,7 +43,7 @@ export function UserMenu({ user, config }: UserMenuProps) {
   const menu = (
     <Menu aria-label="User menu">
       {!user.mustChangePassword && <MenuItem icon="swap-horizontal" text="Work As..." onClick={handleWorkAs} />}
-      <MenuItem icon="key" text="Change password" onClick={handleChangePassword} />
+      {config.localLogin && <MenuItem icon="key" text="Change password" onClick={handleChangePassword} />}
       {isWorkingAsSystemAdmin(user) && (
         <MenuItem icon="properties" text="Query reasons" onClick={() => void navigate(QUERY_REASONS_PATH)} />
       )}

@@ -129,6 +129,22 @@ describe('guarded routes', () => {
     expect(fullPageReplace).not.toHaveBeenCalled();
   });
 
+  it('tells a browser back from a single sign-on that logged nobody in why, without a session (issue 19)', async () => {
+    const { calls } = mockFetch({
+      'GET /api/config': { body: makeConfig({ oidcName: 'Acme ID' }) },
+      'GET /api/auth/session': { body: { authenticated: false } },
+    });
+    renderRoutes(appRoutes, { path: '/welcome?sso=unknown' });
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toBe(MESSAGES.ssoUnknownUser);
+    expect(screen.getByRole('button', { name: 'Back to login' }).getAttribute('href')).toBe('/login');
+    expect(calls.map((c) => c.path)).not.toContain('/api/users/info');
+    expect(fullPageReplace).not.toHaveBeenCalled();
+    cleanup();
+    renderRoutes(appRoutes, { path: '/welcome?sso=failed' });
+    expect((await screen.findByRole('alert')).textContent).toBe(MESSAGES.ssoFailed);
+  });
+
   it('sends a registered user from /welcome to their start page, not to finish registering (issue 20)', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/welcome' });

@@ -1,6 +1,12 @@
-import { ROUTE_PERMISSIONS, isWorkingAsSystemAdmin, landingPath, type Permission } from '@lamina/domain';
+import {
+  ROUTE_PERMISSIONS,
+  isWorkingAsSystemAdmin,
+  landingPath,
+  ssoFailureMessage,
+  type Permission,
+} from '@lamina/domain';
 import type { ReactNode } from 'react';
-import { Navigate, createBrowserRouter, useLocation, useParams, type RouteObject } from 'react-router';
+import { Navigate, createBrowserRouter, useLocation, useParams, useSearchParams, type RouteObject } from 'react-router';
 import { NEW_STUDY_ID } from '../features/studies/studyTabs';
 import { LoginPage } from '../features/auth/LoginPage';
 import { AppShell } from './AppShell';
@@ -13,6 +19,7 @@ import { useUserInfo } from '../api/users';
 import { QUERY_REASONS_PATH } from './adminPaths';
 
 const WelcomePage = lazyPage(() => import('../features/auth/WelcomePage'), 'WelcomePage');
+const SsoFailurePage = lazyPage(() => import('../features/auth/WelcomePage'), 'SsoFailurePage');
 const AssignedCasesPage = lazyPage(() => import('../features/cases/AssignedCasesPage'), 'AssignedCasesPage');
 const AccessDeniedPage = lazyPage(() => import('../features/auth/AccessDeniedPage'), 'AccessDeniedPage');
 const SuccessMessagePage = lazyPage(() => import('../features/auth/SuccessMessagePage'), 'SuccessMessagePage');
@@ -49,6 +56,20 @@ function StudiesRoute() {
   return guarded(ROUTE_PERMISSIONS.studies, <StudiesPage />);
 }
 
+/**
+ * /welcome: for a logged-in user not registered yet; with `?sso=` (a single sign-on that logged
+ * nobody in, so no session) the reason, open to anyone.
+ */
+function WelcomeRoute() {
+  const [params] = useSearchParams();
+  if (ssoFailureMessage(params.get('sso')) !== null) return <SsoFailurePage />;
+  return (
+    <RequireAuth allowUnregistered>
+      <WelcomePage />
+    </RequireAuth>
+  );
+}
+
 /** /studies/new/configure needs the create-study permission; /studies/{id}/configure the edit one. */
 function StudyConfigureRoute() {
   const { id } = useParams();
@@ -81,14 +102,7 @@ export const appRoutes: RouteObject[] = [
     children: [
       { path: '/login', element: <LoginPage /> },
       { path: '/', element: <RootRedirect /> },
-      {
-        path: '/welcome',
-        element: (
-          <RequireAuth allowUnregistered>
-            <WelcomePage />
-          </RequireAuth>
-        ),
-      },
+      { path: '/welcome', element: <WelcomeRoute /> },
       {
         // Not in the spec: the one page open while a one-time password must be changed.
         path: CHANGE_PASSWORD_PATH,

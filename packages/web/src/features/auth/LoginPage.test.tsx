@@ -139,6 +139,35 @@ describe('LoginPage', () => {
     expect(link.getAttribute('href')).toBe('https://hub.example.com/login');
   });
 
+  it('offers OpenID Connect as a keyboard-reachable button that carries the redirect (issue 19)', async () => {
+    mockFetch({
+      'GET /api/config': { body: makeConfig({ oidcName: 'Acme ID', ssoLoginUrl: 'https://hub.example.com/login' }) },
+      'GET /api/auth/session': { body: { authenticated: false } },
+    });
+    renderWithProviders(<LoginPage />, { path: '/login?redirect=%2Fusers%3Fx%3D1' });
+    const button = await screen.findByRole('button', { name: 'Log in with Acme ID' });
+    expect(button.getAttribute('href')).toBe('/api/auth/oidc/login?redirect=%2Fusers%3Fx%3D1');
+    expect(button.tabIndex).toBe(0);
+    button.focus();
+    expect(document.activeElement).toBe(button);
+    // The password form stays, and the provider's button replaces the hub link.
+    expect(screen.getByLabelText('Password')).toBeTruthy();
+    expect(screen.queryByRole('link', { name: 'Log in with single sign-on' })).toBeNull();
+  });
+
+  it('shows only the single sign-on button when local login is off', async () => {
+    mockFetch({
+      'GET /api/config': { body: makeConfig({ oidcName: 'single sign-on', localLogin: false }) },
+      'GET /api/auth/session': { body: { authenticated: false } },
+    });
+    renderWithProviders(<LoginPage />, { path: '/login' });
+    const button = await screen.findByRole('button', { name: 'Log in with single sign-on' });
+    expect(button.getAttribute('href')).toBe('/api/auth/oidc/login?redirect=%2Fstudies');
+    expect(screen.queryByLabelText('Username')).toBeNull();
+    expect(screen.queryByLabelText('Password')).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Log in' })).toBeNull();
+  });
+
   it('has no single sign-on link without configuration', async () => {
     mockFetch({ 'GET /api/config': { body: makeConfig() }, 'GET /api/users/info': loggedOut });
     renderWithProviders(<LoginPage />, { path: '/login' });

@@ -1,4 +1,5 @@
-import { Button, Callout, Card, Classes, FormGroup, H2, InputGroup } from '@blueprintjs/core';
+import { AnchorButton, Button, Callout, Card, Classes, FormGroup, H2, InputGroup } from '@blueprintjs/core';
+import { OIDC_LOGIN_PATH } from '@lamina/domain';
 import { useEffect, useState, type SubmitEvent } from 'react';
 import { useSearchParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
@@ -10,7 +11,9 @@ import { usePageTitle } from '../../components/usePageTitle';
 
 /**
  * /login (doc 1 §2.1): username and password; follows a safe `?redirect=` with a full page load,
- * through /changePassword when the account still has a one-time password.
+ * through /changePassword when the account still has a one-time password. With OpenID Connect
+ * configured, a 'Log in with {name}' button starts the single sign-on (a page load of the server's
+ * login route, carrying the redirect); with LOCAL_LOGIN=off it is the only way in.
  */
 export function LoginPage() {
   usePageTitle('Log in');
@@ -42,7 +45,31 @@ export function LoginPage() {
   }
 
   const ssoLoginUrl = config.data?.ssoLoginUrl ?? null;
+  const oidcName = config.data?.oidcName ?? null;
+  const localLogin = config.data?.localLogin ?? true;
   const submitting = login.isPending || login.isSuccess;
+  const oidcButton = oidcName !== null && (
+    <AnchorButton
+      href={`${OIDC_LOGIN_PATH}?redirect=${encodeURIComponent(redirect)}`}
+      icon="log-in"
+      size="large"
+      fill
+      intent={localLogin ? 'none' : 'primary'}
+      variant={localLogin ? 'outlined' : 'solid'}
+      text={`Log in with ${oidcName}`}
+    />
+  );
+
+  if (!localLogin) {
+    return (
+      <div className="lamina-login">
+        <Card className="lamina-login-card" elevation={2}>
+          <H2 className="lamina-login-title">Log in to Lamina</H2>
+          {oidcButton}
+        </Card>
+      </div>
+    );
+  }
 
   return (
     <div className="lamina-login">
@@ -82,7 +109,13 @@ export function LoginPage() {
           )}
           <Button type="submit" intent="primary" size="large" fill text="Log in" disabled={submitting} />
         </form>
-        {ssoLoginUrl !== null && (
+        {oidcButton && (
+          <div className="lamina-login-sso">
+            <span className={Classes.TEXT_MUTED}>or</span>
+            {oidcButton}
+          </div>
+        )}
+        {!oidcButton && ssoLoginUrl !== null && (
           <div className="lamina-login-sso">
             <span className={Classes.TEXT_MUTED}>or</span>
             <a href={ssoLoginUrl} className={`${Classes.BUTTON} ${Classes.OUTLINED} ${Classes.FILL}`}>
