@@ -9,7 +9,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -59,12 +58,6 @@ export interface Cluster {
   /** SIGTERM everything, then SIGKILL what is left; removes nothing on disk. */
   stop(): Promise<void>;
 }
-
-interface S3rverInstance {
-  run(): Promise<{ address: string; port: number }>;
-  close(): Promise<void>;
-}
-type S3rverConstructor = new (options: Record<string, unknown>) => S3rverInstance;
 
 /** Settings of the caller's shell that must not leak into the server processes. */
 const CLEARED = [
@@ -153,20 +146,24 @@ export async function recreateDatabase(postgresUrl: string, database: string): P
   return url.toString();
 }
 
-async function startS3(directory: string, bucket: string): Promise<{ port: number; close(): Promise<void> }> {
+/** The object store: s3rver in its own process (not this one's event loop, which drives the load). */
+async function startS3(directory: string, bucket: string): Promise<{ port: number; child: ChildProcess }> {
   rmSync(directory, { recursive: true, force: true });
   mkdirSync(directory, { recursive: true });
-  // s3rver is a dev dependency of the server package (its S3 tests use it too).
-  const S3rver = createRequire(path.join(ROOT, 'packages', 'server', 'package.json'))('s3rver') as S3rverConstructor;
-  const server = new S3rver({
-    address: '127.0.0.1',
-    port: 0,
-    silent: true,
-    directory,
-    configureBuckets: [{ name: bucket }],
-  });
-  const { port } = await server.run();
-  return { port, close: () => server.close() };
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'scripts', 'cluster', 's3server.ts'), directory, bucket, String(port)],
+    { cwd: ROOT, detached: true, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  track(child);
+  await waitFor(
+    's3rver',
+    async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) })).status < 500,
+    30_000,
+    child,
+  );
+  return { port, child };
 }
 
 async function waitFor(
@@ -195,7 +192,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(path.join(dir, 'logs'), { recursive: true });
   const nodes: ServerNode[] = [];
   let nginx: ChildProcess | null = null;
-  let s3: { close(): Promise<void> } | null = null;
+  let s3: ChildProcess | null = null;
 
   const stop = async () => {
     for (const node of nodes) signalGroup(node.child, 'SIGTERM');
@@ -207,14 +204,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       await waitForExit(nginx, 5_000);
       signalGroup(nginx, 'SIGKILL');
     }
-    await s3?.close().catch(() => undefined);
+    if (s3) {
+      signalGroup(s3, 'SIGTERM');
+      await waitForExit(s3, 5_000);
+      signalGroup(s3, 'SIGKILL');
+    }
   };
 
   try {
     const databaseUrl = await recreateDatabase(options.postgresUrl, options.database);
     const bucket = 'lamina-cluster';
     const s3Server = await startS3(path.join(dir, 's3'), bucket);
-    s3 = s3Server;
+    s3 = s3Server.child;
     const nginxPort = await freePort();
     const url = `http://127.0.0.1:${nginxPort}`;
     log(`database ${options.database} created; s3rver on :${s3Server.port}; nginx will listen on :${nginxPort}`);

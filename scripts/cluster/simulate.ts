@@ -15,10 +15,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { ImageView } from '@lamina/domain';
-import { Client, getBytes, newCounters, type Counters } from './client.js';
+import { Client, getBytes, newCounters } from './client.js';
 import { NGINX, ROOT, SERVER_MAIN, sleep, startCluster, WEB_DIST, type Cluster, type ServerNode } from './cluster.js';
 import { checkCompose } from './composeCheck.js';
 import { COMPOSE_NGINX_CONF, COMPOSE_UPSTREAMS, renderLaminaConf } from './nginx.js';
+import { tilePaths, uploadSlide, waitProcessed, type Study } from './userPath.js';
 
 const PASSWORD = 'cluster-demo-password';
 const SLIDES = path.resolve(ROOT, '..', 'shared', 'testdata', 'wsi');
@@ -50,68 +51,6 @@ function postgresUrl(): string {
   const url = new URL(base);
   url.pathname = '/postgres';
   return url.toString();
-}
-
-interface Study {
-  id: number;
-  name: string;
-}
-
-async function uploadSlide(uploader: Client, studyId: number, file: string): Promise<number> {
-  const name = path.basename(file);
-  const signed = await uploader.expect<{ data: { urls: { signedUrl: string; s3Key: string }[] } }>(
-    200,
-    'POST',
-    '/api/signed-urls',
-    { studyId, fileNames: [name] },
-  );
-  const target = signed.data.urls[0];
-  if (!target) throw new Error('no signed URL');
-  if (!target.signedUrl.startsWith(uploader.base))
-    throw new Error(`the signed URL is not on the app's origin: ${new URL(target.signedUrl).origin}`);
-  // The browser's PUT, straight to the bucket (through nginx's bucket location, not an api process).
-  const put = await fetch(target.signedUrl, { method: 'PUT', body: readFileSync(file) });
-  uploader.counters.requests++;
-  if (!put.ok) throw new Error(`PUT to the signed URL: ${put.status} ${await put.text()}`);
-  const { image } = await uploader.expect<{ image: ImageView }>(200, 'POST', '/api/images', {
-    name,
-    s3Key: target.s3Key,
-    studyId,
-  });
-  return image.id;
-}
-
-async function waitProcessed(client: Client, imageId: number, seconds: number): Promise<ImageView> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const image = await client.expect<ImageView>(200, 'GET', `/api/images/${imageId}`);
-    if (image.processingStatus === 'SUCCESS') return image;
-    if (image.processingStatus === 'FAIL') throw new Error(`image ${imageId} failed: ${image.statusMessage ?? ''}`);
-    if (Date.now() > deadline) throw new Error(`image ${imageId} not processed within ${seconds} s`);
-    await sleep(500);
-  }
-}
-
-/** Tile paths (z/x/y) that answer 200, a few per level. */
-async function tilePaths(image: ImageView, counters: Counters, base: string): Promise<string[]> {
-  if (!image.tileUrl) throw new Error('no tile URL');
-  const paths: string[] = [];
-  for (let z = 0; z <= (image.maxTmsZoom ?? 0); z++) {
-    for (const [x, y] of [
-      [0, 0],
-      [1, 0],
-      [0, 1],
-      [1, 1],
-    ] as const) {
-      const url = new URL(
-        image.tileUrl.replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y)),
-        base,
-      ).toString();
-      const tile = await getBytes(url, counters, 'viewer');
-      if (tile.status === 200 && tile.type.startsWith('image/') && tile.bytes > 0) paths.push(url);
-    }
-  }
-  return paths;
 }
 
 async function workerOfImage(db: pg.Client, imageId: number): Promise<string | null> {
@@ -295,6 +234,15 @@ async function main(): Promise<number> {
       check.ok('reader1 raises a query to the Lab Technician', query.query.id > 0, `query ${query.query.id}`);
 
       // ── 2. One process of each role killed mid-run ─────────────────────────────────────────
+      const died = c.nodes.filter((n) => !n.alive);
+      check.ok(
+        'every process still up before the kills',
+        died.length === 0,
+        died
+          .map((n) => `${n.name} exited ${String(n.child.exitCode ?? n.child.signalCode)}: see ${n.logFile}`)
+          .join('; '),
+      );
+      if (died.length > 0) throw new Error('a process died before the kills');
       // Background traffic as readers and viewers make it: list calls and image views through
       // the api processes, tile fetches through the tiles processes.
       let flowing = true;
@@ -348,7 +296,7 @@ async function main(): Promise<number> {
       check.ok('a query raised after the kills', secondQuery.query.id > 0);
 
       const t2 = Date.now();
-      const second = await waitProcessed(uploader, secondId, 180);
+      const second = await waitProcessed(uploader, secondId, 120);
       const jobs = await jobsDb.query<{ state: string; retry_count: number }>(
         `select state, retry_count from pgboss.job where data->>'imageId' = $1`,
         [String(secondId)],
@@ -357,6 +305,15 @@ async function main(): Promise<number> {
         'the killed worker’s slide is finished by the other worker',
         second.processingStatus === 'SUCCESS' && !victimWorker.alive,
         `image ${secondId} SUCCESS ${((Date.now() - t2) / 1000).toFixed(1)} s after the kill; job ${jobs.rows.map((j) => `${j.state}, retries ${j.retry_count}`).join('; ')}`,
+      );
+      const killed = new Set([victimWorker, api1, tiles1]);
+      const lost = c.nodes.filter((n) => !killed.has(n) && !n.alive);
+      check.ok(
+        'no other process died',
+        lost.length === 0,
+        lost
+          .map((n) => `${n.name} exited ${String(n.child.exitCode ?? n.child.signalCode)}: see ${n.logFile}`)
+          .join('; '),
       );
       const secondTiles = await tilePaths(second, counters, url);
       check.ok('its tiles through /tiles', secondTiles.length >= 3, `${secondTiles.length} tiles`);
