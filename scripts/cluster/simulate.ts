@@ -91,6 +91,16 @@ function verdict(output: string): string {
   return lines.at(-1) ?? output.slice(-300);
 }
 
+/** A process's resident memory (VmRSS), MiB. */
+function rssMb(pid: number | undefined): string {
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1];
+    return kb ? (Number(kb) / 1024).toFixed(0) : '?';
+  } catch {
+    return '?';
+  }
+}
+
 function nginxRetries(accessLog: string): number {
   if (!existsSync(accessLog)) return 0;
   return readFileSync(accessLog, 'utf8')
@@ -243,6 +253,7 @@ async function main(): Promise<number> {
           .join('; '),
       );
       if (died.length > 0) throw new Error('a process died before the kills');
+      log(`resident memory: ${c.nodes.map((n) => `${n.name} ${rssMb(n.child.pid)} MB`).join(', ')}`);
       // Background traffic as readers and viewers make it: list calls and image views through
       // the api processes, tile fetches through the tiles processes.
       let flowing = true;
@@ -320,14 +331,22 @@ async function main(): Promise<number> {
       flowing = false;
       await Promise.all([apiLoop, tileLoop]);
 
-      const pending = await jobsDb.query<{ name: string; state: string; n: string }>(
-        `select name, state, count(*)::text as n from pgboss.job
-          where name in ('image-processing', 'image-processing-large') and state <> 'completed'
-          group by name, state`,
-      );
-      const unfinished = await jobsDb.query<{ id: number; name: string; processing_status: string }>(
-        `select id, name, processing_status from images where processing_status <> 'SUCCESS'`,
-      );
+      // A job is marked completed just after its image's SUCCESS: look for up to 15 s.
+      const unfinishedWork = async () => ({
+        pending: await jobsDb.query<{ name: string; state: string; n: string }>(
+          `select name, state, count(*)::text as n from pgboss.job
+            where name in ('image-processing', 'image-processing-large') and state <> 'completed'
+            group by name, state`,
+        ),
+        unfinished: await jobsDb.query<{ id: number; name: string; processing_status: string }>(
+          `select id, name, processing_status from images where processing_status <> 'SUCCESS'`,
+        ),
+      });
+      let { pending, unfinished } = await unfinishedWork();
+      for (let i = 0; i < 30 && pending.rows.length + unfinished.rows.length > 0; i++) {
+        await sleep(500);
+        ({ pending, unfinished } = await unfinishedWork());
+      }
       check.ok(
         'no job lost: every processing job completed, every image SUCCESS',
         pending.rows.length === 0 && unfinished.rows.length === 0,
