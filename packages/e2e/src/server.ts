@@ -118,6 +118,12 @@ const SERVER_SETTINGS = [
   'FRAME_ANCESTORS',
   'EMBEDDED_COOKIES',
   'TRUST_PROXY',
+  'PUBLIC_URL',
+  'LOCAL_LOGIN',
+  'OIDC_ISSUER',
+  'OIDC_CLIENT_ID',
+  'OIDC_CLIENT_SECRET',
+  'OIDC_NAME',
 ];
 
 function inheritedEnv(): NodeJS.ProcessEnv {
@@ -126,14 +132,18 @@ function inheritedEnv(): NodeJS.ProcessEnv {
 
 /**
  * Starts one Lamina server (embedded PGlite, demo data) on a fresh temp data folder and a free
- * port. Resolves once GET /api/health answers 200.
+ * port (or `options.port`), with `options.env` added to its environment. Resolves once
+ * GET /api/health answers 200.
  */
-export async function startServer(password: string): Promise<RunningServer> {
+export async function startServer(
+  password: string,
+  options: { port?: number; env?: Record<string, string> } = {},
+): Promise<RunningServer> {
   ensureWebBuilt();
   const tempRoot = await mkdtemp(path.join(tmpdir(), 'lamina-e2e-'));
   const dataDir = path.join(tempRoot, 'data');
   const webDist = await snapshotWebDist(path.join(tempRoot, 'web-dist'));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
 
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER_MAIN], {
@@ -152,6 +162,7 @@ export async function startServer(password: string): Promise<RunningServer> {
       // ordinary (Lax) session cookie is sent and the embedded cookie mode (https only) stays off.
       FRAME_ANCESTORS: "'self'",
       EMBEDDED_COOKIES: 'false',
+      ...options.env,
     },
   });
   let stdout = '';
