@@ -8,6 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImageView } from '@lamina/domain';
 import { buildApp } from '../src/app.js';
 import { processImage } from '../src/modules/processing/processImage.js';
+import { buildPyramid } from '../src/modules/processing/pyramid.js';
+import { describeSlide } from '../src/modules/processing/slideInfo.js';
+import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import { STRUCTURE_START_BYTES } from '../src/modules/tiles/pyramidFile.js';
 import { TileRangeCache } from '../src/modules/tiles/tileRangeCache.js';
 import { ConfigError, loadConfig } from '../src/platform/config.js';
@@ -15,6 +18,7 @@ import { initStorage } from '../src/platform/storage/createStorage.js';
 import { S3Storage } from '../src/platform/storage/s3Storage.js';
 import { TileTokens, type TileGrant } from '../src/platform/tiles/tileToken.js';
 import {
+  createImage,
   createSlideTestApp,
   createStudy,
   createTileGrant,
@@ -202,6 +206,32 @@ describe('a tile host on S3', () => {
     const again = proxy.log.length;
     expect((await host.inject({ method: 'GET', url: tileUrl(4, 3, 5) })).statusCode).toBe(200);
     expect(proxy.requestsOf(cogKey, again)).toHaveLength(1);
+  });
+
+  it('a pyramid written in blocks (slides over 65 535 px) opens with two GETs, the second only its directories', async () => {
+    const work = await mkdtemp(path.join(tmpdir(), 'lamina-s3cache-blocks-'));
+    dirs.push(work);
+    const source = path.join(WSI_DIR, 'CMU-1-Small-Region.svs');
+    const target = path.join(work, 'blocks.tif');
+    await buildPyramid(source, target, describeSlide(await readTiffStructure(source)), undefined, {
+      writer: 'blocks',
+      blockSize: 1024,
+    });
+    const key = `images/blocks-${Date.now()}/pyramid.tif`;
+    await t.app.slides.storage.write(key, { filePath: target });
+    const size = (await t.app.slides.storage.head(key))?.size ?? 0;
+    const blocksImage = await createImage(t.database.db, { width: 2220, height: 2967, levels: 5, cogKey: key });
+    const host = await tileHost();
+    const from = proxy.log.length;
+    const url = `/tiles/${blocksImage.id}/0/0/0?t=${encodeURIComponent(tokens.issue(blocksImage.id, grant, 600))}`;
+    expect((await host.inject({ method: 'GET', url })).statusCode).toBe(200);
+    const [header, directories, tile, ...more] = proxy.requestsOf(key, from);
+    expect([header?.range, more]).toEqual([`bytes=0-${STRUCTURE_START_BYTES - 1}`, []]);
+    const [start, end] = (directories?.range ?? '').replace('bytes=', '').split('-').map(Number);
+    expect(end).toBe(size - 1);
+    // Every directory of the five levels, with its tile offsets, byte counts and tables: a few KB.
+    expect(size - (start ?? 0)).toBeLessThan(16 * 1024);
+    expect(tile?.method).toBe('GET');
   });
 
   it('serves every tile byte for byte as from the local folder; the first time one ranged GET each, the second time none', async () => {
