@@ -257,8 +257,6 @@ class StructureReads {
   private readonly blocks: { start: number; data: Buffer }[] = [];
   private readonly inFlight: { start: number; end: number; done: Promise<Buffer> }[] = [];
   private held = 0;
-  /** Ranged GETs made (the first one, with the size, counted by the opener). */
-  gets = 0;
 
   constructor(
     private readonly fetch: (offset: number, length: number) => Promise<Buffer>,
@@ -281,7 +279,6 @@ class StructureReads {
     }
     const rest = this.size - offset;
     const fetchLength = rest <= STRUCTURE_TAIL_BYTES ? rest : Math.max(end - offset, STRUCTURE_READ_AHEAD);
-    this.gets++;
     const flight = { start: offset, end: offset + fetchLength, done: this.fetch(offset, fetchLength) };
     this.inFlight.push(flight);
     try {
@@ -346,11 +343,6 @@ export class StoragePyramidFile implements PyramidFile {
     }
     const head = await storage.head(key);
     return head ? new StoragePyramidFile(storage, key, head.size, head.version, null, cache) : null;
-  }
-
-  /** Ranged GETs the structure reads have made since the open's first read. */
-  get structureGets(): number {
-    return this.structure?.gets ?? 0;
   }
 
   readRange: RangeReader = async (offset, length) => {
