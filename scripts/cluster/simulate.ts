@@ -20,6 +20,7 @@ import { NGINX, ROOT, SERVER_MAIN, sleep, startCluster, WEB_DIST, type Cluster, 
 import { checkCompose } from './composeCheck.js';
 import { COMPOSE_NGINX_CONF, COMPOSE_UPSTREAMS, renderLaminaConf } from './nginx.js';
 import { tilePaths, uploadSlide, waitProcessed, type Study } from './userPath.js';
+import { CHROMIUM, viewerPageLoad } from './viewerPage.js';
 
 const PASSWORD = 'cluster-demo-password';
 const SLIDES = path.resolve(ROOT, '..', 'shared', 'testdata', 'wsi');
@@ -181,6 +182,17 @@ async function main(): Promise<number> {
         tiles.length >= 3,
         `${tiles.length} tiles at ${(first.maxTmsZoom ?? 0) + 1} levels`,
       );
+
+      if (existsSync(CHROMIUM) && existsSync(path.join(WEB_DIST, 'index.html'))) {
+        const view = await viewerPageLoad(url, 'isc', PASSWORD, `/studies/${study.id}/images/${firstId}`);
+        check.ok(
+          'Chromium: login page and the image viewer through nginx',
+          view.tiles >= 4 && view.failedTiles === 0 && view.cspErrors.length === 0,
+          `${view.tiles} tiles shown, ${view.failedTiles} refused, ${view.cspErrors.length} CSP errors, ${(view.ms / 1000).toFixed(1)} s${view.cspErrors.length ? `: ${view.cspErrors.join(' | ').slice(0, 300)}` : ''}`,
+        );
+      } else {
+        log(`no Chromium at ${CHROMIUM} or no built web app: the viewer page is not loaded`);
+      }
 
       const labtech = new Client(url, 'labtech', counters);
       await labtech.login(PASSWORD);
