@@ -20,12 +20,12 @@ RUN npm run build -w @lamina/web \
  && node scripts/build-native.mjs \
  && test -f packages/server/native/sendfile/build/Release/lamina_sendfile.node
 # Production dependencies only. The server runs its TypeScript through tsx (a root dev
-# dependency): it and its esbuild are kept, at the lockfile's versions.
+# dependency): it and its esbuild (its one dependency, with the platform's binary) are kept, at
+# the lockfile's versions.
 RUN mkdir /keep \
  && cp -a node_modules/tsx node_modules/esbuild node_modules/@esbuild /keep/ \
- && cp -a node_modules/get-tsconfig node_modules/resolve-pkg-maps /keep/ \
  && npm prune --omit=dev --no-audit --no-fund \
- && cp -a /keep/tsx /keep/esbuild /keep/get-tsconfig /keep/resolve-pkg-maps node_modules/ \
+ && cp -a /keep/tsx /keep/esbuild node_modules/ \
  && mkdir -p node_modules/@esbuild && cp -a /keep/@esbuild/. node_modules/@esbuild/ \
  && rm -rf /keep \
  && mkdir -p packages/server/node_modules
