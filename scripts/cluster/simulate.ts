@@ -343,7 +343,8 @@ async function main(): Promise<number> {
       flowing = false;
       await Promise.all([apiLoop, tileLoop]);
 
-      // A job is marked completed just after its image's SUCCESS: look for up to 15 s.
+      // A job is marked completed just after its image's SUCCESS, and the demo slides' jobs may
+      // still run on a loaded machine: look for up to 60 s.
       const unfinishedWork = async () => ({
         pending: await jobsDb.query<{ name: string; state: string; n: string }>(
           `select name, state, count(*)::text as n from pgboss.job
@@ -355,7 +356,7 @@ async function main(): Promise<number> {
         ),
       });
       let { pending, unfinished } = await unfinishedWork();
-      for (let i = 0; i < 30 && pending.rows.length + unfinished.rows.length > 0; i++) {
+      for (let i = 0; i < 120 && pending.rows.length + unfinished.rows.length > 0; i++) {
         await sleep(500);
         ({ pending, unfinished } = await unfinishedWork());
       }
