@@ -29,6 +29,9 @@ export class SsoRefusedError extends Error {
   }
 }
 
+/** The advisory lock (two-key form: this, and a hash of the account and IP) of an account's attempts. */
+const ATTEMPT_LOCK = 727_019;
+
 type RequestInfo = Omit<Actor, 'userId' | 'username' | 'workAsRole'>;
 
 /** A success forgets the account's failures from that IP. */
@@ -54,26 +57,43 @@ export class AuthService {
     if (!this.localLogin) throw new ForbiddenError(MESSAGES.localLoginOff);
   }
 
-  async recentFailures(username: string, ip: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('login_failures')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where(sql<string>`lower(username)`, '=', username.toLowerCase())
-      .where('ip', '=', ip)
-      .where('occurred_at', '>', sql<Date>`now() - make_interval(mins => ${LOGIN_THROTTLE.windowMinutes})`)
-      .executeTakeFirstOrThrow();
-    return row.n;
-  }
-
   /**
-   * After too many failures for one account from one IP within the window (failed logins and wrong
-   * current passwords alike), every attempt is refused with 429 until the window passes, audited.
+   * Takes one attempt of an account from an IP before its password is checked. Under a lock on
+   * (account, IP) it counts the failures within the window: at the limit the attempt is refused with
+   * 429 (audited `throttled`); below it, the attempt is recorded as a failure in advance, and a
+   * success deletes it with the account's other failures from that IP. Parallel attempts (at one
+   * process or at several) therefore cannot slip between one's check and another's record: no more
+   * than LOGIN_THROTTLE.maxFailures passwords are checked per account and IP within the window.
+   * Answers the reserved row's id (undone when the attempt ends before its password is checked).
    */
-  private async refuseWhenThrottled(username: string, ip: string, actor: Actor, event: AuditEvent): Promise<void> {
-    if ((await this.recentFailures(username, ip)) < LOGIN_THROTTLE.maxFailures) return;
-    await this.db.transaction().execute((tx) => recordAudit(tx, actor, [event]));
-    if (event.action === 'LOGIN_THROTTLED') this.metrics?.loginFailed('throttled');
-    throw new TooManyRequestsError(MESSAGES.tooManyLogins);
+  private async reserveAttempt(username: string, ip: string, actor: Actor, throttled: AuditEvent): Promise<number> {
+    const reserved = await this.db.transaction().execute(async (tx) => {
+      await sql`select pg_advisory_xact_lock(${ATTEMPT_LOCK}, hashtext(${`${username.toLowerCase()}|${ip}`}))`.execute(
+        tx,
+      );
+      const { n } = await tx
+        .selectFrom('login_failures')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where(sql<string>`lower(username)`, '=', username.toLowerCase())
+        .where('ip', '=', ip)
+        .where('occurred_at', '>', sql<Date>`now() - make_interval(mins => ${LOGIN_THROTTLE.windowMinutes})`)
+        .executeTakeFirstOrThrow();
+      if (n >= LOGIN_THROTTLE.maxFailures) {
+        await recordAudit(tx, actor, [throttled]);
+        return null;
+      }
+      const row = await tx
+        .insertInto('login_failures')
+        .values({ username, ip })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    });
+    if (reserved === null) {
+      if (throttled.action === 'LOGIN_THROTTLED') this.metrics?.loginFailed('throttled');
+      throw new TooManyRequestsError(MESSAGES.tooManyLogins);
+    }
+    return reserved;
   }
 
   /**
@@ -84,11 +104,7 @@ export class AuthService {
     this.refuseWhenLocalLoginOff();
     const ip = request.clientIp ?? 'unknown';
     const attempt: Actor = { ...request, userId: null, username, workAsRole: null };
-    await this.refuseWhenThrottled(username, ip, attempt, {
-      action: 'LOGIN_THROTTLED',
-      entityType: 'user',
-      entityId: null,
-    });
+    await this.reserveAttempt(username, ip, attempt, { action: 'LOGIN_THROTTLED', entityType: 'user', entityId: null });
     const user = await this.db
       .selectFrom('users')
       .select(['id', 'username', 'password_hash', 'active'])
@@ -96,8 +112,8 @@ export class AuthService {
       .executeTakeFirst();
     const ok = await verifyPassword(user?.password_hash, password);
     if (!ok || !user?.active) {
+      // The failure itself was recorded when the attempt was reserved.
       await this.db.transaction().execute(async (tx) => {
-        await tx.insertInto('login_failures').values({ username, ip }).execute();
         await recordAudit(tx, { ...attempt, userId: user?.id ?? null }, [
           {
             action: 'LOGIN_FAILED',
@@ -232,9 +248,16 @@ export class AuthService {
     this.refuseWhenLocalLoginOff();
     const ip = actor.clientIp ?? 'unknown';
     const entity = { entityType: 'user', entityId: principal.id } as const;
-    await this.refuseWhenThrottled(principal.username, ip, actor, { action: 'PASSWORD_CHANGE_THROTTLED', ...entity });
+    const reserved = await this.reserveAttempt(principal.username, ip, actor, {
+      action: 'PASSWORD_CHANGE_THROTTLED',
+      ...entity,
+    });
     const ruleError = passwordRuleError({ ...change, username: principal.username });
-    if (ruleError !== null) throw new BadRequestError(ruleError);
+    if (ruleError !== null) {
+      // Refused before the current password was checked: not a failure of it.
+      await this.db.deleteFrom('login_failures').where('id', '=', reserved).execute();
+      throw new BadRequestError(ruleError);
+    }
 
     const stored = await this.db
       .selectFrom('users')
@@ -243,8 +266,8 @@ export class AuthService {
       .executeTakeFirst();
     const storedHash = stored?.password_hash ?? null;
     if (storedHash === null || !(await verifyPassword(storedHash, change.currentPassword))) {
+      // The failure itself was recorded when the attempt was reserved.
       await this.db.transaction().execute(async (tx) => {
-        await tx.insertInto('login_failures').values({ username: principal.username, ip }).execute();
         await recordAudit(tx, actor, [
           { action: 'PASSWORD_CHANGE_FAILED', ...entity, newValue: 'current password incorrect' },
         ]);
