@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -22,6 +23,40 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** How long closing a context or the browser may take before it is given up (and Chromium killed). */
+const CLOSE_WITHIN_MS = 20_000;
+
+/**
+ * Waits for a close to finish, at most CLOSE_WITHIN_MS; answers whether it finished. Playwright's
+ * close has no timeout of its own, and vitest bounds no fixture's teardown: a Chromium that stopped
+ * answering (seen once in CI after a passing test) held the whole e2e tier until the CI run's end.
+ */
+async function closedWithin(closing: Promise<unknown>, what: string): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), CLOSE_WITHIN_MS);
+  });
+  const closed = await Promise.race([
+    closing.then(
+      () => true as const,
+      () => true as const,
+    ),
+    gaveUp,
+  ]);
+  clearTimeout(timer);
+  if (!closed) console.error(`${what} did not close within ${CLOSE_WITHIN_MS / 1000} s`);
+  return closed;
+}
+
+/** Kills the Chromium processes this test process started (its renderers follow their browser). */
+function killOwnChromium(): void {
+  try {
+    execFileSync('pkill', ['-KILL', '-P', String(process.pid), 'chromium']);
+  } catch {
+    // none left
+  }
 }
 
 export async function newTestContext(browser: Browser): Promise<BrowserContext> {
@@ -67,7 +102,7 @@ export const e2eTest = test.extend<BrowserFixtures>({
     async ({}, use) => {
       const browser = await launchBrowser();
       await use(browser);
-      await browser.close();
+      if (!(await closedWithin(browser.close(), 'Chromium'))) killOwnChromium();
     },
     { scope: 'file' },
   ],
@@ -76,7 +111,7 @@ export const e2eTest = test.extend<BrowserFixtures>({
     context.setDefaultTimeout(15_000);
     context.setDefaultNavigationTimeout(30_000);
     await use(context);
-    await context.close();
+    if (!(await closedWithin(context.close(), 'The browser context'))) killOwnChromium();
   },
   page: async ({ context, task }, use) => {
     const page = await context.newPage();
