@@ -11,6 +11,7 @@ import { displayUrl } from '../upload/multipartUpload';
 import { putWithProgress, UploadAbortedError } from '../upload/putWithProgress';
 import type { FileProgress } from '../upload/uploadSession';
 import { createMldSignedUrls, registerMld, type MldSignedUrl } from './mldApi';
+import { forEachPooled } from '../../lib/pool';
 
 /** The .mld upload flow of doc 2 §4: signed URLs for the names, a PUT of each file, its registration. */
 
@@ -127,14 +128,6 @@ export async function runMldUpload(request: MldUploadRequest): Promise<MldUpload
     }
   };
 
-  let next = 0;
-  const worker = async () => {
-    while (next < files.length) {
-      const index = next++;
-      const file = files[index];
-      if (file) await uploadOne(file, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(request.concurrency ?? 3, files.length) }, worker));
+  await forEachPooled(files, request.concurrency ?? 3, uploadOne);
   return outcome;
 }

@@ -11,6 +11,7 @@ import { isApiError } from '../../api/ApiError';
 import { displayUrl, MultipartUploadError, uploadMultipart } from './multipartUpload';
 import { putWithProgress, UploadAbortedError } from './putWithProgress';
 import { createSignedUrls, notifyUpload, registerImage, type SignedUrl } from './uploadApi';
+import { forEachPooled } from '../../lib/pool';
 
 export type FileState = 'queued' | 'uploading' | 'registering' | 'done' | 'failed' | 'cancelled';
 
@@ -142,16 +143,7 @@ export async function runImageUpload(request: UploadRequest): Promise<UploadOutc
     }
   };
 
-  // A small pool: at most `concurrency` files in flight, in the order chosen.
-  let next = 0;
-  const worker = async () => {
-    while (next < files.length) {
-      const index = next++;
-      const file = files[index];
-      if (file) await uploadOne(file, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(request.concurrency ?? 3, files.length) }, worker));
+  await forEachPooled(files, request.concurrency ?? 3, uploadOne);
 
   if (outcome.uploaded.length + outcome.failures.length > 0) {
     try {
