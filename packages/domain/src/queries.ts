@@ -3,6 +3,7 @@ import { TEXT_LIMITS } from './constants.js';
 import { QUERY_RESOLUTIONS, type QueryResolution } from './images.js';
 import type { Permission } from './permissions.js';
 import { ROLES, type RoleName } from './roles.js';
+import { readsAssignedCasesOnly } from './cases.js';
 import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
 
 /**
@@ -124,6 +125,9 @@ export const QUERY_MESSAGES = {
   alreadyAnswered: 'the query has already been answered',
   notLastReminder: 'the follow-up was changed meanwhile: reload the query',
   roleNotQueryable: 'you may not send a query to this role',
+  readerRequired: 'choose the reader of the case the query is for',
+  readerNotAssigned: 'the reader is not assigned to the case',
+  readerOnlyForReadingRoles: 'a reader is chosen only for queries to a reading role',
   reasonRequired: 'choose a reason',
   reasonNotFound: 'the reason is not offered for this role and object type',
   childReasonRequired: 'choose a sub-reason',
@@ -202,15 +206,33 @@ export const VIEW_QUERIES_TAB_PERMISSION: Permission = 'AP_CaseViewer_ViewQuerie
  * Which queries a user sees (lists, stats, the viewer's tab), beside the study scope:
  * - `all`: every query of the studies they see (Q_ViewAllQueries, Q_ViewAllQueriesunderAssignedStudies);
  * - `role`: queries sent to the role they work as, or opened by it (Q_ViewQueriesAssignedtoUserRoleOnly);
+ * - `person`: a blinded reader (working as CR or NOTO) holding any of those: only the queries they
+ *   opened themselves or that were sent to them personally (issue 26: independent reads — one reader
+ *   never learns another's observations through a query), and only of cases assigned to them;
  * - `none`: none.
- * Blinded readers additionally see only queries of cases assigned to them (the server's rule).
  */
-export type QueryVisibility = 'all' | 'role' | 'none';
+export type QueryVisibility = 'all' | 'role' | 'person' | 'none';
 
-export function queryVisibility(actions: ReadonlySet<string>): QueryVisibility {
-  if (actions.has('Q_ViewAllQueries') || actions.has('Q_ViewAllQueriesunderAssignedStudies')) return 'all';
-  if (actions.has('Q_ViewQueriesAssignedtoUserRoleOnly')) return 'role';
-  return 'none';
+export function queryVisibility(
+  actions: ReadonlySet<string>,
+  workAsRole: { name: string } | null = null,
+): QueryVisibility {
+  const held =
+    actions.has('Q_ViewAllQueries') || actions.has('Q_ViewAllQueriesunderAssignedStudies')
+      ? 'all'
+      : actions.has('Q_ViewQueriesAssignedtoUserRoleOnly')
+        ? 'role'
+        : 'none';
+  if (held !== 'none' && readsAssignedCasesOnly(workAsRole)) return 'person';
+  return held;
+}
+
+/**
+ * Whether queries sent to `role` go to one person: a reading role's queries are addressed to one
+ * reader of the case (withUserId), never to every reader (issue 26).
+ */
+export function queriesGoToPerson(role: { name: string } | null): boolean {
+  return readsAssignedCasesOnly(role);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -294,20 +316,37 @@ export type QueryAction = (typeof QUERY_ACTIONS)[number];
 
 /** The situation of doc 3 §6's table. */
 export type QuerySituation = 'unanswered' | 'answered' | 'closed';
-/** The user's relation to a query: by the role they work as (queries go role to role). */
+/**
+ * The user's relation to a query: by the role they work as (queries go role to role); for a blinded
+ * reader by person — the reader who opened it, the reader it was sent to (issue 26).
+ */
 export type QueryRelation = 'openerAndTarget' | 'opener' | 'target' | 'other';
+
+/** Who opened a query and whom it is with: the facts the relation is decided on. */
+export interface QueryParties {
+  openedBy: number | null;
+  openedByRoleId: number | null;
+  withRoleId: number | null;
+  withUserId: number | null;
+}
+
+/** The user a rule is decided for: who they are and the role they work as. */
+export interface QueryPerson {
+  id: number;
+  workAsRole: { id: number; name: string } | null;
+}
 
 export function querySituation(q: { queryStatus: QueryStatus; resolution: QueryResolution | null }): QuerySituation {
   const group = queryGroup(q);
   return group === 'open' ? 'unanswered' : group;
 }
 
-export function queryRelation(
-  q: { openedByRoleId: number | null; withRoleId: number | null },
-  workAsRoleId: number | null,
-): QueryRelation {
-  const opener = workAsRoleId !== null && q.openedByRoleId === workAsRoleId;
-  const target = workAsRoleId !== null && q.withRoleId === workAsRoleId;
+export function queryRelation(q: QueryParties, person: QueryPerson): QueryRelation {
+  const role = person.workAsRole;
+  if (role === null) return 'other';
+  const personal = readsAssignedCasesOnly(role);
+  const opener = q.openedByRoleId === role.id && (!personal || q.openedBy === person.id);
+  const target = q.withRoleId === role.id && (!personal || q.withUserId === person.id);
   if (opener && target) return 'openerAndTarget';
   if (opener) return 'opener';
   if (target) return 'target';
@@ -356,26 +395,20 @@ export const REPLACE_IMAGE_ROLES: readonly RoleName[] = ['StudyAdmin', 'ISC', 'L
  */
 const CLOSE_ANY_PERMISSION: Permission = 'Q_Close_CancelQueryunderassignedstudies';
 
-export interface QueryActor {
-  workAsRole: { id: number; name: string } | null;
+export interface QueryActor extends QueryPerson {
   actions: ReadonlySet<string>;
 }
 
 /** What `actor` may do with `q`: the one rule the server enforces and the panel shows. */
 export function queryActionsFor(
-  q: {
-    objectType: QueryObjectType;
-    queryStatus: QueryStatus;
-    resolution: QueryResolution | null;
-    openedByRoleId: number | null;
-    withRoleId: number | null;
-  },
+  q: QueryParties & { objectType: QueryObjectType; queryStatus: QueryStatus; resolution: QueryResolution | null },
   actor: QueryActor,
 ): QueryAction[] {
   const situation = querySituation(q);
-  const relation = queryRelation(q, actor.workAsRole?.id ?? null);
+  const relation = queryRelation(q, actor);
   const allowed = new Set<QueryAction>(QUERY_SITUATION_ACTIONS[situation][relation]);
-  if (actor.actions.has(CLOSE_ANY_PERMISSION)) {
+  // A blinded reader acts only as opener or target, never on another reader's query.
+  if (actor.actions.has(CLOSE_ANY_PERMISSION) && !readsAssignedCasesOnly(actor.workAsRole)) {
     if (situation === 'unanswered') allowed.add('cancel');
     if (situation === 'answered') allowed.add('close');
   }
@@ -394,10 +427,11 @@ export function queryActionsFor(
 
 /** Doc 3 §6: the disclaimer shows to non-issuers of an open, unresolved query (beside Add Comment). */
 export function showsDisclaimer(
-  q: { queryStatus: QueryStatus; resolution: QueryResolution | null; openedByRoleId: number | null },
-  workAsRoleId: number | null,
+  q: QueryParties & { queryStatus: QueryStatus; resolution: QueryResolution | null },
+  person: QueryPerson,
 ): boolean {
-  return querySituation(q) === 'unanswered' && (workAsRoleId === null || q.openedByRoleId !== workAsRoleId);
+  const relation = queryRelation(q, person);
+  return querySituation(q) === 'unanswered' && relation !== 'opener' && relation !== 'openerAndTarget';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -527,6 +561,9 @@ export const queryViewSchema = z.object({
   resolvedAt: z.string().nullable(),
   withRoleId: z.number().int().nullable(),
   withRoleName: z.string().nullable(),
+  /** The reader a query to a reading role is sent to (issue 26), and their display name. */
+  withUserId: z.number().int().nullable(),
+  withUserName: z.string().nullable(),
   /** The image's name as the caller may see it (image queries). */
   imageName: z.string().nullable(),
   comments: z.array(queryCommentSchema),
@@ -576,6 +613,8 @@ export const createQueryRequestSchema = z.object({
   categoryOtherText: text(QUERY_TEXT_MAX).nullable().optional(),
   followUpInDays: followUpInDays.default(QUERY_FOLLOW_UP_DEFAULT_DAYS),
   withRoleId: id,
+  /** The reader of the case a query to a reading role (CR, NOTO) is for; required when it has several. */
+  withUserId: id.nullable().optional(),
   responseOptionId: id,
   childResponseOptionId: id.nullable().optional(),
   commentText: text(QUERY_TEXT_MAX).nullable().optional(),
@@ -669,6 +708,8 @@ export const queryListRowSchema = z.object({
   queryReasonText: z.string().nullable(),
   withRoleId: z.number().int().nullable(),
   queryWith: z.string().nullable(),
+  /** The reader a query to a reading role is sent to (issue 26). */
+  queryWithUser: z.string().nullable(),
   openedAt: z.string(),
   openedByUsername: z.string().nullable(),
   latestFollowUpOnDt: z.string().nullable(),

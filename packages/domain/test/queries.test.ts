@@ -28,7 +28,11 @@ import {
 
 const NOW = new Date('2026-11-25T15:00:00Z');
 const role = (name: RoleName) => ROLES.find((r) => r.name === name)!;
-const actorOf = (name: RoleName) => ({
+/** The acting user's id, and another user's (a second reader of the same case). */
+const ME = 101;
+const SOMEONE_ELSE = 102;
+const actorOf = (name: RoleName, id = ME) => ({
+  id,
   workAsRole: { id: role(name).id, name },
   actions: new Set<string>(ROLE_PERMISSIONS[name]),
 });
@@ -94,7 +98,9 @@ describe('the situation → actions table (doc 3 §6), every role × situation �
               objectType,
               ...situations[situation],
               openedByRoleId: opener ? me : other,
+              openedBy: opener ? ME : SOMEONE_ELSE,
               withRoleId: target ? me : other,
+              withUserId: target ? ME : null,
             };
             expect(new Set(queryActionsFor(q, actorOf(who)))).toEqual(
               expected(who, situation, opener, target, objectType),
@@ -107,7 +113,13 @@ describe('the situation → actions table (doc 3 §6), every role × situation �
 
   it('spells the spec rows for a role holding every query permission', () => {
     const isc = actorOf('ISC');
-    const base = { objectType: 'IMAGE' as const, queryStatus: 'OPEN' as const, resolution: null };
+    const base = {
+      objectType: 'IMAGE' as const,
+      queryStatus: 'OPEN' as const,
+      resolution: null,
+      openedBy: SOMEONE_ELSE,
+      withUserId: null,
+    };
     const I = role('ISC').id;
     const D = role('DM').id;
     // Open; both opener and target: resolve, cancel, follow up, comment (+ replace for ISC).
@@ -147,7 +159,9 @@ describe('the situation → actions table (doc 3 §6), every role × situation �
       queryStatus: 'OPEN' as const,
       resolution: null,
       openedByRoleId: role('CR').id,
+      openedBy: ME,
       withRoleId: role('LabTech').id,
+      withUserId: null,
     };
     expect(queryActionsFor(q, cr)).toEqual(['cancel', 'followUp', 'comment']);
     expect(queryActionsFor({ ...q, resolution: 'RESOLVED' }, cr)).toEqual(['close', 'comment']);
@@ -156,11 +170,12 @@ describe('the situation → actions table (doc 3 §6), every role × situation �
   });
 
   it('a user working as no role is always "other"', () => {
-    expect(queryRelation({ openedByRoleId: 3, withRoleId: 3 }, null)).toBe('other');
+    const parties = { openedByRoleId: 3, openedBy: ME, withRoleId: 3, withUserId: ME };
+    expect(queryRelation(parties, { id: ME, workAsRole: null })).toBe('other');
     expect(
       queryActionsFor(
-        { objectType: 'CASE', queryStatus: 'OPEN', resolution: null, openedByRoleId: 3, withRoleId: 4 },
-        { workAsRole: null, actions: new Set(['Q_Commentonassignedqueries', 'Q_MarkQueryasResolved']) },
+        { ...parties, objectType: 'CASE', queryStatus: 'OPEN', resolution: null, withRoleId: 4 },
+        { id: ME, workAsRole: null, actions: new Set(['Q_Commentonassignedqueries', 'Q_MarkQueryasResolved']) },
       ),
     ).toEqual(['comment']);
   });
@@ -175,7 +190,7 @@ describe('the situation → actions table (doc 3 §6), every role × situation �
         fc.integer({ min: 1, max: 12 }),
         (who, queryStatus, resolution, openedByRoleId, withRoleId) => {
           const got = queryActionsFor(
-            { objectType: 'CASE', queryStatus, resolution, openedByRoleId, withRoleId },
+            { objectType: 'CASE', queryStatus, resolution, openedByRoleId, openedBy: ME, withRoleId, withUserId: ME },
             actorOf(who),
           );
           expect(got.every((a) => QUERY_ACTIONS.includes(a))).toBe(true);
@@ -292,10 +307,63 @@ describe('who sees and who may be queried', () => {
   });
 
   it('shows the disclaimer to non-issuers of an open unresolved query', () => {
-    const q = { queryStatus: 'OPEN' as const, resolution: null, openedByRoleId: 3 };
-    expect(showsDisclaimer(q, 4)).toBe(true);
-    expect(showsDisclaimer(q, 3)).toBe(false);
-    expect(showsDisclaimer({ ...q, resolution: 'RESOLVED' }, 4)).toBe(false);
+    const q = {
+      queryStatus: 'OPEN' as const,
+      resolution: null,
+      openedByRoleId: role('DM').id,
+      openedBy: ME,
+      withRoleId: role('ISC').id,
+      withUserId: null,
+    };
+    expect(showsDisclaimer(q, actorOf('ISC'))).toBe(true);
+    expect(showsDisclaimer(q, actorOf('DM'))).toBe(false);
+    expect(showsDisclaimer(q, actorOf('DM', SOMEONE_ELSE))).toBe(false); // roles act as one
+    expect(showsDisclaimer({ ...q, resolution: 'RESOLVED' }, actorOf('ISC'))).toBe(false);
+  });
+
+  it('a blinded reader sees only the queries they opened or that were sent to them (issue 26)', () => {
+    expect(queryVisibility(new Set(ROLE_PERMISSIONS.CR), { name: 'CR' })).toBe('person');
+    expect(queryVisibility(new Set(ROLE_PERMISSIONS.CR), { name: 'ISC' })).toBe('role');
+    // Even a reading role holding a see-all permission sees by person.
+    expect(queryVisibility(new Set(['Q_ViewAllQueries']), { name: 'NOTO' })).toBe('person');
+    expect(queryVisibility(new Set(ROLE_PERMISSIONS.NOTO), { name: 'NOTO' })).toBe('none');
+  });
+});
+
+describe('readers relate to queries by person, not by role (issue 26)', () => {
+  const CR = role('CR').id;
+  const unanswered = { objectType: 'IMAGE' as const, queryStatus: 'OPEN' as const, resolution: null };
+  const byReader1 = {
+    ...unanswered,
+    openedByRoleId: CR,
+    openedBy: ME,
+    withRoleId: role('LabTech').id,
+    withUserId: null,
+  };
+  const toReader1 = { ...unanswered, openedByRoleId: role('ISC').id, openedBy: 7, withRoleId: CR, withUserId: ME };
+
+  it('the reader who opened a query is its opener; a second reader of the case is not', () => {
+    expect(queryRelation(byReader1, actorOf('CR'))).toBe('opener');
+    expect(queryRelation(byReader1, actorOf('CR', SOMEONE_ELSE))).toBe('other');
+    expect(queryActionsFor(byReader1, actorOf('CR'))).toEqual(['cancel', 'followUp', 'comment']);
+    // Nothing but comment (and they never see it: the server's visibility rule).
+    expect(queryActionsFor(byReader1, actorOf('CR', SOMEONE_ELSE))).toEqual(['comment']);
+    expect(queryActionsFor({ ...byReader1, resolution: 'RESOLVED' }, actorOf('CR', SOMEONE_ELSE))).not.toContain(
+      'close',
+    );
+  });
+
+  it('the reader a query was sent to is its target; another reader is not', () => {
+    expect(queryRelation(toReader1, actorOf('CR'))).toBe('target');
+    expect(queryRelation(toReader1, actorOf('CR', SOMEONE_ELSE))).toBe('other');
+    expect(queryRelation({ ...toReader1, withUserId: null }, actorOf('CR'))).toBe('other');
+    expect(queryActionsFor(toReader1, actorOf('CR'))).toContain('resolve');
+    expect(queryActionsFor(toReader1, actorOf('CR', SOMEONE_ELSE))).not.toContain('resolve');
+  });
+
+  it('roles that are not blinded keep the role rule', () => {
+    expect(queryRelation(byReader1, actorOf('LabTech', SOMEONE_ELSE))).toBe('target');
+    expect(queryRelation(toReader1, actorOf('ISC', SOMEONE_ELSE))).toBe('opener');
   });
 });
 

@@ -1,5 +1,11 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
-import { READER_ROLES, roleByName, type CaseStatus, type StudyCaseSortKey } from '@lamina/domain';
+import {
+  READER_ROLES,
+  readsAssignedCasesOnly,
+  roleByName,
+  type CaseStatus,
+  type StudyCaseSortKey,
+} from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 import { likeContains } from '../../platform/db/paging.js';
 import type { Principal } from '../../platform/auth/principal.js';
@@ -56,8 +62,11 @@ export function selectCase(db: Q, caseId: number) {
 }
 export type CaseRow = NonNullable<Awaited<ReturnType<typeof selectCase>>>;
 
-/** The latest comment of a case, with its author. */
-export async function latestCaseComment(db: Q, caseId: number) {
+/**
+ * The latest comment of a case `principal` may see, with its author: a blinded reader sees their own
+ * comments and those of users who are not blinded, never another reader's (issue 26).
+ */
+export async function latestCaseComment(db: Q, caseId: number, principal: Pick<Principal, 'id' | 'workAsRole'>) {
   return (
     (await db
       .selectFrom('case_comments')
@@ -71,6 +80,11 @@ export async function latestCaseComment(db: Q, caseId: number) {
         'users.last_name',
       ])
       .where('case_comments.case_id', '=', caseId)
+      .where((eb) =>
+        readsAssignedCasesOnly(principal.workAsRole)
+          ? eb.or([eb('case_comments.by_reader', '=', false), eb('case_comments.user_id', '=', principal.id)])
+          : eb.lit(true),
+      )
       .orderBy('case_comments.id', 'desc')
       .limit(1)
       .executeTakeFirst()) ?? null
@@ -371,9 +385,12 @@ function caseMatches(
     .selectFrom('case_readers')
     .select('case_readers.user_id')
     .whereRef('case_readers.case_id', '=', 'cases.id');
-  if (filter.assignee === 'unassigned') conditions.push(eb.not(eb.exists(readers)));
-  else if (typeof filter.assignee === 'number')
-    conditions.push(eb.exists(readers.where('case_readers.user_id', '=', filter.assignee)));
+  // A blinded reader's list is their own cases: the assignee filter is ignored for them, since
+  // filtering by another reader would list exactly the cases shared with that reader (issue 26).
+  const assignee = readsAssignedCasesOnly(principal.workAsRole) ? undefined : filter.assignee;
+  if (assignee === 'unassigned') conditions.push(eb.not(eb.exists(readers)));
+  else if (typeof assignee === 'number')
+    conditions.push(eb.exists(readers.where('case_readers.user_id', '=', assignee)));
   return eb.and(conditions);
 }
 

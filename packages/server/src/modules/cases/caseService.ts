@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import {
   ARCHIVE_CASE_PERMISSION,
+  readsAssignedCasesOnly,
   CASE_ASSIGNABLE,
   CASE_FIELD_RULES,
   CASE_FIELDS,
@@ -107,7 +108,7 @@ export class CaseService {
     const [readers, images, comment] = await Promise.all([
       caseReaders(this.db, caseId, row.study_id),
       caseImages(this.db, caseId, principal),
-      latestCaseComment(this.db, caseId),
+      latestCaseComment(this.db, caseId, principal),
     ]);
     return presentCase(row, readers, images, principal, comment);
   }
@@ -333,7 +334,8 @@ export class CaseService {
           throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.alreadyScored}`);
         await tx
           .updateTable('case_readers')
-          .set({ read_at: new Date() })
+          // The reader's choice of imported AI counts belongs to their read (issue 26), not the image.
+          .set({ read_at: new Date(), include_ai_counts: options.includeAiCounts ?? null })
           .where('case_id', '=', caseId)
           .where('user_id', '=', principal.id)
           .execute();
@@ -422,7 +424,13 @@ export class CaseService {
       }
       await tx
         .insertInto('case_comments')
-        .values({ case_id: caseId, image_id: imageId, user_id: principal.id, comment: text })
+        .values({
+          case_id: caseId,
+          image_id: imageId,
+          user_id: principal.id,
+          comment: text,
+          by_reader: readsAssignedCasesOnly(principal.workAsRole),
+        })
         .execute();
       await recordAudit(tx, actor, [
         {
@@ -520,7 +528,7 @@ export class CaseService {
   private async reopenReads(tx: Tx, caseId: number, studyId: number, reason: string | null): Promise<AuditEvent[]> {
     const reopened = await tx
       .updateTable('case_readers')
-      .set({ read_at: null })
+      .set({ read_at: null, include_ai_counts: null })
       .where('case_id', '=', caseId)
       .where('read_at', 'is not', null)
       .returning('user_id')

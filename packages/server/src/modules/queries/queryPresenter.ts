@@ -8,6 +8,7 @@ import {
   queryGroup,
   queryReasonText,
   showsDisclaimer,
+  userDisplayName,
   VIEW_FILE_NAME_PERMISSION,
   type QueryCategory,
   type QueryListRow,
@@ -33,6 +34,16 @@ function imageNameOf(row: QueryRow, principal: Principal): string | null {
         caseProcId: row.image_case_proc_id,
         positionInCase: row.image_case_position,
       });
+}
+
+/** The reader a query to a reading role is sent to, by name (issue 26). */
+function withUserName(row: QueryRow): string | null {
+  if (row.with_user_id === null || row.with_user_username === null) return null;
+  return userDisplayName({
+    username: row.with_user_username,
+    firstName: row.with_user_first_name,
+    lastName: row.with_user_last_name,
+  });
 }
 
 /** The lifecycle fields every presentation shares (doc 3 §4), computed by the domain's rules. */
@@ -65,8 +76,10 @@ export function presentQuery(
     objectType: row.object_type,
     queryStatus: row.query_status,
     resolution: row.resolution,
+    openedBy: row.opened_by,
     openedByRoleId: row.opened_by_role_id,
     withRoleId: row.with_role_id,
+    withUserId: row.with_user_id,
   };
   return {
     id: row.id,
@@ -101,6 +114,8 @@ export function presentQuery(
     resolvedAt: iso(row.resolved_at),
     withRoleId: row.with_role_id,
     withRoleName: row.with_role_name,
+    withUserId: row.with_user_id,
+    withUserName: withUserName(row),
     imageName: imageNameOf(row, principal),
     comments: comments
       .filter((c) => c.query_id === row.id)
@@ -125,7 +140,7 @@ export function presentQuery(
         createdAt: r.created_at.toISOString(),
       })),
     actions: queryActionsFor(facts, principal),
-    showDisclaimer: showsDisclaimer(facts, principal.workAsRole?.id ?? null),
+    showDisclaimer: showsDisclaimer(facts, principal),
   };
 }
 
@@ -147,6 +162,7 @@ export function presentQueryListRow(row: QueryListDbRow, principal: Principal, n
     queryReasonText: queryReasonText({ reasonText: row.reason_text, childReasonText: row.child_reason_text }),
     withRoleId: row.with_role_id,
     queryWith: row.with_role_name,
+    queryWithUser: withUserName(row),
     openedAt: row.opened_at.toISOString(),
     openedByUsername: row.opener_username,
     latestFollowUpOnDt: row.latest_follow_up_on,

@@ -17,6 +17,7 @@ export function selectQueryRows(db: Q) {
     .leftJoin('users as closer', 'closer.id', 'queries.closed_by')
     .leftJoin('users as resolver', 'resolver.id', 'queries.resolved_by')
     .leftJoin('roles as with_role', 'with_role.id', 'queries.with_role_id')
+    .leftJoin('users as with_user', 'with_user.id', 'queries.with_user_id')
     .leftJoin('roles as opener_role', 'opener_role.id', 'queries.opened_by_role_id')
     .leftJoin('images', (join) =>
       join.onRef('images.id', '=', 'queries.object_id').on('queries.object_type', '=', 'IMAGE'),
@@ -28,6 +29,9 @@ export function selectQueryRows(db: Q) {
       'closer.username as closer_username',
       'resolver.username as resolver_username',
       'with_role.display_name as with_role_name',
+      'with_user.username as with_user_username',
+      'with_user.first_name as with_user_first_name',
+      'with_user.last_name as with_user_last_name',
       'opener_role.display_name as opener_role_name',
       'images.name as image_name',
       'image_case.proc_id as image_case_proc_id',
@@ -333,9 +337,12 @@ export async function reasonsForRoles(db: Q, roleIds: readonly number[]) {
     .execute();
 }
 
-/** The users to remind of a query: active users holding the target role in the query's study. */
-export async function usersOfRoleInStudy(db: Q, roleId: number, studyId: number) {
-  return db
+/**
+ * The users to remind of a query: active users holding the target role in the query's study — only
+ * `onlyUserId` when the query names its addressee.
+ */
+export async function usersOfRoleInStudy(db: Q, roleId: number, studyId: number, onlyUserId: number | null = null) {
+  let query = db
     .selectFrom('users')
     .leftJoin('organizations', 'organizations.id', 'users.organization_id')
     .select(['users.id', 'users.username', 'organizations.group_email'])
@@ -360,6 +367,7 @@ export async function usersOfRoleInStudy(db: Q, roleId: number, studyId: number)
         ),
       ]),
     )
-    .orderBy('users.id')
-    .execute();
+    .orderBy('users.id');
+  if (onlyUserId !== null) query = query.where('users.id', '=', onlyUserId);
+  return query.execute();
 }

@@ -20,7 +20,7 @@ const SWEEP_LIMIT = 200;
 /**
  * The reminder sweep (issue 15): every open, unanswered query whose latest follow-up date has come
  * and whose reminder has not been sent gets one e-mail, to the users of the role the query is with
- * in its study, and its reminder is marked sent — in one transaction with the outbox row and the
+ * in its study (to the one reader a query to a reading role names), and its reminder is marked sent — in one transaction with the outbox row and the
  * audit row, with the reminders locked SKIP LOCKED, so two sweeps (two worker processes) never
  * send the same reminder twice. Delivery follows the commit (the outbox retries failures).
  */
@@ -42,6 +42,7 @@ export async function sendDueReminders(deps: ReminderDeps): Promise<{ queries: n
         'q.study_id',
         'q.case_id',
         'q.with_role_id',
+        'q.with_user_id',
         'q.reason_text',
         'q.child_reason_text',
         'q.opened_at',
@@ -61,8 +62,11 @@ export async function sendDueReminders(deps: ReminderDeps): Promise<{ queries: n
       .execute();
     const ids: number[] = [];
     for (const q of due) {
+      // A query sent to one reader reminds that reader only (issue 26), never the role's others.
       const recipients =
-        q.with_role_id === null ? [] : mailAddresses(await usersOfRoleInStudy(tx, q.with_role_id, q.study_id));
+        q.with_role_id === null
+          ? []
+          : mailAddresses(await usersOfRoleInStudy(tx, q.with_role_id, q.study_id, q.with_user_id));
       const about =
         q.object_type === 'CASE'
           ? `case ${mailText(q.proc_id ?? `#${q.object_id}`)}`

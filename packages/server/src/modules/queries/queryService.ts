@@ -3,12 +3,14 @@ import {
   QUERY_ISSUE_PERMISSION,
   QUERY_MESSAGES,
   QUERY_RESOLUTION_OPTIONS,
+  QUERY_TARGET_ROLES,
   categoryAllowed,
   followUpDate,
   queryActionsFor,
   queryRefusal,
   querySituation,
   queryableRoles,
+  queriesGoToPerson,
   type QueryAction,
   type QueryView,
   type CreateQueryRequest,
@@ -32,8 +34,10 @@ interface LockedQuery {
   study_id: number;
   query_status: 'OPEN' | 'CLOSED';
   resolution: 'RESOLVED' | 'UNRESOLVABLE' | null;
+  opened_by: number | null;
   opened_by_role_id: number | null;
   with_role_id: number | null;
+  with_user_id: number | null;
   last_reminder_id: number | null;
   latest_follow_up_on: string | null;
 }
@@ -60,8 +64,10 @@ function assertAllowed(q: LockedQuery, principal: Principal, action: QueryAction
       objectType: q.object_type,
       queryStatus: q.query_status,
       resolution: q.resolution,
+      openedBy: q.opened_by,
       openedByRoleId: q.opened_by_role_id,
       withRoleId: q.with_role_id,
+      withUserId: q.with_user_id,
     },
     principal,
   );
@@ -121,6 +127,7 @@ export class QueryService {
       if (request.caseId !== undefined && request.caseId !== null && request.caseId !== object.caseId)
         throw new BadRequestError(refuse(QUERY_MESSAGES.caseMismatch));
       const reasons = await this.chosenReasons(tx, type, request.withRoleId, request, refuse);
+      const withUserId = await this.addressee(tx, object.caseId, request, refuse);
 
       const query = await tx
         .insertInto('queries')
@@ -139,6 +146,7 @@ export class QueryService {
           opened_by: principal.id,
           opened_by_role_id: roleId,
           with_role_id: request.withRoleId,
+          with_user_id: withUserId,
         })
         .returning(['id', 'opened_at'])
         .executeTakeFirstOrThrow();
@@ -169,6 +177,7 @@ export class QueryService {
             objectId: request.objectId,
             caseId: object.caseId,
             withRoleId: request.withRoleId,
+            ...(withUserId !== null ? { withUserId } : {}),
             reason: reasons.reason.reason_text,
             childReason: reasons.child?.reason_text ?? null,
             category,
@@ -408,8 +417,10 @@ export class QueryService {
         'study_id',
         'query_status',
         'resolution',
+        'opened_by',
         'opened_by_role_id',
         'with_role_id',
+        'with_user_id',
         'last_reminder_id',
         'latest_follow_up_on',
       ])
@@ -452,6 +463,53 @@ export class QueryService {
       .where(readerSeesImage(principal))
       .executeTakeFirst();
     return row ? { caseId: row.case_id, organizationId: row.organization_id } : undefined;
+  }
+
+  /**
+   * The reader a query to a reading role is sent to (issue 26): a reader of the queried case who
+   * reads in the study as that role — the one chosen, or the only one. Queries to other roles name
+   * nobody.
+   */
+  private async addressee(
+    tx: Tx,
+    caseId: number | null,
+    request: CreateQueryRequest,
+    refuse: (why: string) => string,
+  ): Promise<number | null> {
+    const chosen = request.withUserId ?? null;
+    const role = QUERY_TARGET_ROLES.find((r) => r.id === request.withRoleId) ?? null;
+    if (!queriesGoToPerson(role)) {
+      if (chosen !== null) throw new BadRequestError(refuse(QUERY_MESSAGES.readerOnlyForReadingRoles));
+      return null;
+    }
+    const readers =
+      caseId === null
+        ? []
+        : (
+            await tx
+              .selectFrom('case_readers')
+              .select('user_id')
+              .where('case_id', '=', caseId)
+              // who reads in the study as the queried role (a NOTO reader is not a CR's addressee)
+              .where((eb) =>
+                eb.exists(
+                  eb
+                    .selectFrom('study_access')
+                    .select('study_access.user_id')
+                    .whereRef('study_access.user_id', '=', 'case_readers.user_id')
+                    .where('study_access.study_id', '=', request.studyId)
+                    .where('study_access.role_id', '=', request.withRoleId),
+                ),
+              )
+              .orderBy('user_id')
+              .execute()
+          ).map((r) => r.user_id);
+    if (chosen !== null) {
+      if (!readers.includes(chosen)) throw new BadRequestError(refuse(QUERY_MESSAGES.readerNotAssigned));
+      return chosen;
+    }
+    if (readers.length === 1) return readers[0] ?? null;
+    throw new BadRequestError(refuse(QUERY_MESSAGES.readerRequired));
   }
 
   /** The chosen reason and sub-reason: active, of this object type and target role (doc 3 §5). */

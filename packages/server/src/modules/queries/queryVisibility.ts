@@ -13,22 +13,30 @@ import { visibleStudies } from '../../platform/rbac/studyScope.js';
  * - the study scope: queries of the studies the user sees;
  * - Q_ViewAllQueries / Q_ViewAllQueriesunderAssignedStudies: all of them; Q_ViewQueriesAssignedtoUserRoleOnly:
  *   those sent to, or opened by, the role the user works as; neither: none;
- * - blinded readers (CR, NOTO): only queries of cases assigned to them, and of an image only while
- *   the image is theirs to read (live, not hidden from readers).
+ * - blinded readers (CR, NOTO; the domain's 'person' visibility): only the queries they opened
+ *   themselves or that were sent to them personally (issue 26: a second reader of the case learns
+ *   nothing of the first's), only of cases assigned to them, and of an image only while the image
+ *   is theirs to read (live, not hidden from readers).
  */
 export function principalSeesQuery(principal: Principal) {
   return (eb: ExpressionBuilder<DB, 'queries'>): ExpressionWrapper<DB, 'queries', SqlBool> => {
-    const visibility = queryVisibility(principal.actions);
+    const visibility = queryVisibility(principal.actions, principal.workAsRole);
     if (visibility === 'none') return eb.lit(false);
     const conditions: ExpressionWrapper<DB, 'queries', SqlBool>[] = [];
     if (!principal.actions.has(VIEW_ALL_STUDIES))
       conditions.push(
         eb('queries.study_id', 'in', eb.selectFrom('studies').select('studies.id').where(visibleStudies(principal))),
       );
-    if (visibility === 'role') {
-      const roleId = principal.workAsRole?.id ?? -1;
+    const roleId = principal.workAsRole?.id ?? -1;
+    if (visibility === 'role')
       conditions.push(eb.or([eb('queries.with_role_id', '=', roleId), eb('queries.opened_by_role_id', '=', roleId)]));
-    }
+    if (visibility === 'person')
+      conditions.push(
+        eb.or([
+          eb.and([eb('queries.opened_by', '=', principal.id), eb('queries.opened_by_role_id', '=', roleId)]),
+          eb.and([eb('queries.with_user_id', '=', principal.id), eb('queries.with_role_id', '=', roleId)]),
+        ]),
+      );
     if (readsAssignedCasesOnly(principal.workAsRole)) {
       conditions.push(
         eb.exists(

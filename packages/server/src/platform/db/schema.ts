@@ -123,6 +123,8 @@ export interface CaseCommentsTable {
   image_id: number | null;
   user_id: number | null;
   comment: string;
+  /** Written by a blinded reader (0019): shown to its author and to roles that are not blinded. */
+  by_reader: Generated<boolean>;
   created_at: Timestamp;
 }
 
@@ -131,6 +133,8 @@ export interface CaseReadersTable {
   user_id: number;
   assigned_at: Timestamp;
   read_at: Date | null;
+  /** The reader's choice at Mark as Scored to include imported AI counts (0019); null: not asked. */
+  include_ai_counts: Generated<boolean | null>;
 }
 
 export interface ImagesTable {
@@ -257,6 +261,8 @@ export interface QueriesTable {
   opened_by: number | null;
   opened_by_role_id: number | null;
   with_role_id: number | null;
+  /** A query sent to a reading role names its reader (0019): only they see and answer it. */
+  with_user_id: number | null;
   resolved_by: number | null;
   resolved_at: Date | null;
   closed_at: Date | null;

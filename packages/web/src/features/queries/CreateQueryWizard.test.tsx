@@ -2,7 +2,7 @@ import { QUERY_MESSAGES } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setCsrfToken } from '../../api/client';
-import { makeUserAs } from '../../test/fixtures';
+import { makeCase, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { renderWithProviders } from '../../test/render';
 import { QueriesTab, type QueriedImage } from './QueriesTab';
@@ -106,6 +106,60 @@ describe('the create-query wizard', () => {
       childResponseOptionId: 14,
       commentText: 'Out of focus at 20x',
     });
+  });
+
+  it('a query to a reading role names one reader of the case (issue 26)', async () => {
+    const reader = (id: number, name: string) => ({
+      id,
+      username: `${name.toLowerCase()}@example.org`,
+      firstName: name,
+      lastName: 'Reader',
+      displayName: `${name} Reader`,
+      numReadCases: 0,
+      numTotalCases: 1,
+      readAt: null,
+    });
+    const { calls } = mockFetch({
+      'GET /api/queries/case/40': { body: { success: true, queries: [] } },
+      'GET /api/queries/metadata': {
+        body: makeMetadata({
+          roles: [
+            { id: 4, name: 'DM', displayName: 'Data Manager' },
+            { id: 8, name: 'CR', displayName: 'Central Reader' },
+          ],
+          caseReasons: [{ withRoleId: 8, values: makeMetadata().caseReasons[0]!.values }],
+        }),
+      },
+      'GET /api/cases/40': {
+        body: { success: true, message: '', case: makeCase({ readers: [reader(31, 'Ann'), reader(32, 'Bob')] }) },
+      },
+      'POST /api/queries/new': {
+        body: { success: true, message: QUERY_MESSAGES.created, query: makeQuery({ id: 78 }) },
+      },
+    });
+    renderWithProviders(<QueriesTab studyId={3} caseId={40} image={null} onImageReplaced={() => undefined} />, {
+      user: makeUserAs('ISC', ['AP_CaseViewer_ViewQueries', 'Q_IssueCaseQuery']),
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'New query' }));
+    fireEvent.click(await wizard().findByLabelText('Data Manager'));
+    expect(wizard().queryByLabelText('Reader')).toBeNull(); // other roles are queried as a role
+    fireEvent.click(wizard().getByLabelText('Central Reader'));
+    const select = await wizard().findByLabelText<HTMLSelectElement>('Reader');
+    expect([...select.options].map((o) => o.textContent)).toEqual(['Choose the reader…', 'Ann Reader', 'Bob Reader']);
+    click('Next');
+    expect(wizard().getByText('Choose the reader to query')).toBeTruthy();
+    fireEvent.change(select, { target: { value: '32' } });
+    click('Next');
+    await wizard().findByText(/Step 2 of 4/);
+    fireEvent.change(wizard().getByLabelText('Reason'), { target: { value: '21' } });
+    fireEvent.change(wizard().getByLabelText('Comments'), { target: { value: 'Please re-check HPF 2' } });
+    click('Next');
+    click('Next');
+    await wizard().findByText(/Step 4 of 4/);
+    expect(within(wizard().getByLabelText('Confirm the query')).getByText('Central Reader · Bob Reader')).toBeTruthy();
+    click('Submit');
+    await waitFor(() => expect(screen.queryByRole('region', { name: 'New query' })).toBeNull());
+    expect(calls.find((c) => c.path === '/api/queries/new')?.body).toMatchObject({ withRoleId: 8, withUserId: 32 });
   });
 
   it('the reset icon starts over; Cancel on step 1 closes the wizard', async () => {

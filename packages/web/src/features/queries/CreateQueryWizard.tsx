@@ -21,8 +21,10 @@ import { useId, useState } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { showToast } from '../../components/appToaster';
 import { formatDay } from '../../util/formatDate';
+import { useCase } from '../cases/api';
 import { useCreateQuery, useQueryMetadata } from './api';
 import {
+  choosesReader,
   clampFollowUp,
   createQueryBody,
   initialWizard,
@@ -62,12 +64,17 @@ export function CreateQueryWizard({ studyId, targets, onDone }: CreateQueryWizar
   const [tried, setTried] = useState(false);
   const metadata = useQueryMetadata(studyId);
   const create = useCreateQuery();
-  const ids = { about: useId(), reason: useId(), child: useId(), comment: useId(), date: useId() };
+  const ids = { about: useId(), reader: useId(), reason: useId(), child: useId(), comment: useId(), date: useId() };
   const reasons = reasonsFor(metadata.data, state.objectType, state.withRoleId);
   const reason = reasons.find((r) => r.reasonOptionId === state.reasonId);
-  const errors = tried ? wizardStepErrors(state, reasons) : null;
+  const needsReader = choosesReader(metadata.data, state.withRoleId);
+  const errors = tried ? wizardStepErrors(state, reasons, needsReader) : null;
   const target = targets[state.objectType];
   const role = metadata.data?.roles.find((r) => r.id === state.withRoleId);
+  // A query to a reading role names one reader of the case (issue 26): its readers, when needed.
+  const caseOfTarget = useCase(needsReader ? (target?.caseId ?? null) : null);
+  const readers = needsReader ? (caseOfTarget.data?.readers ?? []) : [];
+  const reader = readers.find((r) => r.id === state.withUserId);
 
   const update = (patch: Partial<WizardState>) => setState((s) => ({ ...s, ...patch }));
   const reset = () => {
@@ -76,7 +83,7 @@ export function CreateQueryWizard({ studyId, targets, onDone }: CreateQueryWizar
     create.reset();
   };
   const next = () => {
-    if (wizardStepErrors(state, reasons)) return setTried(true);
+    if (wizardStepErrors(state, reasons, needsReader)) return setTried(true);
     setTried(false);
     update({ step: (state.step + 1) as WizardStep });
   };
@@ -117,7 +124,12 @@ export function CreateQueryWizard({ studyId, targets, onDone }: CreateQueryWizar
               name={ids.about}
               selectedValue={state.objectType}
               onChange={(e) =>
-                update({ objectType: e.currentTarget.value as QueryObjectType, reasonId: null, childReasonId: null })
+                update({
+                  objectType: e.currentTarget.value as QueryObjectType,
+                  withUserId: null,
+                  reasonId: null,
+                  childReasonId: null,
+                })
               }
             >
               <Radio value="CASE" label={targets.CASE.label} />
@@ -131,13 +143,45 @@ export function CreateQueryWizard({ studyId, targets, onDone }: CreateQueryWizar
               label="Query with"
               selectedValue={state.withRoleId ?? undefined}
               onChange={(e) =>
-                update({ withRoleId: Number(e.currentTarget.value), reasonId: null, childReasonId: null })
+                update({
+                  withRoleId: Number(e.currentTarget.value),
+                  withUserId: null,
+                  reasonId: null,
+                  childReasonId: null,
+                })
               }
             >
               {metadata.data.roles.map((r) => (
                 <Radio key={r.id} value={r.id} label={r.displayName} />
               ))}
             </RadioGroup>
+          )}
+          {needsReader && caseOfTarget.isPending && target?.caseId != null && (
+            <Spinner size={20} aria-label="Loading the case's readers" />
+          )}
+          {needsReader && !caseOfTarget.isPending && readers.length === 0 && (
+            <Callout intent="warning">No reader is assigned to this case: there is nobody to query.</Callout>
+          )}
+          {needsReader && readers.length > 0 && (
+            <FormGroup
+              label="Reader"
+              labelFor={ids.reader}
+              intent={errors?.reader ? 'danger' : 'none'}
+              helperText={errors?.reader ?? 'Only this reader sees the query.'}
+            >
+              <HTMLSelect
+                id={ids.reader}
+                fill
+                value={state.withUserId ?? ''}
+                onChange={(e) =>
+                  update({ withUserId: e.currentTarget.value === '' ? null : Number(e.currentTarget.value) })
+                }
+                options={[
+                  { value: '', label: 'Choose the reader…' },
+                  ...readers.map((r) => ({ value: r.id, label: r.displayName })),
+                ]}
+              />
+            </FormGroup>
           )}
         </>
       )}
@@ -226,7 +270,10 @@ export function CreateQueryWizard({ studyId, targets, onDone }: CreateQueryWizar
           <dt>About</dt>
           <dd>{target?.label}</dd>
           <dt>With</dt>
-          <dd>{role?.displayName}</dd>
+          <dd>
+            {role?.displayName}
+            {reader && ` · ${reader.displayName}`}
+          </dd>
           <dt>Reason</dt>
           <dd>
             {reason?.reasonText}
@@ -264,7 +311,10 @@ export function CreateQueryWizard({ studyId, targets, onDone }: CreateQueryWizar
             intent="primary"
             endIcon="arrow-right"
             onClick={next}
-            disabled={!metadata.data || (state.step === 1 && state.withRoleId === null)}
+            disabled={
+              !metadata.data ||
+              (state.step === 1 && (state.withRoleId === null || (needsReader && readers.length === 0)))
+            }
           />
         ) : (
           <Button text="Submit" intent="primary" loading={create.isPending} onClick={submit} />

@@ -60,7 +60,10 @@ export function QueryCard({ query: q, focused, resolutionOptions, onReplaceImage
       <p className="lamina-query-reason">{queryReasonText(q) ?? '-'}</p>
       <dl className="lamina-query-facts">
         <dt>With</dt>
-        <dd>{q.withRoleName ?? '-'}</dd>
+        <dd>
+          {q.withRoleName ?? '-'}
+          {q.withUserName && ` · ${q.withUserName}`}
+        </dd>
         <dt>Opened</dt>
         <dd>
           {formatDate(q.openedAt)} by {q.createdBy ?? '-'}

@@ -65,7 +65,12 @@ export function queryColumns(objectType: QueryObjectType): DataColumn<QueryListR
     },
     ...object,
     { id: 'reason', header: 'Reason', sortable: true, width: '20rem', cell: (r) => <ReasonCell row={r} /> },
-    { id: 'queryWith', header: 'Query With', sortable: true, cell: (r) => text(r.queryWith) },
+    {
+      id: 'queryWith',
+      header: 'Query With',
+      sortable: true,
+      cell: (r) => text(r.queryWithUser ? `${r.queryWith ?? ''} · ${r.queryWithUser}` : r.queryWith),
+    },
     { id: 'openedBy', header: 'Opened By', sortable: true, cell: (r) => text(r.openedByUsername) },
     { id: 'openedAt', header: 'Opened', sortable: true, cell: (r) => formatDate(r.openedAt) },
     {

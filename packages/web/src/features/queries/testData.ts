@@ -40,6 +40,8 @@ export function makeQuery(overrides: Partial<QueryView> = {}): QueryView {
     resolvedAt: null,
     withRoleId: 9,
     withRoleName: 'Lab Technician',
+    withUserId: null,
+    withUserName: null,
     imageName: 'slide-1.svs',
     comments: [],
     reminders: [
@@ -116,6 +118,7 @@ export function makeQueryRow(overrides: Partial<QueryListRow> = {}): QueryListRo
     queryReasonText: 'Blurry / out of focus',
     withRoleId: 9,
     queryWith: 'Lab Technician',
+    queryWithUser: null,
     openedAt: '2026-11-20T10:00:00.000Z',
     openedByUsername: 'reader1',
     latestFollowUpOnDt: '2099-01-15',

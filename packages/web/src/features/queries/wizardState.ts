@@ -1,5 +1,6 @@
 import {
   followUpDate,
+  queriesGoToPerson,
   QUERY_FOLLOW_UP_DEFAULT_DAYS,
   queryCommentError,
   wizardFollowUpDays,
@@ -17,6 +18,8 @@ export interface WizardState {
   step: WizardStep;
   objectType: QueryObjectType;
   withRoleId: number | null;
+  /** The reader a query to a reading role is for (issue 26: such queries go to one reader). */
+  withUserId: number | null;
   reasonId: number | null;
   childReasonId: number | null;
   comment: string;
@@ -30,6 +33,7 @@ export function initialWizard(objectType: QueryObjectType, now: Date): WizardSta
     step: 1,
     objectType,
     withRoleId: null,
+    withUserId: null,
     reasonId: null,
     childReasonId: null,
     comment: '',
@@ -48,14 +52,25 @@ export function reasonsFor(
   return wizardReasonOptions(perRole.find((r) => r.withRoleId === withRoleId)?.values ?? []);
 }
 
-/** What keeps the wizard from leaving `state.step` forward (by field), or null when it may. */
+/** Whether the role chosen in `metadata` is a reading role, whose queries name one reader. */
+export function choosesReader(metadata: Pick<QueryMetadata, 'roles'> | undefined, withRoleId: number | null): boolean {
+  const role = metadata?.roles.find((r) => r.id === withRoleId) ?? null;
+  return queriesGoToPerson(role);
+}
+
+/**
+ * What keeps the wizard from leaving `state.step` forward (by field), or null when it may.
+ * `needsReader`: the chosen role is a reading role (choosesReader).
+ */
 export function wizardStepErrors(
   state: WizardState,
   reasons: readonly QueryReasonValue[],
-): Partial<Record<'role' | 'reason' | 'childReason' | 'comment' | 'followUp', string>> | null {
+  needsReader = false,
+): Partial<Record<'role' | 'reader' | 'reason' | 'childReason' | 'comment' | 'followUp', string>> | null {
   switch (state.step) {
     case 1:
-      return state.withRoleId === null ? { role: 'Choose the role to query' } : null;
+      if (state.withRoleId === null) return { role: 'Choose the role to query' };
+      return needsReader && state.withUserId === null ? { reader: 'Choose the reader to query' } : null;
     case 2: {
       const errors: Partial<Record<'reason' | 'childReason' | 'comment', string>> = {};
       const reason = reasons.find((r) => r.reasonOptionId === state.reasonId);
@@ -99,6 +114,7 @@ export function createQueryBody(state: WizardState, target: WizardTarget, now: D
     categoryOtherText: '',
     followUpInDays: wizardFollowUpDays(state.followUp === '' ? null : state.followUp, now),
     withRoleId: state.withRoleId ?? 0,
+    ...(state.withUserId !== null ? { withUserId: state.withUserId } : {}),
     responseOptionId: state.reasonId ?? 0,
     childResponseOptionId: state.childReasonId,
     commentText: state.comment.trim() === '' ? null : state.comment.trim(),
