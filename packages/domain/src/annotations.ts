@@ -85,8 +85,15 @@ export const ANNOTATION_LIMITS = {
   textMaxLength: 500,
   /** Ellipse radii, in pixels. */
   maxRadius: 1_000_000,
-  /** Objects of one GeoJSON import. */
+  /** Annotations of one GeoJSON import (each position of a MultiPoint is one). */
   importMaxFeatures: 250_000,
+  /**
+   * Positions of any one geometry of an import but a MultiPoint (whose positions are annotations
+   * and count against `importMaxFeatures`): the freehand tool's, the largest a drawn annotation has.
+   */
+  geometryMaxVertices: 20_000,
+  /** Positions of one GeoJSON import in all, every geometry's every position counted. */
+  importMaxVertices: 2_000_000,
 } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -205,7 +212,13 @@ export const ANNOTATION_MESSAGES = {
   alreadyDeleted: 'The annotation is already deleted',
   importEmpty: 'The file holds no annotations',
   importInvalid: 'The file is not a GeoJSON FeatureCollection',
-  importTooMany: `A file holds at most ${ANNOTATION_LIMITS.importMaxFeatures} annotations`,
+  importTooMany: (count: number) =>
+    `A file holds at most ${ANNOTATION_LIMITS.importMaxFeatures} annotations (each position of a MultiPoint is one); this one holds ${count}`,
+  importTooManyVertices: (count: number) =>
+    `A file holds at most ${ANNOTATION_LIMITS.importMaxVertices} vertices in all; this one holds ${count}`,
+  importGeometryTooLarge: (count: number) =>
+    `A geometry holds at most ${ANNOTATION_LIMITS.geometryMaxVertices} vertices (a MultiPoint: ${ANNOTATION_LIMITS.importMaxFeatures} points); this one holds ${count}`,
+  importTooLarge: `The file is too large to import: at most ${ANNOTATION_LIMITS.importMaxFeatures} annotations with ${ANNOTATION_LIMITS.importMaxVertices} vertices in all`,
   importFeature: (index: number, message: string) => `Feature ${index + 1}: ${message}`,
   importUnknownClass: (name: string, type: AnnotationType) => `No enabled ${type} class named '${name}' in this study`,
   importUnknownGeometry: (type: string) => `Geometry type ${type} cannot be imported`,

@@ -12,6 +12,7 @@ import {
   type MultilineCategory,
 } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
+import type { JsonBudget } from './jsonBudget.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
@@ -96,6 +97,86 @@ function featuresOf(body: unknown): unknown[] {
   throw new BadRequestError(ANNOTATION_MESSAGES.importInvalid);
 }
 
+/**
+ * The most a GeoJSON import body may hold, counted while it streams in (jsonBudget.ts), so that
+ * parsing it stays bounded (about 400 MB of heap at worst, as the largest allowed file needs):
+ * objects and arrays, one per position and at most 8 others per feature (a Lamina export's feature,
+ * geometry, properties, classification, colour, lamina, a polygon's coordinates and ring); values,
+ * 3 per position (the array and x, y) and at most 32 others per feature (every property a Lamina
+ * export writes).
+ */
+export const IMPORT_JSON_BUDGET: JsonBudget = {
+  containers: ANNOTATION_LIMITS.importMaxVertices + 8 * ANNOTATION_LIMITS.importMaxFeatures,
+  values: 3 * ANNOTATION_LIMITS.importMaxVertices + 32 * ANNOTATION_LIMITS.importMaxFeatures,
+};
+
+/** Positions (arrays whose first item is a number) under a `coordinates` value, walked without recursion. */
+function positionsIn(coordinates: unknown): number {
+  if (!Array.isArray(coordinates)) return 0;
+  if (typeof coordinates[0] === 'number') return 1;
+  let count = 0;
+  const stack: unknown[][] = [coordinates];
+  for (let list = stack.pop(); list; list = stack.pop())
+    for (const item of list)
+      if (Array.isArray(item)) {
+        if (typeof item[0] === 'number') count++;
+        else stack.push(item);
+      }
+  return count;
+}
+
+/** The geometries of a feature's geometry: itself, or a GeometryCollection's members (nested too). */
+function geometriesOf(geometry: unknown): { type: unknown; coordinates: unknown }[] {
+  const found: { type: unknown; coordinates: unknown }[] = [];
+  const stack: unknown[] = [geometry];
+  while (stack.length > 0) {
+    const g = stack.pop();
+    if (!g || typeof g !== 'object') continue;
+    const o = g as { type?: unknown; coordinates?: unknown; geometries?: unknown };
+    if (o.type === 'GeometryCollection' && Array.isArray(o.geometries)) stack.push(...(o.geometries as unknown[]));
+    else found.push({ type: o.type, coordinates: o.coordinates });
+  }
+  return found;
+}
+
+/**
+ * What a file asks for, counted before any feature is checked or anything written (issue 26): its
+ * annotations (a MultiPoint's positions one each) and its vertices (every position of every
+ * geometry), each against its limit; then every geometry against the vertices one may hold (a
+ * MultiPoint: as many points as a file may hold). 400 naming the limit, the first too large
+ * geometry by its feature number.
+ */
+function assertImportSize(features: readonly unknown[]): void {
+  let annotations = 0;
+  let vertices = 0;
+  let oversized: { index: number; vertices: number } | null = null;
+  for (let index = 0; index < features.length; index++) {
+    const feature = features[index];
+    const geometry = feature && typeof feature === 'object' ? (feature as { geometry?: unknown }).geometry : null;
+    const multiPoint = (geometry as { type?: unknown } | null | undefined)?.type === 'MultiPoint';
+    let featureVertices = 0;
+    for (const g of geometriesOf(geometry)) {
+      const n = positionsIn(g.coordinates);
+      featureVertices += n;
+      const max = g.type === 'MultiPoint' ? ANNOTATION_LIMITS.importMaxFeatures : ANNOTATION_LIMITS.geometryMaxVertices;
+      if (n > max) oversized ??= { index, vertices: n };
+    }
+    vertices += featureVertices;
+    annotations += multiPoint ? featureVertices : 1;
+  }
+  if (annotations > ANNOTATION_LIMITS.importMaxFeatures)
+    throw new BadRequestError(ANNOTATION_MESSAGES.importTooMany(annotations));
+  if (vertices > ANNOTATION_LIMITS.importMaxVertices)
+    throw new BadRequestError(ANNOTATION_MESSAGES.importTooManyVertices(vertices));
+  if (oversized)
+    throw new BadRequestError(
+      `${ANNOTATION_MESSAGES.unableToCreate}: ${ANNOTATION_MESSAGES.importFeature(
+        oversized.index,
+        ANNOTATION_MESSAGES.importGeometryTooLarge(oversized.vertices),
+      )}`,
+    );
+}
+
 /** The annotation type of a feature: Lamina's own, else from QuPath's geometry. */
 function typeOf(feature: GeoJsonFeature, geometryType: string, positions: number): AnnotationType | null {
   const own = feature.properties?.lamina?.annotationType;
@@ -162,8 +243,7 @@ export class GeoJsonImport {
   async import(principal: Principal, actor: Actor, imageId: number, body: unknown): Promise<number> {
     const features = featuresOf(body);
     if (features.length === 0) throw new BadRequestError(ANNOTATION_MESSAGES.importEmpty);
-    if (features.length > ANNOTATION_LIMITS.importMaxFeatures)
-      throw new BadRequestError(ANNOTATION_MESSAGES.importTooMany);
+    assertImportSize(features);
     const image = await annotatedImage(this.db, imageId);
     const classes = await studyClasses(this.db, image.studyId);
     const classByName = new Map(

@@ -22,12 +22,13 @@ import { idParam, policy, scope, type ResourceStudy } from '../../platform/rbac/
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { sendJsonArray, sendJsonStream } from '../../platform/http/jsonStream.js';
-import { NotFoundError } from '../../platform/errors.js';
+import { BadRequestError, NotFoundError } from '../../platform/errors.js';
 import { readerSeesImage } from '../cases/readerVisibility.js';
 import { imageScope } from '../images/imageScope.js';
 import { AnnotationService, annotatedImage, readLocked, seesAnnotation } from './annotationService.js';
 import { annotationAuthors, emitVisibleAnnotations, visibleAnnotationJson } from './annotationQueries.js';
-import { exportQuery, featureJson, GeoJsonImport } from './annotationGeoJson.js';
+import { exportQuery, featureJson, GeoJsonImport, IMPORT_JSON_BUDGET } from './annotationGeoJson.js';
+import { exceedsJsonBudget } from './jsonBudget.js';
 
 /** An image the principal may see (a blinded reader: of their assigned cases, not hidden). */
 async function imageStudy(db: Db, principal: Principal, imageId: number | null): Promise<ResourceStudy> {
@@ -66,7 +67,10 @@ const annotationScope = scope.resource('annotation', ANNOTATION_MESSAGES.notFoun
   return row ? { found: true, studyId: row.study_id } : { found: false };
 });
 
-/** GeoJSON files may be large (200,000 points is about 30 MB). */
+/**
+ * GeoJSON files may be large (200,000 points is about 30 MB); what they hold is bounded apart from
+ * their size (IMPORT_JSON_BUDGET, then the annotation and vertex limits).
+ */
 const IMPORT_BODY_LIMIT = 128 * 1024 * 1024;
 
 /**
@@ -123,18 +127,28 @@ export function annotationRoutes(db: Db) {
       },
     );
 
-    r.post(
-      '/api/images/:id/annotations/import',
-      {
-        bodyLimit: IMPORT_BODY_LIMIT,
-        config: { policy: policy.anyOf([CREATE_ANNOTATION_PERMISSION], imageScope) },
-        schema: { params: idParams, body: z.unknown(), response: { 200: importAnnotationsResponseSchema } },
-      },
-      async (request) => {
-        const count = await geoJson.import(principalOf(request), actorOf(request), request.params.id, request.body);
-        return { success: true as const, message: ANNOTATION_MESSAGES.imported(count), count };
-      },
-    );
+    // The import has its own JSON parser: the body is measured against IMPORT_JSON_BUDGET before
+    // JSON.parse builds it (issue 26), then parsed as every other body is.
+    await app.register(async (importApp) => {
+      const parseJson = importApp.getDefaultJsonParser('error', 'error');
+      importApp.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+        if (exceedsJsonBudget(body as string, IMPORT_JSON_BUDGET))
+          done(new BadRequestError(ANNOTATION_MESSAGES.importTooLarge), undefined);
+        else void parseJson(request, body as string, done);
+      });
+      importApp.withTypeProvider<ZodTypeProvider>().post(
+        '/api/images/:id/annotations/import',
+        {
+          bodyLimit: IMPORT_BODY_LIMIT,
+          config: { policy: policy.anyOf([CREATE_ANNOTATION_PERMISSION], imageScope) },
+          schema: { params: idParams, body: z.unknown(), response: { 200: importAnnotationsResponseSchema } },
+        },
+        async (request) => {
+          const count = await geoJson.import(principalOf(request), actorOf(request), request.params.id, request.body);
+          return { success: true as const, message: ANNOTATION_MESSAGES.imported(count), count };
+        },
+      );
+    });
 
     r.post(
       '/api/annotations',
