@@ -1,4 +1,4 @@
-import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import { CompiledQuery, type Compilable, type Kysely, type Transaction } from 'kysely';
 import type { DB } from './schema.js';
 
 /** Rows fetched per round trip of an export. */
@@ -9,12 +9,13 @@ export const CURSOR_BATCH = 1000;
  * in a read-only transaction, one batch at a time: memory stays bounded by one batch however many
  * rows there are, and the rows are one snapshot. The same on PostgreSQL and embedded PGlite (where
  * the export holds the one connection while it runs). `onBatch` may wait (a slow client's
- * back-pressure); the cursor waits with it.
+ * back-pressure); the cursor waits with it. It gets the cursor's transaction too: any query it
+ * makes must go there (on PGlite another would wait for the connection the cursor holds).
  */
 export async function forEachBatch<R>(
   db: Kysely<DB>,
   query: Compilable<R>,
-  onBatch: (rows: R[]) => Promise<void>,
+  onBatch: (rows: R[], tx: Transaction<DB>) => Promise<void>,
   batchSize = CURSOR_BATCH,
 ): Promise<void> {
   const compiled = query.compile();
@@ -25,7 +26,7 @@ export async function forEachBatch<R>(
     );
     for (;;) {
       const { rows } = await tx.executeQuery<R>(CompiledQuery.raw(`fetch forward ${batchSize} from lamina_export`));
-      if (rows.length > 0) await onBatch(rows);
+      if (rows.length > 0) await onBatch(rows, tx);
       if (rows.length < batchSize) break;
     }
     await tx.executeQuery(CompiledQuery.raw('close lamina_export'));

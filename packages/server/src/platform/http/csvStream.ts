@@ -19,6 +19,8 @@ export function sendCsv<R>(
     db: Kysely<DB>;
     query: Compilable<R>;
     cells: (row: R) => readonly CsvValue[];
+    /** Called with each batch before its cells are taken, in the cursor's transaction (bulk look-ups). */
+    prepare?: (rows: R[], db: Kysely<DB>) => Promise<void>;
   },
 ): FastifyReply {
   const out = new PassThrough({ highWaterMark: 256 * 1024 });
@@ -28,7 +30,8 @@ export function sendCsv<R>(
     .header('cache-control', 'no-store');
   void (async () => {
     await write(out, CSV_BOM + csvLine(options.header));
-    await forEachBatch(options.db, options.query, async (rows) => {
+    await forEachBatch(options.db, options.query, async (rows, tx) => {
+      await options.prepare?.(rows, tx);
       await write(out, rows.map((row) => csvLine(options.cells(row))).join(''));
     });
     out.end();
