@@ -80,7 +80,9 @@ function columnTexts(cells: readonly CsvValue[]): string[] {
  * table's header row on every page, "Page X of Y", the filters, when and by whom it was generated,
  * and a closing statement with the hash-chain check over the exported range and the SHA-256 of the
  * export's rows (the UTF-8 CSV lines the CSV export writes for the same rows, so one verifies the
- * other).
+ * other). The rows are hashed as `cells` renders them — the values as this exporter sees them
+ * (auditTrailValues.ts), the same cells the CSV export writes for them; the chain check is of the
+ * stored rows.
  *
  * Two passes over the same rows (ids ≤ maxId, chain order), each through a database cursor: the
  * first measures every row's height and hashes the rows, so the page count is known before the
@@ -93,6 +95,8 @@ export async function writeAuditTrailPdf<R>(
     db: Kysely<DB>;
     query: Compilable<R>;
     cells: (row: R) => CsvValue[];
+    /** Called with each batch of each pass before its cells are taken, in the cursor's transaction. */
+    prepare?: (rows: R[], db: Kysely<DB>) => Promise<void>;
     meta: AuditPdfMeta;
   },
 ): Promise<void> {
@@ -149,7 +153,8 @@ export async function writeAuditTrailPdf<R>(
   const hash = createHash('sha256');
   let firstId: CsvValue = null;
   let lastId: CsvValue = null;
-  await forEachBatch(options.db, options.query, async (rows) => {
+  await forEachBatch(options.db, options.query, async (rows, tx) => {
+    await options.prepare?.(rows, tx);
     for (const row of rows) {
       const cells = options.cells(row);
       hash.update(csvLine(cells));
@@ -206,7 +211,8 @@ export async function writeAuditTrailPdf<R>(
   startPage();
   let index = 0;
   let nextBreak = 0;
-  await forEachBatch(options.db, options.query, async (rows) => {
+  await forEachBatch(options.db, options.query, async (rows, tx) => {
+    await options.prepare?.(rows, tx);
     for (const row of rows) {
       if (breaks[nextBreak] === index) {
         nextBreak++;
@@ -267,7 +273,7 @@ function closingStatement(
   return [
     `End of the audit trail: ${count} event${count === 1 ? '' : 's'}${count > 0 ? ` (event ${String(firstId)} to event ${String(lastId)})` : ''}.`,
     chain,
-    `SHA-256 of the exported rows (each row as the UTF-8 CSV line the CSV export writes for it, header excluded): ${sha256}`,
+    `SHA-256 of the exported rows (each row as the UTF-8 CSV line the CSV export writes for it, its values as shown here, header excluded): ${sha256}`,
   ];
 }
 

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { zonedParts, type CsvValue } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
+import type { AuditValueRenderer } from './auditTrailValues.js';
 
 /** What an audit trail export covers: one study (or all: null), a user, a time range, up to an event. */
 export interface AuditTrailFilter {
@@ -86,9 +87,18 @@ export function zonedClock(zone: string): (at: Date) => string {
   };
 }
 
-/** One audit event as the export's cells, in AUDIT_TRAIL_HEADER order. */
-export function auditTrailCells(row: AuditTrailDbRow, local: (at: Date) => string): CsvValue[] {
+/**
+ * One audit event as the export's cells, in AUDIT_TRAIL_HEADER order. Old and New Value are as
+ * `values` renders them for the exporter (auditTrailValues.ts: no storage keys, file names by
+ * permission, ids named); every other cell is the row's.
+ */
+export function auditTrailCells(
+  row: AuditTrailDbRow,
+  local: (at: Date) => string,
+  values: AuditValueRenderer,
+): CsvValue[] {
   const name = [row.first_name, row.last_name].filter(Boolean).join(' ');
+  const [oldValue, newValue] = values.values(row);
   return [
     row.id,
     `${row.occurred_at.toISOString().replace('T', ' ').replace('Z', '')} UTC`,
@@ -101,8 +111,8 @@ export function auditTrailCells(row: AuditTrailDbRow, local: (at: Date) => strin
     row.entity_id,
     row.object_name,
     row.field,
-    row.old_value,
-    row.new_value,
+    oldValue,
+    newValue,
     row.reason,
     row.client_ip,
   ];

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { Compilable } from 'kysely';
+import type { Compilable, Kysely } from 'kysely';
 import {
   AUDIT_TRAIL_PERMISSIONS,
   GLOBAL_REPORTS,
@@ -20,13 +20,21 @@ import {
   type ReportType,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
+import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { readAuditHead, recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { verifyAuditRange } from '../../platform/audit/verify.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { sendCsv } from '../../platform/http/csvStream.js';
-import { auditTrailCells, auditTrailQuery, AUDIT_TRAIL_HEADER, zonedClock } from './auditTrailRows.js';
+import {
+  auditTrailCells,
+  auditTrailQuery,
+  AUDIT_TRAIL_HEADER,
+  zonedClock,
+  type AuditTrailDbRow,
+} from './auditTrailRows.js';
 import { writeAuditTrailPdf } from './auditTrailPdf.js';
+import { AuditValueRenderer } from './auditTrailValues.js';
 import {
   accessQuery,
   celiacQuery,
@@ -122,15 +130,21 @@ export class ReportService {
         },
       ]),
     );
+    const fileNames = principal.actions.has(VIEW_FILE_NAME_PERMISSION);
     const rows = auditTrailQuery(this.db, {
       studyId: study?.id ?? null,
       userId: user?.id ?? null,
       from,
       to,
       maxId,
-      imageNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
+      imageNames: fileNames,
     });
     const local = zonedClock(zone);
+    // Old and New Value as this exporter may see them (no storage keys, file names by permission,
+    // ids named), looked up per cursor batch; the PDF's SHA-256 is of these rendered rows.
+    const values = new AuditValueRenderer({ fileNames, principal });
+    const cells = (row: AuditTrailDbRow) => auditTrailCells(row, local, values);
+    const prepare = (batch: AuditTrailDbRow[], tx: Kysely<DB>) => values.prepare(batch, tx);
     const fileName = auditTrailFileName(study?.name ?? null, principal.username, format, now, zone);
     if (format === 'csv')
       return sendCsv(reply, {
@@ -138,7 +152,8 @@ export class ReportService {
         header: AUDIT_TRAIL_HEADER,
         db: this.db,
         query: rows,
-        cells: (row) => auditTrailCells(row, local),
+        cells,
+        prepare,
       });
 
     // The chain over the exported range (all events between its first and last row, whatever their
@@ -159,7 +174,8 @@ export class ReportService {
     void writeAuditTrailPdf(out, {
       db: this.db,
       query: rows,
-      cells: (row) => auditTrailCells(row, local),
+      cells,
+      prepare,
       meta: {
         title: `Audit trail — ${study?.name ?? 'Global (every study)'}`,
         filters: [
