@@ -123,6 +123,13 @@ export const ROLES: readonly RoleDefinition[] = [
 /** Roles that may be selected or assigned as study access (spec doc 1 §6). */
 export const ASSIGNABLE_ROLE_NAMES: readonly RoleName[] = ['ISC', 'DM', 'PM', 'SPONSOR', 'LabTech', 'UPLOADER', 'CR'];
 
+/**
+ * Roles held per study that are not in the assignable set of spec doc 1 §6: only a system admin
+ * (working as SystemAdmin) grants or revokes them (docs/PERMISSIONS.md), so that a study can have
+ * site users, embedded (NOTO) readers and a LIS account.
+ */
+export const SYSTEM_ADMIN_GRANTED_ROLE_NAMES: readonly RoleName[] = ['Site', 'NOTO', 'LIS'];
+
 const byName = new Map(ROLES.map((r) => [r.name, r]));
 const byId = new Map(ROLES.map((r) => [r.id, r]));
 
@@ -141,12 +148,31 @@ export function isAssignableRole(id: number): boolean {
   return role !== undefined && ASSIGNABLE_ROLE_NAMES.includes(role.name);
 }
 
+/** Who acts: the system-admin flag and the role worked as (a server principal, the web user info). */
+export type ActingUser = { isSystemAdmin: boolean; workAsRole: { name: string } | null } | null | undefined;
+
+/**
+ * The roles `grantor` may grant or revoke as study access, in the order the forms offer them: the
+ * assignable roles for everyone who manages study access, and Site, NOTO and LIS for a system admin
+ * working as SystemAdmin. SystemAdmin and StudyAdmin are never study access. The one rule of the
+ * server (studyAccessPolicy) and the study-access forms.
+ */
+export function grantableRoleNames(grantor: ActingUser): readonly RoleName[] {
+  return isWorkingAsSystemAdmin(grantor)
+    ? [...ASSIGNABLE_ROLE_NAMES, ...SYSTEM_ADMIN_GRANTED_ROLE_NAMES]
+    : ASSIGNABLE_ROLE_NAMES;
+}
+
+/** Whether `grantor` may grant or revoke the role of this id as study access ({@link grantableRoleNames}). */
+export function mayGrantStudyRole(grantor: ActingUser, roleId: number): boolean {
+  const role = byId.get(roleId);
+  return role !== undefined && grantableRoleNames(grantor).includes(role.name);
+}
+
 /**
  * The system-admin rule, in one place for the server's guard, its services and the web: the
  * system-admin flag **and** working as SystemAdmin (holding the flag alone is not enough).
  */
-export function isWorkingAsSystemAdmin(
-  user: { isSystemAdmin: boolean; workAsRole: { name: string } | null } | null | undefined,
-): boolean {
+export function isWorkingAsSystemAdmin(user: ActingUser): boolean {
   return user?.isSystemAdmin === true && user.workAsRole?.name === 'SystemAdmin';
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TEXT_LIMITS } from './constants.js';
+import { isWorkingAsSystemAdmin, type ActingUser } from './roles.js';
 import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
 
 /** User and study-access messages (spec doc 1 §5, §8). */
@@ -30,6 +31,8 @@ export const USER_MESSAGES = {
   studyAccessNotFound: 'Study access not found',
   ownStudyAccess: 'You cannot change your own study access',
   ownAccountStatus: 'You cannot deactivate your own account',
+  /** A system admin's profile, status or study access, changed by anyone but a system admin (issue 26). */
+  systemAdminAccount: 'Only a system admin can change a system admin',
   accountDeactivated: 'This account is deactivated',
   alreadyActive: 'The account is already active',
   alreadyDeactivated: 'The account is already deactivated',
@@ -46,6 +49,14 @@ export const USER_MESSAGES = {
   deactivateQuestion: 'Deactivate this account?',
   unableToChangeAccountStatus: 'Unable to change the account status',
 } as const;
+
+/**
+ * Only a system admin (working as SystemAdmin) changes a system admin's account: profile,
+ * organization, status, study access (issue 26). Everyone who manages users changes the others.
+ */
+export function mayChangeAccount(target: { isSystemAdmin: boolean }, changer: ActingUser): boolean {
+  return !target.isSystemAdmin || isWorkingAsSystemAdmin(changer);
+}
 
 export const deactivateAccountText = (username: string): string =>
   `${username} will no longer be able to log in, and any session of theirs ends now. The account is kept and can be activated again.`;

@@ -1,8 +1,7 @@
 import {
   MESSAGES,
   USER_MESSAGES,
-  isAssignableRole,
-  isWorkingAsSystemAdmin,
+  mayGrantStudyRole,
   roleById,
   roleByName,
   roleNotForUserList,
@@ -26,22 +25,13 @@ export interface StudyAccessGrant {
 }
 
 /**
- * Roles held per study that are not in the assignable set of spec doc 1 §6. Nobody grants them as
- * study access (they come with the integration that provisions those accounts, and the demo seed);
- * a system admin may still revoke such access, so that an account can always be cut off.
+ * Whether the principal may grant or revoke this role as study access: the assignable roles of spec
+ * doc 1 §6, and Site, NOTO and LIS for a system admin working as SystemAdmin (the domain's
+ * grantableRoleNames, which the study-access forms offer). The same set both ways, so that any
+ * access granted can be cut off by whoever granted it.
  */
-const SYSTEM_ADMIN_REVOCABLE = new Set(['Site', 'NOTO', 'LIS']);
-
-/** Whether the principal may grant this role as study access: only the assignable roles of spec doc 1 §6. */
-export function mayGrantRole(roleId: number): boolean {
-  return isAssignableRole(roleId);
-}
-
-/** Whether the principal may revoke this role: the assignable roles, and Site, NOTO and LIS for a system admin. */
-export function mayRevokeRole(principal: Principal, roleId: number): boolean {
-  if (isAssignableRole(roleId)) return true;
-  const role = roleById(roleId);
-  return role !== undefined && SYSTEM_ADMIN_REVOCABLE.has(role.name) && isWorkingAsSystemAdmin(principal);
+export function mayGrantRole(principal: Principal, roleId: number): boolean {
+  return mayGrantStudyRole(principal, roleId);
 }
 
 /**

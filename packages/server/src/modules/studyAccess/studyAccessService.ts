@@ -1,16 +1,46 @@
 import type { Transaction } from 'kysely';
 import { revokeTileAccess } from '../../platform/tiles/tileAccess.js';
 import type { DB } from '../../platform/db/schema.js';
-import { USER_MESSAGES, roleById, type StudyAccessChange } from '@lamina/domain';
+import { USER_MESSAGES, mayChangeAccount, roleById, type ActingUser, type StudyAccessChange } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
-import { mayGrantRole, mayRevokeRole } from './studyAccessPolicy.js';
+import { mayGrantRole } from './studyAccessPolicy.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 
 /**
+ * Who changes the study access, as the audit actor states it: the actor's work-as role is the
+ * principal's, and SystemAdmin is held only through the system-admin flag (principal.ts, heldRoles),
+ * so working as SystemAdmin here is the flag and the role. An actor without a role (a job) is no
+ * system admin.
+ */
+function changerOf(actor: Actor): ActingUser {
+  const working = actor.workAsRole;
+  return { isSystemAdmin: working === 'SystemAdmin', workAsRole: working === null ? null : { name: working } };
+}
+
+/**
+ * The user whose study access changes, read under a share lock (a concurrent deactivation waits):
+ * 404 when missing; 403 when it is a system admin's and the changer is not one working as
+ * SystemAdmin (issue 26: only a system admin changes a system admin).
+ */
+async function accountToChange(tx: Transaction<DB>, userId: number, changer: ActingUser) {
+  const user = await tx
+    .selectFrom('users')
+    .select(['id', 'active', 'is_system_admin'])
+    .where('id', '=', userId)
+    .forShare()
+    .executeTakeFirst();
+  if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
+  if (!mayChangeAccount({ isSystemAdmin: user.is_system_admin }, changer))
+    throw new ForbiddenError(USER_MESSAGES.systemAdminAccount);
+  return user;
+}
+
+/**
  * Adds one study access row and its audit event inside the caller's transaction: the user must
- * exist and be active; a row that exists already is a conflict. The caller has checked the role.
+ * exist and be active, and a system admin's access is changed only by a system admin; a row that
+ * exists already is a conflict. The caller has checked the role.
  */
 export async function grantStudyAccessInTransaction(
   tx: Transaction<DB>,
@@ -18,8 +48,7 @@ export async function grantStudyAccessInTransaction(
   roleName: string,
   actor: Actor,
 ): Promise<void> {
-  const user = await tx.selectFrom('users').select(['id', 'active']).where('id', '=', change.userId).executeTakeFirst();
-  if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
+  const user = await accountToChange(tx, change.userId, changerOf(actor));
   if (!user.active) throw new ConflictError(USER_MESSAGES.accountDeactivated);
   const inserted = await tx
     .insertInto('study_access')
@@ -42,19 +71,21 @@ export async function grantStudyAccessInTransaction(
 
 /**
  * Study access (spec doc 1 §2.8): add and remove a user's role in a study, audited. The route's
- * policy has checked that the study is visible to the principal. Nobody changes their own access.
+ * policy has checked that the study is visible to the principal. Nobody changes their own access;
+ * the roles are those the principal may grant (the same both ways).
  */
 export class StudyAccessService {
   constructor(private readonly db: Db) {}
 
   async grant(change: StudyAccessChange, principal: Principal, actor: Actor): Promise<void> {
-    const role = this.checkChange(change, principal, mayGrantRole(change.roleId));
+    const role = this.checkChange(change, principal, mayGrantRole(principal, change.roleId));
     await this.db.transaction().execute((tx) => grantStudyAccessInTransaction(tx, change, role, actor));
   }
 
   async revoke(change: StudyAccessChange, principal: Principal, actor: Actor): Promise<void> {
-    const role = this.checkChange(change, principal, mayRevokeRole(principal, change.roleId));
+    const role = this.checkChange(change, principal, mayGrantRole(principal, change.roleId));
     await this.db.transaction().execute(async (tx) => {
+      await accountToChange(tx, change.userId, principal);
       const removed = await tx
         .deleteFrom('study_access')
         .where('user_id', '=', change.userId)

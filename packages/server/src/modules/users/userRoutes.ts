@@ -120,7 +120,7 @@ export function userRoutes(db: Db) {
         schema: { params: idParams, body: userUpdateSchema, response: { 200: userSaveResponseSchema } },
       },
       async (request) => {
-        await users.updateProfile(request.params.id, request.body, actorOf(request));
+        await users.updateProfile(request.params.id, request.body, principalOf(request), actorOf(request));
         const user = await findUser(db, request.params.id);
         if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
         return { success: true as const, message: USER_MESSAGES.userUpdated, user: presentUserRow(user) };

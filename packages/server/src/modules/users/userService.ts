@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { revokeTileAccess } from '../../platform/tiles/tileAccess.js';
 import { sql } from 'kysely';
-import { USER_MESSAGES, valuesDiffer, type UserCreate, type UserUpdate } from '@lamina/domain';
+import { USER_MESSAGES, mayChangeAccount, valuesDiffer, type UserCreate, type UserUpdate } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
@@ -20,6 +20,12 @@ function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === '23505';
 }
 
+/** Only a system admin changes a system admin (issue 26): 403, before anything is changed. */
+function assertMayChange(user: { is_system_admin: boolean }, principal: Principal): void {
+  if (!mayChangeAccount({ isSystemAdmin: user.is_system_admin }, principal))
+    throw new ForbiddenError(USER_MESSAGES.systemAdminAccount);
+}
+
 /** User accounts: profile save (which registers the user), creation by a system admin, deactivation. */
 export class UserService {
   constructor(private readonly db: Db) {}
@@ -27,16 +33,18 @@ export class UserService {
   /**
    * Saves a profile (PUT /api/users/{id}, spec doc 1 §2.8): the fields sent replace the stored
    * ones; first and last name must end up non-empty; saving registers the user. Audited per field.
+   * A system admin's profile is saved only by a system admin (403 otherwise, issue 26).
    */
-  async updateProfile(userId: number, input: UserUpdate, actor: Actor): Promise<void> {
+  async updateProfile(userId: number, input: UserUpdate, principal: Principal, actor: Actor): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       const user = await tx
         .selectFrom('users')
-        .select(['id', 'first_name', 'last_name', 'organization_id', 'registered'])
+        .select(['id', 'first_name', 'last_name', 'organization_id', 'registered', 'is_system_admin'])
         .where('id', '=', userId)
         .forUpdate()
         .executeTakeFirst();
       if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
+      assertMayChange(user, principal);
       const next = {
         firstName: input.firstName ?? user.first_name,
         lastName: input.lastName ?? user.last_name,
@@ -152,11 +160,12 @@ export class UserService {
     await this.db.transaction().execute(async (tx) => {
       const user = await tx
         .selectFrom('users')
-        .select(['id', 'active'])
+        .select(['id', 'active', 'is_system_admin'])
         .where('id', '=', userId)
         .forUpdate()
         .executeTakeFirst();
       if (!user) throw new NotFoundError(USER_MESSAGES.userNotFound);
+      assertMayChange(user, principal);
       if (user.active === active)
         throw new ConflictError(active ? USER_MESSAGES.alreadyActive : USER_MESSAGES.alreadyDeactivated);
       await tx

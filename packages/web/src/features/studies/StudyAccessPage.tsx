@@ -28,7 +28,8 @@ export function StudyAccessPage() {
   const studyId = parseStudyId(useParams().id);
   const study = useStudy(studyId);
   usePageTitle(study.data ? `${study.data.name}: study access` : 'Study access');
-  const actions = useUserInfo().data?.actions ?? [];
+  const me = useUserInfo().data;
+  const actions = me?.actions ?? [];
   const mayGrant = hasAny(actions, ['UM_GrantStudyAccess']);
   const mayRevoke = hasAny(actions, ['UM_RevokeStudyAccess']);
   const members = useUsersInStudy(study.data ? study.data.id : null);
@@ -48,7 +49,7 @@ export function StudyAccessPage() {
     return <section className="lamina-page">{fallback}</section>;
   const studyName = study.data.name;
 
-  const roleChoices = assignableRoles(roles.data ?? []);
+  const roleChoices = assignableRoles(roles.data ?? [], me);
   const user = candidates.data?.users.find((u) => u.id === userId);
   const role = roleChoices.find((r) => r.id === roleId);
 

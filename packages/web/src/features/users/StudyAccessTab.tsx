@@ -1,5 +1,13 @@
-import { HTMLTable } from '@blueprintjs/core';
-import { confirmStudyAccessText, hasAny, removeStudyAccessText, type StudyAccessRow } from '@lamina/domain';
+import { Callout, HTMLTable } from '@blueprintjs/core';
+import {
+  confirmStudyAccessText,
+  hasAny,
+  mayChangeAccount,
+  removeStudyAccessText,
+  USER_MESSAGES,
+  type StudyAccessRow,
+  type UserListRow,
+} from '@lamina/domain';
 import { useState } from 'react';
 import { ListStates } from '../../components/ListStates';
 import { useUserInfo } from '../../api/users';
@@ -12,11 +20,18 @@ import { RemoveAccessCell, RemoveAccessHeader } from '../studyAccess/RemoveAcces
 import { useStudyAccessConfirmations } from '../studyAccess/StudyAccessConfirmDialogs';
 import { assignableRoles } from '../studyAccess/assignableRoles';
 
-/** The Study Access tab (doc 1 §2.8): grant a study in a role, list the grants, remove one. */
-export function StudyAccessTab({ userId }: { userId: number }) {
-  const actions = useUserInfo().data?.actions ?? [];
-  const mayGrant = hasAny(actions, ['UM_GrantStudyAccess']);
-  const mayRevoke = hasAny(actions, ['UM_RevokeStudyAccess']);
+/**
+ * The Study Access tab (doc 1 §2.8): grant a study in a role, list the grants, remove one. A system
+ * admin's access is changed only by a system admin (issue 26): others see it read-only.
+ */
+export function StudyAccessTab({ user }: { user: UserListRow }) {
+  const userId = user.id;
+  const me = useUserInfo().data;
+  const actions = me?.actions ?? [];
+  const managesAccess = hasAny(actions, ['UM_GrantStudyAccess', 'UM_RevokeStudyAccess']);
+  const mayChange = mayChangeAccount(user, me);
+  const mayGrant = mayChange && hasAny(actions, ['UM_GrantStudyAccess']);
+  const mayRevoke = mayChange && hasAny(actions, ['UM_RevokeStudyAccess']);
   const access = useStudyAccess(userId);
   const roles = usePermissionRoles();
   const [studySearch, setStudySearch] = useState('');
@@ -29,7 +44,7 @@ export function StudyAccessTab({ userId }: { userId: number }) {
     setRoleId(null);
   });
 
-  const roleChoices = assignableRoles(roles.data ?? []);
+  const roleChoices = assignableRoles(roles.data ?? [], me);
   const study = studies.data?.studies.find((s) => s.id === studyId);
   const role = roleChoices.find((r) => r.id === roleId);
 
@@ -51,6 +66,7 @@ export function StudyAccessTab({ userId }: { userId: number }) {
 
   return (
     <div className="lamina-study-access">
+      {managesAccess && !mayChange && <Callout intent="primary">{USER_MESSAGES.systemAdminAccount}</Callout>}
       {mayGrant && (
         <StudyAccessAddForm
           subject="Study"

@@ -132,6 +132,24 @@ describe('user settings (doc 1 §2.8)', () => {
     expect(message.closest('.bp6-callout')?.classList.contains('bp6-intent-danger')).toBe(true);
   });
 
+  it("shows a system admin's settings read-only to a study admin, without Save (issue 26)", async () => {
+    renderProfile('/users/11/settings', MANAGER, makeUserRow({ isSystemAdmin: true }));
+    const first = await screen.findByLabelText<HTMLInputElement>('First Name');
+    expect(first.readOnly).toBe(true);
+    expect(screen.getByLabelText<HTMLInputElement>('Last Name').readOnly).toBe(true);
+    expect(screen.getByLabelText<HTMLSelectElement>('Organization').disabled).toBe(true);
+    expect(screen.queryByRole('button', { name: 'Save' })).toBeNull();
+    expect(screen.getByText(USER_MESSAGES.systemAdminAccount)).toBeTruthy();
+  });
+
+  it("lets a system admin edit a system admin's settings", async () => {
+    const sysadmin = makeUserAs('SystemAdmin', ['UM_ViewUsersPage', 'UM_RegisterUser'], { isSystemAdmin: true });
+    renderProfile('/users/11/settings', sysadmin, makeUserRow({ isSystemAdmin: true }));
+    fireEvent.change(await screen.findByLabelText('First Name'), { target: { value: 'Ritta' } });
+    await waitFor(() => expect(disabled(save())).toBe(false));
+    expect(screen.queryByText(USER_MESSAGES.systemAdminAccount)).toBeNull();
+  });
+
   it("says 'User not found' for an unknown user", async () => {
     mockFetch({ 'GET /api/users/99': { status: 404, body: { success: false, message: USER_MESSAGES.userNotFound } } });
     renderRoutes([{ path: '/users/:id/:tab?', element: <UserProfilePage /> }], { path: '/users/99', user: MANAGER });
@@ -169,6 +187,67 @@ describe('study access (doc 1 §2.8)', () => {
       'Uploader',
       'Central Reader',
     ]);
+  });
+
+  it('offers a system admin Site, NOTO and LIS as well (issue 26), and grants them', async () => {
+    const sysadmin = makeUserAs(
+      'SystemAdmin',
+      ['UM_ViewUsersPage', 'UM_RegisterUser', 'UM_GrantStudyAccess', 'UM_RevokeStudyAccess'],
+      { isSystemAdmin: true },
+    );
+    const { calls } = renderProfile('/users/11/studyAccess', sysadmin, makeUserRow(), {
+      'PATCH /api/users/studies/add': {
+        body: {
+          success: true,
+          message: USER_MESSAGES.studyAccessAdded,
+          studyAccess: [...ACCESS, { studyId: 4, studyName: 'LIV-9', roleId: 10, roleName: 'Site' }],
+        },
+      },
+    });
+    await screen.findByRole('option', { name: 'LIS' });
+    const roles = within(screen.getByLabelText('Role'))
+      .getAllByRole('option')
+      .map((o) => o.textContent);
+    expect(roles).toEqual([
+      'Choose a role',
+      'ISC',
+      'Data Manager',
+      'Project Manager',
+      'Sponsor',
+      'Lab Technician',
+      'Uploader',
+      'Central Reader',
+      'Site',
+      'NOTO',
+      'LIS',
+    ]);
+    await screen.findByRole('option', { name: 'LIV-9' });
+    fireEvent.change(screen.getByLabelText('Study'), { target: { value: '4' } });
+    fireEvent.change(screen.getByLabelText('Role'), { target: { value: '10' } });
+    fireEvent.click(screen.getByRole('button', { name: '+ Add' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText(confirmStudyAccessText('Site', 'LIV-9'))).toBeTruthy();
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(calls.find((c) => c.method === 'PATCH')?.body).toEqual({ studyId: 4, userId: 11, roleId: 10 });
+  });
+
+  it('offers the seven to a system admin working as another role', async () => {
+    renderProfile(
+      '/users/11/studyAccess',
+      makeUserAs('StudyAdmin', ['UM_ViewUsersPage', 'UM_GrantStudyAccess'], { isSystemAdmin: true }),
+    );
+    await screen.findByRole('option', { name: 'Central Reader' });
+    expect(screen.queryByRole('option', { name: 'Site' })).toBeNull();
+    expect(screen.queryByRole('option', { name: 'LIS' })).toBeNull();
+  });
+
+  it("a study admin cannot add or remove a system admin's study access (issue 26)", async () => {
+    renderProfile('/users/11/studyAccess', MANAGER, makeUserRow({ isSystemAdmin: true }));
+    await screen.findByRole('table', { name: 'Study access' });
+    expect(screen.queryByRole('button', { name: '+ Add' })).toBeNull();
+    expect(screen.queryByRole('button', { name: /Remove Access/ })).toBeNull();
+    expect(screen.getByText(USER_MESSAGES.systemAdminAccount)).toBeTruthy();
   });
 
   it('enables + Add only with a study and a role, confirms, then adds', async () => {

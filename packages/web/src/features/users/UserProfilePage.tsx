@@ -67,7 +67,7 @@ export function UserProfilePage() {
         {isWorkingAsSystemAdmin(me) && me?.id !== data.id && <AccountStatusButton user={data} />}
       </header>
       <RouteTabs id="user-tabs" tabs={USER_TABS} selected={tab} pathFor={(t) => `/users/${data.id}/${t}`} />
-      {tab === 'settings' ? <UserSettingsForm key={data.id} user={data} /> : <StudyAccessTab userId={data.id} />}
+      {tab === 'settings' ? <UserSettingsForm key={data.id} user={data} /> : <StudyAccessTab user={data} />}
     </section>
   );
 }

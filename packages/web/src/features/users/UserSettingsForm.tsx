@@ -1,6 +1,14 @@
 import { Button, Callout, FormGroup, HTMLSelect, InputGroup } from '@blueprintjs/core';
 import { zodResolver } from '@hookform/resolvers/zod';
-import { hasAny, userUpdateSchema, type UserListRow, type UserUpdate, TEXT_LIMITS } from '@lamina/domain';
+import {
+  hasAny,
+  mayChangeAccount,
+  userUpdateSchema,
+  USER_MESSAGES,
+  type UserListRow,
+  type UserUpdate,
+  TEXT_LIMITS,
+} from '@lamina/domain';
 import { useId, useState } from 'react';
 import { Controller, useForm, useWatch } from 'react-hook-form';
 import { errorMessage } from '../../api/ApiError';
@@ -9,11 +17,15 @@ import { showToast } from '../../components/appToaster';
 import { useOrganizations, useUpdateUser } from './api';
 import { buildUserUpdate, canSaveSettings, settingsFromUser, toSettingsValues } from './userSettings';
 
-/** The User Settings tab (doc 1 §2.8): names and organization; saving registers the user. */
+/**
+ * The User Settings tab (doc 1 §2.8): names and organization; saving registers the user. A system
+ * admin's settings are changed only by a system admin (issue 26): others see them read-only.
+ */
 export function UserSettingsForm({ user }: { user: UserListRow }) {
   const ids = { first: useId(), last: useId(), email: useId(), org: useId() };
-  const actions = useUserInfo().data?.actions ?? [];
-  const mayRegister = hasAny(actions, ['UM_RegisterUser']);
+  const me = useUserInfo().data;
+  const registers = hasAny(me?.actions ?? [], ['UM_RegisterUser']);
+  const mayRegister = registers && mayChangeAccount(user, me);
   const organizations = useOrganizations();
   const update = useUpdateUser(user.id);
   const [initial, setInitial] = useState(() => settingsFromUser(user));
@@ -51,6 +63,7 @@ export function UserSettingsForm({ user }: { user: UserListRow }) {
       noValidate
       aria-label="User settings"
     >
+      {registers && !mayRegister && <Callout intent="primary">{USER_MESSAGES.systemAdminAccount}</Callout>}
       <FormGroup
         label="First Name"
         labelFor={ids.first}
