@@ -42,12 +42,12 @@ import type { ImageService } from './imageService.js';
 import { imageScope } from './imageScope.js';
 import { ImageEditService } from './imageEditService.js';
 
-/** Who may open an image: the viewer, the study page's images tab, or the image management list. */
-const VIEW_IMAGE: readonly Permission[] = [
-  'AP_ImageViewer_ViewimageViewer',
-  'S_Main_ViewImagesTab',
-  'IM_ImageListTab_ViewImageslistTab',
-];
+/**
+ * Who may open an image (GET /api/images/{id}: the viewer's Image, with its file name and a tile
+ * URL): the image viewer. The Image Management lists do not need it (their rows come from their own
+ * routes), so a role holding only those lists (LIS) gets no viewer (issue 26).
+ */
+const VIEW_IMAGE: readonly Permission[] = ['AP_ImageViewer_ViewimageViewer'];
 
 export interface ImageRouteDeps {
   db: Db;

@@ -27,11 +27,13 @@ import { studyIdOfUploadKey, type UploadKeys } from '../../platform/storage/keys
 import { principalOf } from '../../platform/http/requestContext.js';
 import { NoSuchUploadError, InvalidPartError, type AppStorage } from '../../platform/storage/uploadSigning.js';
 
-/** Who may upload images: the upload permission, or upload to assigned studies only (doc 2 §6). */
-export const UPLOAD_PERMISSIONS: readonly Permission[] = [
-  'S_ImageListTab_UploadImage',
-  'IM_ImagesListTab_UploadImagestoAssignedStudiesOnly',
-];
+/**
+ * Who may upload (and register, and replace) slides: the upload permission (doc 2 §2.5 'Upload
+ * image' (upload permission); doc 2 §6 "image upload or replace: S_ImageListTab_UploadImage").
+ * IM_ImagesListTab_UploadImagestoAssignedStudiesOnly is the 'Upload Sample Data' button (sample-data
+ * import, SAMPLE_UPLOAD_PERMISSION), not a slide upload: LIS holds it and uploads no slides (issue 26).
+ */
+export const UPLOAD_PERMISSIONS: readonly Permission[] = ['S_ImageListTab_UploadImage'];
 
 /** The study of an upload key given in the query string or body (`key`); -1 (→ 404) when none. */
 export const studyFromUploadKey = scope.study((request: FastifyRequest) => {
