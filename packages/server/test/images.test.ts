@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMAGE_MESSAGES } from '@lamina/domain';
+import { IMAGE_MESSAGES, roleByName } from '@lamina/domain';
 import { processImage } from '../src/modules/processing/processImage.js';
 import { TileTokens } from '../src/platform/tiles/tileToken.js';
 import { login, type Session } from './testApp.js';
@@ -229,8 +229,14 @@ describe('replace image', () => {
       .set({ status: 'LAB_QC_PENDING', processing_status: 'SUCCESS' })
       .where('id', '=', old.id)
       .execute();
-    // Replace is for an image with an open query (doc 2 §2.5); the query goes over to the replacement.
+    // Replace is for an image with an open query (doc 2 §2.5) sent to the replacer's role (doc 3 §6,
+    // issue 26); the query goes over to the replacement.
     const query = await createQuery(db, { studyId, objectId: old.id });
+    await db
+      .updateTable('queries')
+      .set({ opened_by_role_id: roleByName('ISC').id, with_role_id: roleByName('UPLOADER').id })
+      .where('id', '=', query.id)
+      .execute();
 
     const signed = (
       await uploader.request({

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import {
   IMAGE_MESSAGES,
-  mayReplaceImage,
   MESSAGES,
   NOTIFY_UPLOAD_LIMIT,
   roleByName,
@@ -17,10 +16,11 @@ import { extensionOf, studyIdOfUploadKey } from '../../platform/storage/keys.js'
 import { checkObject } from '../../platform/storage/integrity.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { inTransaction, QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
-import { carryQueriesOver, hasOpenQuery } from '../queries/queryService.js';
+import { carryQueriesOver } from '../queries/queryService.js';
 import { mailAddresses, mailText, type Mailer, type OutgoingMail } from '../../platform/mail/mailer.js';
 import type { ImageViewRow } from './imagePresenter.js';
 import { selectImageView } from './imageQueries.js';
+import { assertMayReplace } from './imageReplacement.js';
 
 /** Advisory lock class of the upload-notification limit (the second key is the user id). */
 const NOTIFY_LOCK = 727_003;
@@ -82,13 +82,8 @@ export class ImageService {
           .executeTakeFirst();
         if (!replaced) throw new NotFoundError(IMAGE_MESSAGES.imageToReplaceNotFound);
         if (replaced.status === 'ARCHIVED') throw new ConflictError(IMAGE_MESSAGES.imageToReplaceArchived);
-        if (
-          !mayReplaceImage({
-            hasOpenQuery: await hasOpenQuery(tx, replaced.id),
-            processingStatus: replaced.processing_status,
-          })
-        )
-          throw new ConflictError(IMAGE_MESSAGES.imageToReplaceNotReplaceable);
+        // Only through an open query sent to the replacer's role (doc 3 §6), its queries read locked.
+        await assertMayReplace(tx, replaced, principal);
       }
 
       const image = await tx
