@@ -126,8 +126,17 @@ async function main(): Promise<void> {
       timeLimitSeconds: config.processing.timeLimitSeconds,
       staleAfterSeconds: config.processing.staleAfterSeconds,
     });
-    stopWorker = () => worker.stop();
-    await startMldWorker({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs, log: app.log });
+    // .mld imports and the reminder sweep share the worker's heartbeats and reaper (jobQueue.ts).
+    const mldWorker = await startMldWorker({
+      db: database.db,
+      storage: app.slides.storage,
+      jobs: app.slides.jobs,
+      log: app.log,
+      staleAfterSeconds: config.processing.staleAfterSeconds,
+    });
+    stopWorker = async () => {
+      await Promise.all([worker.stop(), mldWorker.stop()]);
+    };
     if (config.queryReminderCron !== null)
       await startQueryReminders({
         db: database.db,

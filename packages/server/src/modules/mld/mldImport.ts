@@ -376,20 +376,44 @@ export async function failImport(db: Db, mldId: number, message: string): Promis
 
 /**
  * Worker processes: one import at a time from the mld-import queue. pg-boss retries a job that
- * throws (storage or database trouble); the last attempt's failure ends the import in ERROR.
+ * throws (storage or database trouble); the last attempt's failure ends the import in ERROR. A job
+ * whose worker died (killed mid-import) stops sending heartbeats: the process's reaper, shared with
+ * every job kind, gives it back to the queue (the import runs again from its PROCESSING state) or,
+ * out of retries, ends the import in ERROR with a message — within `staleAfterSeconds` (default
+ * 30) and one reaper round, not after pg-boss's expiry.
  */
-export async function startMldWorker(deps: MldImportDeps & { jobs: JobQueue }): Promise<void> {
-  await deps.jobs.work<{ mldId: number }>(QUEUES.mldImport, async (job) => {
-    const mldId: unknown = job.data.mldId;
-    if (typeof mldId !== 'number' || !Number.isSafeInteger(mldId) || mldId <= 0) return;
-    try {
-      await processMldImport(deps, mldId);
-    } catch (error) {
-      if (job.retryCount >= job.retryLimit) {
-        await failImport(deps.db, mldId, error instanceof Error ? error.message : MLD_IMPORT_MESSAGES.workerStopped);
-        return;
+export async function startMldWorker(
+  deps: MldImportDeps & { jobs: JobQueue; staleAfterSeconds?: number | undefined },
+): Promise<{ stop(): Promise<void> }> {
+  const id = await deps.jobs.work<{ mldId: number }>(
+    QUEUES.mldImport,
+    async (job) => {
+      const mldId = mldIdOf(job.data);
+      if (mldId === null) return;
+      try {
+        await processMldImport(deps, mldId);
+      } catch (error) {
+        if (job.retryCount >= job.retryLimit) {
+          await failImport(deps.db, mldId, error instanceof Error ? error.message : MLD_IMPORT_MESSAGES.workerStopped);
+          return;
+        }
+        throw error;
       }
-      throw error;
-    }
-  });
+    },
+    {
+      onReaped: async (job) => {
+        const mldId = mldIdOf(job.data);
+        if (job.state === 'failed' && mldId !== null)
+          await failImport(deps.db, mldId, MLD_IMPORT_MESSAGES.workerStopped);
+      },
+    },
+  );
+  await deps.jobs.startReaper(deps.staleAfterSeconds ?? 30, deps.log ? { log: deps.log } : {});
+  return { stop: () => deps.jobs.offWork(id) };
+}
+
+/** The import a job is for (a job that is not ours: null, completed as a no-op). */
+function mldIdOf(data: unknown): number | null {
+  const mldId: unknown = (data as { mldId?: unknown } | null)?.mldId;
+  return typeof mldId === 'number' && Number.isSafeInteger(mldId) && mldId > 0 ? mldId : null;
 }

@@ -45,8 +45,9 @@ export interface RunningWorker {
  * (small and large uploads), so a multi-GB slide never holds up the small ones. pg-boss retries a
  * job that throws (with backoff), and the job knows its attempt, so the last one marks the image
  * failed instead of throwing. A job whose worker died (kill -9, a lost machine) stops sending
- * heartbeats: the reaper of any worker process puts it back in the queue within
- * `staleAfterSeconds` plus one reaper interval, or fails the image when it is out of retries.
+ * heartbeats: the reaper of any worker process (the job queue's, shared by every job kind) puts
+ * it back in the queue within `staleAfterSeconds` plus one reaper interval, or fails the image
+ * when it is out of retries.
  */
 export async function startImageWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const processing: ProcessingDeps = {
@@ -64,26 +65,16 @@ export async function startImageWorker(deps: WorkerDeps): Promise<RunningWorker>
     if (typeof imageId !== 'number' || !Number.isSafeInteger(imageId) || imageId <= 0) return; // not ours: completed as a no-op
     await processImage(processing, imageId, { retryCount: job.retryCount, retryLimit: job.retryLimit });
   };
-  const workerIds = await Promise.all(IMAGE_QUEUES.map((queue) => deps.jobs.work<ImageJobData>(queue, handler)));
-
-  const staleAfterSeconds = deps.staleAfterSeconds ?? 30;
-  const reap = async () => {
-    const reaped = await deps.jobs.reapStale(IMAGE_QUEUES, staleAfterSeconds);
-    for (const job of reaped) await afterReaped(deps, job);
-  };
-  await reap().catch((error: unknown) => deps.log?.warn({ err: error }, 'job reaper failed'));
-  let reaping = false;
-  const reapTimer = setInterval(
-    () => {
-      if (reaping) return;
-      reaping = true;
-      reap()
-        .catch((error: unknown) => deps.log?.warn({ err: error }, 'job reaper failed'))
-        .finally(() => (reaping = false));
-    },
-    deps.reapIntervalMs ?? Math.max(1000, (staleAfterSeconds * 1000) / 3),
+  const workerIds = await Promise.all(
+    IMAGE_QUEUES.map((queue) =>
+      deps.jobs.work<ImageJobData>(queue, handler, { onReaped: (job) => afterReaped(deps, job) }),
+    ),
   );
-  reapTimer.unref();
+  // The process's reaper, shared by every job kind (jobQueue.ts startReaper).
+  await deps.jobs.startReaper(deps.staleAfterSeconds ?? 30, {
+    ...(deps.reapIntervalMs !== undefined && { intervalMs: deps.reapIntervalMs }),
+    ...(deps.log && { log: deps.log }),
+  });
 
   const mailTimer =
     deps.mailer && (deps.mailRetryMs ?? 60_000) > 0
@@ -95,18 +86,15 @@ export async function startImageWorker(deps: WorkerDeps): Promise<RunningWorker>
   return {
     async stop() {
       if (mailTimer) clearInterval(mailTimer);
-      clearInterval(reapTimer);
       // A queue already stopping takes its workers off itself (and hands back what still runs).
-      const boss = await deps.jobs.instance().catch(() => null);
-      if (boss) for (const id of workerIds) await boss.offWork({ id });
+      for (const id of workerIds) await deps.jobs.offWork(id);
     },
   };
 }
 
-/** A job taken from a dead worker: logged; out of retries, its image fails with a reason. */
+/** A job taken from a dead worker (the reaper logged it): out of retries, its image fails with a reason. */
 async function afterReaped(deps: WorkerDeps, job: ReapedJob): Promise<void> {
   const imageId = (job.data as Partial<ImageJobData> | null)?.imageId;
-  deps.log?.warn({ jobId: job.id, queue: job.name, imageId, state: job.state }, 'job of a dead worker reaped');
   if (job.state === 'failed' && typeof imageId === 'number')
     await markFailed(deps.db, imageId, IMAGE_MESSAGES.workerStopped);
 }

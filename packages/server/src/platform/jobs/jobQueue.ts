@@ -79,6 +79,18 @@ export type JobObserver = (queue: QueueName, seconds: number, outcome: 'complete
 
 export type JobHandler<T> = (job: PgBoss.JobWithMetadata<T>) => Promise<void>;
 
+/**
+ * Told of each job of its queue the reaper took from a dead worker: back in the queue ('retry') or,
+ * out of retries, failed — then the work it stood for must end with a reason (an image FAIL, an
+ * .mld import ERROR), since no handler will run for it again.
+ */
+export type ReapedHandler = (job: ReapedJob) => Promise<void>;
+
+/** Where the reaper writes what it took and what went wrong. */
+export interface ReaperLog {
+  warn(obj: object, msg?: string): void;
+}
+
 interface PgError {
   code?: string;
   message?: string;
@@ -189,10 +201,10 @@ export class JobQueue {
   async work<T extends object>(
     queue: QueueName,
     handler: JobHandler<T>,
-    options: { pollingIntervalSeconds?: number } = {},
+    options: { pollingIntervalSeconds?: number; onReaped?: ReapedHandler } = {},
   ): Promise<string> {
     const boss = await this.start();
-    return boss.work<T>(
+    const id = await boss.work<T>(
       queue,
       {
         batchSize: 1,
@@ -203,6 +215,71 @@ export class JobQueue {
         for (const job of jobs) await this.withHeartbeat(queue, job.id, () => handler(job));
       },
     );
+    this.working.set(id, { queue, onReaped: options.onReaped ?? null });
+    return id;
+  }
+
+  /** Stops the worker `id` of `work` (its running job is left to finish) and its queue's reaping here. */
+  async offWork(id: string): Promise<void> {
+    this.working.delete(id);
+    const boss = await this.instance().catch(() => null);
+    if (boss) await boss.offWork({ id });
+  }
+
+  /** The workers of this process: their queue and what to do with a reaped job of it. */
+  private readonly working = new Map<string, { queue: QueueName; onReaped: ReapedHandler | null }>();
+
+  /** The queues this process works on (each once). */
+  workedQueues(): QueueName[] {
+    return [...new Set([...this.working.values()].map((w) => w.queue))];
+  }
+
+  private reaper: { timer: NodeJS.Timeout; staleAfterSeconds: number } | null = null;
+
+  /**
+   * The reaper of this process (issue 9; every job kind since issue 26): every `intervalMs`
+   * (default a third of `staleAfterSeconds`, at least 1 s), and once at once, the jobs of every
+   * queue this process works on whose worker stopped sending heartbeats `staleAfterSeconds` ago go
+   * back to their queue or, out of retries, are failed, and the queue's `onReaped` is told. A job of
+   * a dead worker is so retried or ended within `staleAfterSeconds` plus one interval — whatever
+   * its kind (an image, an .mld import, a reminder sweep), not after pg-boss's expiry. Started once
+   * per process; later calls keep the first one's timing. Ends with `stop`.
+   */
+  async startReaper(staleAfterSeconds: number, options: { intervalMs?: number; log?: ReaperLog } = {}): Promise<void> {
+    if (this.reaper || this.stopped) return;
+    let reaping = false;
+    const round = async () => {
+      if (reaping) return;
+      reaping = true;
+      try {
+        await this.reapWorked(staleAfterSeconds, options.log);
+      } catch (error) {
+        options.log?.warn({ err: error }, 'job reaper failed');
+      } finally {
+        reaping = false;
+      }
+    };
+    const timer = setInterval(() => void round(), options.intervalMs ?? Math.max(1000, (staleAfterSeconds * 1000) / 3));
+    timer.unref();
+    this.reaper = { timer, staleAfterSeconds };
+    await round();
+  }
+
+  /** One round of the reaper: the stale jobs of the queues worked here, each told to its queue's `onReaped`. */
+  async reapWorked(staleAfterSeconds: number, log?: ReaperLog): Promise<ReapedJob[]> {
+    const queues = this.workedQueues();
+    if (queues.length === 0) return [];
+    const reaped = await this.reapStale(queues, staleAfterSeconds);
+    for (const job of reaped) {
+      log?.warn({ jobId: job.id, queue: job.name, data: job.data, state: job.state }, 'job of a dead worker reaped');
+      const onReaped = [...this.working.values()].find((w) => w.queue === job.name && w.onReaped)?.onReaped;
+      try {
+        await onReaped?.(job);
+      } catch (error) {
+        log?.warn({ err: error, jobId: job.id, queue: job.name }, 'a reaped job could not be ended');
+      }
+    }
+    return reaped;
   }
 
   private observer: JobObserver | null = null;
@@ -333,6 +410,7 @@ export class JobQueue {
    */
   stop(graceMs = 10_000): Promise<void> {
     this.stopped = true;
+    if (this.reaper) clearInterval(this.reaper.timer);
     this.stopping ??= (async () => {
       const pending = this.starting;
       if (!pending) return;
