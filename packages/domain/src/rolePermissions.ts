@@ -31,8 +31,9 @@ const READER_VIEWER: Permission[] = [
   'AP_ImageViewer_EditCreateAnnotations',
   'AP_ImageViewer_DeleteAnnotations',
   'AP_CaseViewer_MarkCaseasScored',
-  // The reader decides at Mark as Scored whether imported AI counts enter the scores (doc 3 §4).
-  'AP_ImageViewer_AcceptAIAnnotations',
+  // Not AP_ImageViewer_AcceptAIAnnotations: that is the image's flag, which a second reader of the
+  // case would read. The reader's include/exclude choice at Mark as Scored (doc 3 §4) is kept with
+  // their own read (issue 26).
   'AP_ImageData_ViewAccesionNumber',
   'AP_CaseData_ViewHistopathologyProcedureID',
   'AP_CaseData_ViewEndoProcedureID',
@@ -365,7 +366,7 @@ export const ROLE_REASONING: Readonly<Record<RoleName, string>> = {
     'Sponsor: read-only progress. Sees Sponsor and In Query columns, not Protocol ID or Upload Date (doc 2 §6); sponsor image-detail report; sees queries with its role and may comment. No Image Management tabs, no edits, no labels.',
   UPLOADER:
     'Uploader kind of user (doc 1 §2.4: Open Queries column only): uploads and replaces images of its assigned studies (replace image is offered to Uploader in the query table, doc 3 §6), sees the image columns the spec lists for Uploader (Sponsor, File Name, Organization, QA Comments, In Query; not Visit ID or Status), answers image queries. No cases, no Image Management tabs.',
-  CR: 'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored and, when the image has imported AI annotations, chooses whether their counts enter the scores. Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees the queries of its assigned cases sent to or opened by its role, raises case queries to ISC, DM or PM and image queries (a blurry or incomplete slide) to ISC, DM, PM or LabTech, follows up, cancels and closes its own, and resolves those sent to it.',
+  CR: 'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored and, when the image has imported AI annotations, chooses at that mark whether their counts enter its read (kept with the read, not on the image: not AP_ImageViewer_AcceptAIAnnotations, whose image-wide flag a second reader would see). Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees, of its assigned cases, only the queries it opened itself or that were sent to it in person — never another reader’s (independent reads) — raises case queries to ISC, DM or PM and image queries (a blurry or incomplete slide) to ISC, DM, PM or LabTech, follows up, cancels and closes its own, and resolves those sent to it.',
   LabTech:
     'Lab technician: uploads, creates and edits cases, assigns images to cases, passes lab QC, sees the lab columns of doc 2 §6 (Sponsor, Lab Visit ID, File Name, Organization, QA Comments, In Query; not Status). Holds the Visit ID view permission because it types the visit when it creates a case; the Visit ID column of Image Management stays hidden by default for it. Sees labels to check slide identity. Answers queries sent to its role.',
   Site: 'Clinical site staff, held per study (not in the assignable set of spec doc 1 §6, so granted by a system admin): uploads images for its subjects and answers image queries sent to the site. Sees labels of its own slides. Does not replace images (doc 3 §6 offers that to StudyAdmin, ISC, LabTech and Uploader only). No cases, no Image Management.',

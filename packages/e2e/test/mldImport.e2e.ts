@@ -2,7 +2,7 @@ import { hexToRgb } from '@lamina/domain';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { describe, expect } from 'vitest';
-import { demoStudyId, eventually, loginViaUi, logout, setChecked, waitForPath } from '../src/app.js';
+import { demoStudyId, eventually, loginViaUi, logout, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
 import { writePixelMld } from '../src/mldWriter.js';
@@ -228,26 +228,21 @@ describe('imported AI annotations (issue 17)', () => {
       expect(await treeRows(page, 'AI annotation tree')).toContain('Lymphocyte 3');
       expect(await section.getByRole('button', { name: /Delete/ }).count()).toBe(0);
 
-      // 'Include AI annotation counts in reports': reader1 may decide it (accept-ai-annotations).
+      // 'Include AI annotation counts in reports' is the image's setting (the ISC's): a reader sees it
+      // and cannot change it — a second reader would read their choice there (issue 26).
       const include = section.getByRole('checkbox', { name: 'Include AI annotation counts in reports' });
       expect(await include.isChecked()).toBe(false);
-      const accepted = page.waitForResponse((res) =>
-        res.url().endsWith(`/api/images/${imageId}/accept-ai-annotations`),
-      );
-      await setChecked(include, true);
-      expect((await accepted).status()).toBe(200);
-      const layers = (await (await page.request.get(appUrl(`/api/images/${imageId}/ai-layers`))).json()) as {
-        acceptAiAnnotations: boolean;
-      };
-      expect(layers.acceptAiAnnotations).toBe(true);
+      expect(await include.isDisabled()).toBe(true);
       await section.scrollIntoViewIfNeeded();
       await saveScreenshot(page, 'mld-reader-ai-tree.png');
 
-      // Mark as Scored asks about the AI counts, starting from the choice just made (doc 3 §4).
+      // Mark as Scored asks the reader about the AI counts, starting from the image's setting (doc 3 §4);
+      // the choice goes with their read.
       await page.getByRole('button', { name: 'Mark as Scored' }).click();
       const scored = page.getByRole('dialog', { name: 'Mark as Scored' });
       await scored.getByText('This image has imported AI annotations. Include or exclude their counts?').waitFor();
-      expect(await scored.getByRole('radio', { name: 'Include imported AI annotation counts' }).isChecked()).toBe(true);
+      expect(await scored.getByRole('radio', { name: 'Exclude imported AI annotation counts' }).isChecked()).toBe(true);
+      await scored.getByRole('radio', { name: 'Include imported AI annotation counts' }).check();
       await page.waitForTimeout(400); // the dialog's opening transition
       await saveScreenshot(page, 'mld-reader-mark-as-scored.png');
       await scored.getByRole('button', { name: 'Cancel' }).click();

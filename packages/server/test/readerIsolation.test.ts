@@ -310,3 +310,37 @@ describe('co-assignment (finding 3): a reader cannot filter the cases by another
     );
   });
 });
+
+describe('the AI choice (finding 4): a reader’s include/exclude is kept with their read, not on the image', () => {
+  it('a reader cannot set the image’s flag; Mark as Scored records their choice on their read only', async () => {
+    const db = t.database.db;
+    const flag = await as('reader1').request({
+      method: 'PATCH',
+      url: `/api/images/${imageId}/accept-ai-annotations`,
+      payload: { acceptAiAnnotations: true },
+    });
+    expect(flag.statusCode).toBe(403);
+    const mark = await as('reader1').request({
+      method: 'PATCH',
+      url: `/api/cases/${caseId}/status/forward`,
+      payload: { includeAiCounts: true },
+    });
+    expect(mark.statusCode, mark.body).toBe(200);
+    const reads = await db
+      .selectFrom('case_readers')
+      .select(['user_id', 'include_ai_counts'])
+      .where('case_id', '=', caseId)
+      .orderBy('user_id')
+      .execute();
+    expect(reads).toEqual([
+      { user_id: users.reader1!.id, include_ai_counts: true },
+      { user_id: users.reader2!.id, include_ai_counts: null },
+    ]);
+    const image = await db
+      .selectFrom('images')
+      .select('accept_ai_annotations')
+      .where('id', '=', imageId)
+      .executeTakeFirstOrThrow();
+    expect(image.accept_ai_annotations).toBe(false);
+  });
+});

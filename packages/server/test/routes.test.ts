@@ -1250,3 +1250,227 @@ describe('every route', () => {
     expect(problems).toEqual([]);
   }, 240_000);
 });
+
+/**
+ * Reader-to-reader isolation (issue 26, finding 4). A central read is valid only if readers cannot
+ * learn each other's observations: for every read a blinded reader can make — each GET route whose
+ * policy a reading role passes, and the read-only POSTs below — a second reader of a case answers
+ * the same before and after the first reader did everything a reader can do on it (annotations with
+ * text, a GeoJSON import, image and case queries with comments, a case comment, the AI choice, Mark
+ * as Scored), and no answer carries the first reader's words or name. A new reader-callable route
+ * cannot land without its entry here.
+ */
+interface IsolationCase {
+  studyId: number;
+  caseId: number;
+  imageId: number;
+  mldId: number;
+}
+
+/** The request of each reader-callable read for the isolation case, or why it is not compared. */
+const READER_READS: Record<string, ((c: IsolationCase) => { url: string; payload?: object }) | { skip: string }> = {
+  'GET /api/auth/csrf': { skip: 'answers the caller’s own CSRF token, new for every session' },
+  'GET /api/users/info': () => ({ url: '/api/users/info' }),
+  'GET /api/users/availableRoles': () => ({ url: '/api/users/availableRoles' }),
+  'GET /api/studies/list': () => ({ url: '/api/studies/list' }),
+  'GET /api/studies/:id': (c) => ({ url: `/api/studies/${c.studyId}` }),
+  'GET /api/images/:id/ai-layers': (c) => ({ url: `/api/images/${c.imageId}/ai-layers` }),
+  'GET /api/images/:id/ai-annotations': (c) => ({ url: `/api/images/${c.imageId}/ai-annotations` }),
+  'GET /api/mld/:id/heatmap': (c) => ({ url: `/api/mld/${c.mldId}/heatmap` }),
+  'GET /api/images/:id': (c) => ({ url: `/api/images/${c.imageId}` }),
+  'GET /api/cases/assigned': () => ({ url: '/api/cases/assigned' }),
+  'GET /api/cases/:id': (c) => ({ url: `/api/cases/${c.caseId}` }),
+  'GET /api/cases': (c) => ({ url: `/api/cases?studyId=${c.studyId}` }),
+  'GET /api/studies/:id/cases': (c) => ({ url: `/api/studies/${c.studyId}/cases` }),
+  'GET /api/studies/:id/users': (c) => ({ url: `/api/studies/${c.studyId}/users` }),
+  'GET /api/images/:id/annotations': (c) => ({ url: `/api/images/${c.imageId}/annotations` }),
+  'GET /api/images/:id/annotations.geojson': (c) => ({ url: `/api/images/${c.imageId}/annotations.geojson` }),
+  'GET /api/queries/metadata': (c) => ({ url: `/api/queries/metadata?studyId=${c.studyId}` }),
+  'GET /api/queries/case/:caseId': (c) => ({ url: `/api/queries/case/${c.caseId}` }),
+  'GET /api/queries/image/:imageId': (c) => ({ url: `/api/queries/image/${c.imageId}` }),
+  'GET /api/queries/stats': () => ({ url: '/api/queries/stats' }),
+  // Reads sent as POST (their filters in the body).
+  'POST /api/queries': () => ({ url: '/api/queries', payload: { objectType: 'IMAGE', includeClosedQueries: true } }),
+  'POST /api/queries#CASE': () => ({
+    url: '/api/queries',
+    payload: { objectType: 'CASE', includeClosedQueries: true },
+  }),
+};
+
+const READING_ROLES: RoleName[] = ['CR', 'NOTO'];
+
+/** The GET routes a reading role may call (public ones answer nobody in particular). */
+function readerCallableGets(): string[] {
+  return routes()
+    .filter((route) => route.method === 'GET' && route.policy)
+    .filter((route) => {
+      const policy = route.policy!;
+      if (policy.kind === 'authenticated') return true;
+      return (
+        policy.kind === 'permission' &&
+        READING_ROLES.some((role) =>
+          policy.anyOf.some((p) => (ROLE_PERMISSIONS[role] as readonly string[]).includes(p)),
+        )
+      );
+    })
+    .map(routeName);
+}
+
+/** An answer with what legitimately differs between two calls (fresh tile tokens) taken out. */
+function comparable(body: string): string {
+  return body.replace(/([?&]t=)[^"&\\]+/g, '$1…');
+}
+
+describe('reader-to-reader isolation (issue 26)', () => {
+  const SECRET = 'R1-OBSERVATION-7f3a';
+  let c: IsolationCase;
+  let reader1: Caller;
+  let reader2: Caller;
+
+  async function answers(caller: Caller): Promise<Map<string, { status: number; body: string }>> {
+    const out = new Map<string, { status: number; body: string }>();
+    for (const [name, read] of Object.entries(READER_READS)) {
+      if ('skip' in read) continue;
+      const request = read(c);
+      const response = await send(caller.session, request.payload ? 'POST' : 'GET', request);
+      out.set(name, { status: response.statusCode, body: comparable(response.body) });
+    }
+    return out;
+  }
+
+  beforeAll(async () => {
+    const db = t.database.db;
+    const studyId = A.studyId;
+    reader1 = await caller('CR', studyId);
+    reader2 = await caller('CR', studyId);
+    const { id: caseId } = await createCase(db, { studyId, status: 'PROCESSED' });
+    await db
+      .updateTable('cases')
+      .set({ proc_id: `ISO-${unique()}` })
+      .where('id', '=', caseId)
+      .execute();
+    const { id: imageId } = await createStudyImage(db, { studyId, caseId, status: 'READY_FOR_READING', width: 1000 });
+    await assignReader(db, { caseId, userId: reader1.userId });
+    await assignReader(db, { caseId, userId: reader2.userId });
+    const heatmap = `mld/imports/iso-${unique()}/heatmap.png`;
+    await t.app.slides.storage.write(heatmap, Buffer.from('png'));
+    const mld = await db
+      .insertInto('mld_files')
+      .values({
+        name: 'ai.mld',
+        s3_key: `mld/u0-x-${unique()}/ai.mld`,
+        size_bytes: 4,
+        image_id: imageId,
+        study_id: studyId,
+        uploader_id: (await insider('ISC')).userId,
+        status: 'COMPLETE',
+        heatmap_key: heatmap,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    c = { studyId, caseId, imageId, mldId: mld.id };
+  });
+
+  it('lists every read a reader can make (add a new reader-callable route here)', () => {
+    const listed = new Set(Object.keys(READER_READS).map((name) => name.split('#')[0]));
+    expect(readerCallableGets().filter((name) => !listed.has(name))).toEqual([]);
+    const stale = [...listed].filter((name) => !routes().some((r) => routeName(r) === name));
+    expect(stale).toEqual([]);
+  });
+
+  it('a second reader of the case learns nothing of what the first did', async () => {
+    const before = await answers(reader2);
+    // Nothing but time passes: the answers are the same (the comparison is meaningful).
+    expect(await answers(reader2)).toEqual(before);
+
+    // reader1 reads the case, with every tool a reader has.
+    const as1 = async (method: string, url: string, payload?: object) => {
+      const response = await send(reader1.session, method, { url, ...(payload ? { payload } : {}) });
+      expect([200, 201], `${method} ${url}: ${response.statusCode} ${response.body}`).toContain(response.statusCode);
+      return response;
+    };
+    await as1('POST', '/api/annotations', {
+      imageId: c.imageId,
+      annotationType: 'TEXT',
+      geometry: { type: 'Point', coordinates: [100, 100] },
+      text: `${SECRET} crypt abscess here`,
+    });
+    await as1('POST', '/api/annotations', {
+      imageId: c.imageId,
+      annotationType: 'HPF',
+      geometry: { type: 'Point', coordinates: [300, 300] },
+    });
+    await as1('POST', '/api/annotations', {
+      imageId: c.imageId,
+      annotationType: 'POINT',
+      geometry: { type: 'Point', coordinates: [301, 301] },
+    });
+    await as1('POST', `/api/images/${c.imageId}/annotations/import`, {
+      type: 'FeatureCollection',
+      features: [{ type: 'Feature', geometry: { type: 'Point', coordinates: [7, 7] }, properties: {} }],
+    });
+    const blurry = await t.database.db
+      .selectFrom('query_reasons')
+      .select('id')
+      .where('object_type', '=', 'IMAGE')
+      .where('with_role_id', '=', roleByName('LabTech').id)
+      .where('reason_text', '=', 'Incorrect file name')
+      .executeTakeFirstOrThrow();
+    await as1('POST', '/api/queries/new', {
+      queryObjectType: 'IMAGE',
+      objectId: c.imageId,
+      studyId: c.studyId,
+      withRoleId: roleByName('LabTech').id,
+      responseOptionId: blurry.id,
+      commentText: `${SECRET}: 37 eosinophils in HPF1 but the slide is blurry`,
+    });
+    await as1('POST', '/api/queries/new', {
+      queryObjectType: 'CASE',
+      objectId: c.caseId,
+      studyId: c.studyId,
+      caseId: c.caseId,
+      withRoleId: roleByName('ISC').id,
+      responseOptionId: (
+        await t.database.db
+          .selectFrom('query_reasons')
+          .select('id')
+          .where('object_type', '=', 'CASE')
+          .where('with_role_id', '=', roleByName('ISC').id)
+          .where('reason_text', '=', 'Visit ID mismatch')
+          .executeTakeFirstOrThrow()
+      ).id,
+      commentText: `${SECRET}: villous blunting, right visit?`,
+    });
+    await as1('PATCH', `/api/cases/${c.caseId}/comment`, { comment: `${SECRET}: peak 37 eos` });
+    // The AI choice is the reader's own, made at Mark as Scored: the image-wide flag is not theirs.
+    const flag = await send(reader1.session, 'PATCH', {
+      url: `/api/images/${c.imageId}/accept-ai-annotations`,
+      payload: { acceptAiAnnotations: true },
+    });
+    expect(flag.statusCode).toBe(403);
+    await as1('PATCH', `/api/cases/${c.caseId}/status/forward`, { includeAiCounts: true });
+
+    const after = await answers(reader2);
+    const changed = [...before.keys()].filter(
+      (name) => JSON.stringify(before.get(name)) !== JSON.stringify(after.get(name)),
+    );
+    expect(
+      changed,
+      changed
+        .map(
+          (name) =>
+            `${name}:\n  before ${before.get(name)?.body.slice(0, 400)}\n  after  ${after.get(name)?.body.slice(0, 400)}`,
+        )
+        .join('\n'),
+    ).toEqual([]);
+    const { username } = await t.database.db
+      .selectFrom('users')
+      .select('username')
+      .where('id', '=', reader1.userId)
+      .executeTakeFirstOrThrow();
+    const leaking = [...after.entries()]
+      .filter(([, a]) => a.body.includes(SECRET) || a.body.includes(username))
+      .map(([name]) => name);
+    expect(leaking).toEqual([]);
+  });
+});

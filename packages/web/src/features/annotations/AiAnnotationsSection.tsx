@@ -122,7 +122,11 @@ function IncludeCounts({ imageId, accepted }: { imageId: number; accepted: boole
         label="Include AI annotation counts in reports"
         checked={accepted}
         disabled={!mayAccept || accept.isPending}
-        title={mayAccept ? undefined : 'Decided by a reader or a study administrator'}
+        title={
+          mayAccept
+            ? undefined
+            : 'Set by the ISC or a study administrator; a reader chooses for their own read at Mark as Scored'
+        }
         onChange={(event) => accept.mutate(event.currentTarget.checked)}
       />
       {accept.isError && (

@@ -1,6 +1,5 @@
 import { FormGroup, HTMLSelect, Radio, RadioGroup } from '@blueprintjs/core';
 import {
-  ACCEPT_AI_PERMISSION,
   CASE_STATUS_LABELS,
   REVERT_ANY_PERMISSION,
   forwardStepFrom,
@@ -18,7 +17,7 @@ import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { showToast } from '../../components/appToaster';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
-import { imageAction, useCaseStatusAction } from './api';
+import { useCaseStatusAction } from './api';
 import { ReasonDialog } from './ReasonDialog';
 
 /** The case a status dialog acts on. */
@@ -93,15 +92,15 @@ export function CaseActionDialog({
   onClose: () => void;
   /**
    * Mark as Scored of an image with imported AI annotations: the dialog asks whether to include or
-   * exclude their counts (doc 3 §4) and sets the image's choice before marking.
+   * exclude their counts (doc 3 §4), starting from the image's setting; the reader's choice is sent
+   * with the mark and kept with their read, never set on the image, where a second reader of the
+   * case would read it (issue 26).
    */
   aiImage?: { id: number; acceptAiAnnotations: boolean } | undefined;
 }) {
   const mutation = useCaseStatusAction();
   const actions = useUserInfo().data?.actions ?? [];
   const [includeAi, setIncludeAi] = useState(aiImage?.acceptAiAnnotations ?? false);
-  const [aiError, setAiError] = useState<string | null>(null);
-  const mayChooseAi = actions.includes(ACCEPT_AI_PERMISSION);
   const selectId = useId();
   const choices = revertChoices(target, actions.includes(REVERT_ANY_PERMISSION));
   const [status, setStatus] = useState<CaseStage | ''>(choices.at(-1) ?? '');
@@ -120,16 +119,7 @@ export function CaseActionDialog({
 
   if (kind === 'forward') {
     const askAi = target.status === 'PROCESSED' && aiImage !== undefined;
-    const confirm = async () => {
-      setAiError(null);
-      if (askAi && mayChooseAi && includeAi !== aiImage.acceptAiAnnotations) {
-        try {
-          await imageAction({ kind: 'acceptAi', imageId: aiImage.id, accept: includeAi });
-        } catch (failure) {
-          setAiError(errorMessage(failure));
-          return;
-        }
-      }
+    const confirm = () => {
       mutation.mutate(
         { kind: 'forward', id: target.id, ...(askAi ? { includeAiCounts: includeAi } : {}) },
         { onSuccess: done },
@@ -142,8 +132,8 @@ export function CaseActionDialog({
         title={target.status === 'PROCESSED' ? forwardLabel(target.status) : 'Confirm Case Status Change'}
         confirmText={forwardLabel(target.status)}
         isPending={mutation.isPending}
-        error={aiError ?? error}
-        onConfirm={() => void confirm()}
+        error={error}
+        onConfirm={confirm}
         onClose={onClose}
       >
         {target.status === 'PROCESSED' ? (
@@ -152,22 +142,16 @@ export function CaseActionDialog({
               Mark case <strong>{caseName(target)}</strong> as scored? Your scores can no longer be changed; the case
               completes when every assigned reader has marked it.
             </p>
-            {askAi &&
-              (mayChooseAi ? (
-                <RadioGroup
-                  label="This image has imported AI annotations. Include or exclude their counts?"
-                  selectedValue={includeAi ? 'include' : 'exclude'}
-                  onChange={(event) => setIncludeAi(event.currentTarget.value === 'include')}
-                >
-                  <Radio value="include" label="Include imported AI annotation counts" />
-                  <Radio value="exclude" label="Exclude imported AI annotation counts" />
-                </RadioGroup>
-              ) : (
-                <p>
-                  The imported AI annotation counts of this image are{' '}
-                  {aiImage.acceptAiAnnotations ? 'included in' : 'excluded from'} the scores.
-                </p>
-              ))}
+            {askAi && (
+              <RadioGroup
+                label="This image has imported AI annotations. Include or exclude their counts?"
+                selectedValue={includeAi ? 'include' : 'exclude'}
+                onChange={(event) => setIncludeAi(event.currentTarget.value === 'include')}
+              >
+                <Radio value="include" label="Include imported AI annotation counts" />
+                <Radio value="exclude" label="Exclude imported AI annotation counts" />
+              </RadioGroup>
+            )}
           </>
         ) : (
           <p>

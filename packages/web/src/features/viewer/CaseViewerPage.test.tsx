@@ -175,9 +175,6 @@ describe('the case viewer: QC and scoring', () => {
       'GET /api/images/1': {
         body: makeImage({ id: 1, caseId: 40, mldFile: { id: 5, name: 'ses1_4_Result.mld', appSequenceId: '4' } }),
       },
-      'PATCH /api/images/1/accept-ai-annotations': {
-        body: { success: true, message: IMAGE_ACTION_MESSAGES.aiAccepted, imageId: 1 },
-      },
       'PATCH /api/cases/40/status/forward': { body: { success: true, message: CASE_MESSAGES.scored, case: c } },
     });
     await waitFor(() => expect(calls.some((x) => x.path === '/api/images/1')).toBe(true));
@@ -187,11 +184,9 @@ describe('the case viewer: QC and scoring', () => {
     fireEvent.click(within(dialog).getByRole('radio', { name: 'Include imported AI annotation counts' }));
     fireEvent.click(within(dialog).getByRole('button', { name: 'Mark as Scored' }));
     await waitFor(() => expect(calls.some((x) => x.path === '/api/cases/40/status/forward')).toBe(true));
-    const accept = calls.findIndex((x) => x.path === '/api/images/1/accept-ai-annotations');
-    expect(calls[accept]?.body).toEqual({ acceptAiAnnotations: true });
-    expect(accept).toBeLessThan(calls.findIndex((x) => x.path === '/api/cases/40/status/forward'));
-    // The choice is recorded with the read.
+    // The choice is recorded with the read only: never on the image, where another reader would see it.
     expect(calls.find((x) => x.path === '/api/cases/40/status/forward')?.body).toEqual({ includeAiCounts: true });
+    expect(calls.some((x) => x.path === '/api/images/1/accept-ai-annotations')).toBe(false);
   });
 
   it('the last reader’s mark completes the case and goes on to the study page', async () => {
