@@ -225,6 +225,8 @@ export const IMAGE_MESSAGES = {
   imageToReplaceArchived: 'The image to replace is archived',
   /** Replace is for an image with an open query (doc 2 §2.5) or, beyond the spec, whose processing failed. */
   imageToReplaceNotReplaceable: 'Only an image with an open query, or whose processing failed, can be replaced',
+  imageToReplaceNotThroughQuery:
+    'Only the target of an open query on this image may replace it, working as StudyAdmin, ISC, LabTech or Uploader',
   labelNotFound: 'No label image',
   macroNotFound: 'No macro image',
   invalidSignature: 'The link is invalid or has expired',
@@ -590,6 +592,11 @@ export const studyImageRowSchema = z.object({
     .object({ queryStatus: z.enum(['OPEN', 'CLOSED']), resolution: z.enum(QUERY_RESOLUTIONS).nullable() })
     .nullable(),
   simpleCase: z.object({ id: z.number().int(), procId: z.string().nullable() }).nullable(),
+  /**
+   * Whether the caller may replace it (the server's rule: the target of an open query on it, or a
+   * failed slide, for the roles that replace images), so Replace is offered only where it works.
+   */
+  mayReplace: z.boolean(),
 });
 export type StudyImageRow = z.infer<typeof studyImageRowSchema>;
 

@@ -23,7 +23,6 @@ import {
   type SlideTestContext,
 } from './factories.js';
 import { changedTables, databaseFingerprint } from './support/fingerprint.js';
-import { IMAGE_REPLACEMENT_MESSAGES } from '../src/modules/images/imageReplacement.js';
 
 /**
  * Issue 26, items 7â€“10: permissions that did not match docs/PERMISSIONS.md. Each refusal is proven
@@ -167,8 +166,24 @@ describe('item 7: replace image only through an open query sent to the replacerâ
         payload: { name: 'rescan.svs', s3Key, studyId, imageToReplaceId: imageId },
       }),
     );
-    expectRefusal(refused, 403, IMAGE_REPLACEMENT_MESSAGES.notThroughQuery);
+    expectRefusal(refused, 403, IMAGE_MESSAGES.imageToReplaceNotThroughQuery);
     expect(await statusOf(imageId)).toBe('LAB_QC_PENDING');
+  });
+
+  it('the Images tab offers Replace (mayReplace) to the queryâ€™s target only, as the service decides', async () => {
+    const imageId = await processedImage();
+    await imageQuery(imageId, 'isc', 'ISC', 'UPLOADER');
+    const failed = await processedImage('FAIL');
+    const mayReplace = async (who: string) => {
+      const response = await as(who).request({ method: 'GET', url: `/api/studies/${studyId}/images?pageSize=100` });
+      expect(response.statusCode, response.body).toBe(200);
+      const rows = response.json<{ images: { id: number; mayReplace: boolean }[] }>().images;
+      return [rows.find((r) => r.id === imageId)?.mayReplace, rows.find((r) => r.id === failed)?.mayReplace];
+    };
+    expect(await mayReplace('uploader')).toEqual([true, true]);
+    expect(await mayReplace('labtech')).toEqual([false, true]);
+    expect(await mayReplace('isc')).toEqual([false, true]);
+    expect(await mayReplace('site')).toEqual([false, false]);
   });
 
   it('refuses a replacer role the query was not sent to (Uploader, LabTech, ISC, StudyAdmin) with 403', async () => {
@@ -183,7 +198,7 @@ describe('item 7: replace image only through an open query sent to the replacerâ
           payload: { name: 'rescan.svs', s3Key, studyId, imageToReplaceId: imageId },
         }),
       );
-      expectRefusal(refused, 403, IMAGE_REPLACEMENT_MESSAGES.notThroughQuery);
+      expectRefusal(refused, 403, IMAGE_MESSAGES.imageToReplaceNotThroughQuery);
     }
     // The opener (ISC) is not the target either.
     const s3Key = await upload();
@@ -194,7 +209,7 @@ describe('item 7: replace image only through an open query sent to the replacerâ
         payload: { name: 'rescan.svs', s3Key, studyId, imageToReplaceId: imageId },
       }),
     );
-    expectRefusal(byOpener, 403, IMAGE_REPLACEMENT_MESSAGES.notThroughQuery);
+    expectRefusal(byOpener, 403, IMAGE_MESSAGES.imageToReplaceNotThroughQuery);
     expect(await statusOf(imageId)).toBe('LAB_QC_PENDING');
   });
 
@@ -209,7 +224,7 @@ describe('item 7: replace image only through an open query sent to the replacerâ
         payload: { name: 'rescan.svs', s3Key, studyId, imageToReplaceId: imageId },
       }),
     );
-    expectRefusal(refused, 403, IMAGE_REPLACEMENT_MESSAGES.notThroughQuery);
+    expectRefusal(refused, 403, IMAGE_MESSAGES.imageToReplaceNotThroughQuery);
   });
 
   it('an answered or closed query no longer allows it (409), nor does an image without a query', async () => {
@@ -296,7 +311,7 @@ describe('item 7: replace image only through an open query sent to the replacerâ
         payload: { name: 'rescan.svs', s3Key, studyId, imageToReplaceId: failed },
       }),
     );
-    expectRefusal(refused, 403, IMAGE_REPLACEMENT_MESSAGES.notThroughQuery);
+    expectRefusal(refused, 403, IMAGE_MESSAGES.imageToReplaceNotThroughQuery);
     const response = await replace('labtech', failed);
     expect(response.statusCode, response.body).toBe(200);
     expect(await statusOf(failed)).toBe('ARCHIVED');

@@ -154,6 +154,7 @@ export function makeStudyImage(overrides: Partial<StudyImageRow> = {}): StudyIma
     statusMessage: null,
     lastLabQuery: null,
     simpleCase: null,
+    mayReplace: false,
     ...overrides,
   };
 }

@@ -12,6 +12,8 @@ import {
 } from '@lamina/domain';
 import type { TileGrant, TileTokens } from '../../platform/tiles/tileToken.js';
 import type { StudyImageListRow } from './imageQueries.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import { replacementDecision } from './imageReplacement.js';
 
 /** The columns the viewer's Image is built from. */
 export const IMAGE_VIEW_COLUMNS = [
@@ -157,7 +159,10 @@ export function presentImage(row: ImageViewRow, tiles: TileUrlOptions, viewer: I
  * A row of the study page's Images tab (doc 2 §3 "Image (study page)" with the image-and-query
  * additions). No subject, site or visit fields; the file name as for the viewer (imageName).
  */
-export function presentStudyImageRow(row: StudyImageListRow, viewer: Pick<ImageViewer, 'actions'>): StudyImageRow {
+export function presentStudyImageRow(
+  row: StudyImageListRow,
+  viewer: Pick<ImageViewer, 'actions'> & Pick<Principal, 'id' | 'workAsRole'>,
+): StudyImageRow {
   return {
     id: row.id,
     studyId: row.study_id ?? 0,
@@ -173,5 +178,11 @@ export function presentStudyImageRow(row: StudyImageListRow, viewer: Pick<ImageV
     statusMessage: row.status_message,
     lastLabQuery: row.query_status ? { queryStatus: row.query_status, resolution: row.resolution } : null,
     simpleCase: row.case_id !== null ? { id: row.case_id, procId: row.case_proc_id } : null,
+    mayReplace:
+      replacementDecision(
+        { processingStatus: row.processing_status },
+        row.open_queries.map((q) => ({ queryStatus: 'OPEN' as const, ...q })),
+        viewer,
+      ) === 'allowed',
   };
 }

@@ -116,6 +116,15 @@ export async function listStudyImages(db: Q, filter: StudyImageFilter) {
       casePosition('images').as('case_position'),
       'last_query.query_status',
       'last_query.resolution',
+      // The open queries' parties: who may replace the image (imageReplacement.ts).
+      sql<OpenQueryParties[]>`coalesce((
+        select json_agg(json_build_object(
+          'resolution', q.resolution, 'openedBy', q.opened_by, 'openedByRoleId', q.opened_by_role_id,
+          'withRoleId', q.with_role_id, 'withUserId', q.with_user_id) order by q.id)
+        from queries q
+        where q.object_type = 'IMAGE' and q.object_id = images.id and q.query_status = 'OPEN'), '[]'::json)`.as(
+        'open_queries',
+      ),
       sql<string>`lower(images.name)`.as('lower_name'),
       sql<number>`count(*) over ()`.as('total'),
     ])
@@ -137,3 +146,12 @@ export async function listStudyImages(db: Q, filter: StudyImageFilter) {
 }
 
 export type StudyImageListRow = Awaited<ReturnType<typeof listStudyImages>>['rows'][number];
+
+/** An open image query's facts as the list reads them. */
+export interface OpenQueryParties {
+  resolution: 'RESOLVED' | 'UNRESOLVABLE' | null;
+  openedBy: number | null;
+  openedByRoleId: number | null;
+  withRoleId: number | null;
+  withUserId: number | null;
+}

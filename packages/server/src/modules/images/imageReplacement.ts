@@ -22,11 +22,6 @@ import { ConflictError, ForbiddenError } from '../../platform/errors.js';
  * roles without a query. Everyone else is refused, whatever the upload permission of their role.
  */
 
-export const IMAGE_REPLACEMENT_MESSAGES = {
-  notThroughQuery:
-    'Only the target of an open query on this image may replace it, working as StudyAdmin, ISC, LabTech or Uploader',
-} as const;
-
 /** The facts of an open image query that decide its actions (queries.ts, queryActionsFor). */
 export interface OpenImageQueryFacts extends QueryParties {
   queryStatus: 'OPEN' | 'CLOSED';
@@ -95,5 +90,5 @@ export async function assertMayReplace(
     actor,
   );
   if (decision === 'notReplaceable') throw new ConflictError(IMAGE_MESSAGES.imageToReplaceNotReplaceable);
-  if (decision === 'notThroughQuery') throw new ForbiddenError(IMAGE_REPLACEMENT_MESSAGES.notThroughQuery);
+  if (decision === 'notThroughQuery') throw new ForbiddenError(IMAGE_MESSAGES.imageToReplaceNotThroughQuery);
 }

@@ -100,6 +100,7 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
       cogKey: null,
       status: 'FAIL_PROCESSING',
       statusMessage: 'The JPEG 2000 data of tile 3 (column 3, row 0) of level 0 could not be decoded',
+      mayReplace: true,
     });
     renderTab([{ images: [failed] }]);
     await screen.findByText('Failed');
@@ -112,8 +113,10 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
     expect(screen.queryByTestId('location')).toBeNull();
   });
 
-  it('offers no Replace for a processed image without a query', async () => {
-    renderTab([{ images: [makeStudyImage()] }]);
+  it('offers Replace only where the server says the caller may replace the image', async () => {
+    // An open query that was not sent to the caller (issue 26: Site, or another role's query).
+    const queried = makeStudyImage({ lastLabQuery: { queryStatus: 'OPEN', resolution: null }, mayReplace: false });
+    renderTab([{ images: [queried] }]);
     fireEvent.click(await screen.findByRole('button', { name: 'Actions for CMU-1-Small-Region.svs' }));
     await screen.findByRole('menuitem', { name: /Download/ });
     expect(screen.queryByRole('menuitem', { name: /Replace/ })).toBeNull();

@@ -1,7 +1,6 @@
 import { Checkbox, Icon, MenuItem, ProgressBar, Tooltip, type IconName } from '@blueprintjs/core';
 import {
   imageQueryState,
-  mayReplaceImage,
   isProcessing,
   processedState,
   type ImageQueryState,
@@ -37,12 +36,12 @@ export interface ImageSelection {
 /** Moving is refused for images in reading (doc 2 §4); archived images are not listed. */
 const movable = (image: StudyImageRow) => image.status !== 'READY_FOR_READING' && image.status !== 'COMPLETE';
 
-/** Replace is offered where the server accepts it (the domain's mayReplaceImage): an open query, or failed processing. */
+/**
+ * Replace is offered where the server accepts it: the row says so for the caller (the target of an
+ * open query on the image, or a failed slide, for the roles that replace images).
+ */
 export function canReplace(image: StudyImageRow): boolean {
-  return mayReplaceImage({
-    hasOpenQuery: image.lastLabQuery?.queryStatus === 'OPEN',
-    processingStatus: image.processingStatus,
-  });
+  return image.mayReplace;
 }
 
 const QUERY_ICONS: Record<
