@@ -562,7 +562,7 @@ export type StudyCaseListResponse = z.infer<typeof studyCaseListResponseSchema>;
 
 /** GET /api/cases?studyId&searchText (doc 2 §7): case search of the Assign to Case and Move dialogs. */
 export const caseSearchQuerySchema = z.object({
-  studyId: z.coerce.number().int().positive(),
+  studyId: z.number().int().positive(),
   searchText: z.string().max(TEXT_LIMITS.search).optional(),
   /** Lamina: 'assign' lists only cases that take images, 'move' excludes Completed and Processed. */
   purpose: z.enum(['assign', 'move']).optional(),
@@ -584,14 +584,14 @@ export const caseSearchResponseSchema = z.object({
 /** GET /api/studies/{studyId}/users?name and GET /api/users/suggest-readers?studyId&subjectId. */
 export const readerSearchQuerySchema = z.object({ name: z.string().max(TEXT_LIMITS.search).optional() });
 export const suggestReadersQuerySchema = z.object({
-  studyId: z.coerce.number().int().positive(),
+  studyId: z.number().int().positive(),
   subjectId: z.string().max(200).optional(),
 });
 export const readersResponseSchema = z.object({ success: z.literal(true), readers: z.array(caseReaderSchema) });
 
 /** GET /api/studies/{studyId}/cases/images?id&name&exclude: images that can join a case. */
 export const caseImagesQuerySchema = z.object({
-  id: z.coerce.number().int().positive().optional(),
+  id: z.number().int().positive().optional(),
   name: z.string().max(TEXT_LIMITS.fileName).optional(),
   exclude: z
     .string()

@@ -71,7 +71,7 @@ export function imageBaseName(path: string): string {
 // Calls (doc 2 §7)
 // ---------------------------------------------------------------------------------------------
 
-const id = z.coerce.number().int().positive().max(2_147_483_647);
+const id = z.number().int().positive().max(2_147_483_647);
 const fileName = z.string().trim().min(1).max(TEXT_LIMITS.fileName);
 
 /** POST /api/mld/get-signed-urls { fileNames }. */

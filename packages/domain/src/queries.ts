@@ -488,9 +488,9 @@ export function queryReasonText(q: { reasonText: string | null; childReasonText:
 // Shapes (doc 3 §3, §7)
 // ---------------------------------------------------------------------------------------------
 
-const id = z.coerce.number().int().positive();
+const id = z.number().int().positive();
 const text = (max: number) => z.string().max(max);
-const followUpInDays = z.coerce
+const followUpInDays = z
   .number()
   .int()
   .min(0, { message: QUERY_MESSAGES.followUpDays })

@@ -310,7 +310,7 @@ export function auditTrailFileName(
 // Requests
 // ---------------------------------------------------------------------------------------------
 
-const id = z.coerce.number().int().positive().max(2_147_483_647);
+const id = z.number().int().positive().max(2_147_483_647);
 const reportDate = z.string().max(20).optional();
 const timeZone = z.string().max(64).optional();
 

@@ -531,13 +531,13 @@ export function studyUserGroup(roleName: string): StudyUserGroup {
 }
 
 /** Page sizes of every list (spec doc 1 §9). */
-export const pageSizeSchema = z.coerce
+export const pageSizeSchema = z
   .number()
   .int()
   .refine((n) => (PAGE_SIZES as readonly number[]).includes(n), {
     message: `pageSize must be one of ${PAGE_SIZES.join(', ')}`,
   });
-export const pageSchema = z.coerce.number().int().min(1).max(1_000_000);
+export const pageSchema = z.number().int().min(1).max(1_000_000);
 
 /** Sort values: a key for ascending, '-' + key for descending. */
 export function sortValues<const K extends string>(keys: readonly K[]): [K | `-${K}`, ...(K | `-${K}`)[]] {

@@ -351,13 +351,17 @@ describe('API schemas', () => {
   });
 
   it('accept page sizes 10, 20, 50, 100 only, and default the sorts', () => {
-    expect(studyListQuerySchema.parse({ pageSize: '50', page: '2' })).toEqual({
+    expect(studyListQuerySchema.parse({ pageSize: 50, page: 2 })).toEqual({
       pageSize: 50,
       page: 2,
       sort: '-createdAt',
     });
-    expect(studyListQuerySchema.safeParse({ pageSize: '25' }).error?.issues[0]?.message).toBe(
+    expect(studyListQuerySchema.safeParse({ pageSize: 25 }).error?.issues[0]?.message).toBe(
       'pageSize must be one of 10, 20, 50, 100',
+    );
+    // Numbers are numbers (issue 26): the server reads a query string's text as one (params.ts).
+    expect(studyListQuerySchema.safeParse({ pageSize: '50' }).error?.issues[0]?.message).toBe(
+      'pageSize must be number',
     );
     expect(userListQuerySchema.parse({}).sort).toBe('username');
     expect(userListQuerySchema.safeParse({ exclude: '1, 2,3' }).success).toBe(true);
