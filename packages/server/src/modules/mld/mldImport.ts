@@ -11,6 +11,7 @@ import {
 import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
+import { STORAGE_KEY_IN_MESSAGE, withoutStorageKeys } from '../../platform/storage/keysInText.js';
 import { recordAudit, SYSTEM_ACTOR, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { loadPrincipal } from '../../platform/auth/principal.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
@@ -344,8 +345,9 @@ export async function processMldImport(deps: MldImportDeps, mldId: number): Prom
   }
 }
 
-/** ERROR with a message, audited; a finished import is left alone. */
-export async function failImport(db: Db, mldId: number, message: string): Promise<void> {
+/** ERROR with a message (naming no storage key), audited; a finished import is left alone. */
+export async function failImport(db: Db, mldId: number, error: string): Promise<void> {
+  const message = withoutStorageKeys(error, STORAGE_KEY_IN_MESSAGE);
   await db.transaction().execute(async (tx) => {
     const row = await tx
       .selectFrom('mld_files')

@@ -8,6 +8,7 @@ import { IMAGE_MESSAGES, statusAfterProcessing, type ImageStatus } from '@lamina
 import type { Db } from '../../platform/db/database.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { imageKeys, studyIdOfUploadKey } from '../../platform/storage/keys.js';
+import { STORAGE_KEY_IN_MESSAGE, withoutStorageKeys } from '../../platform/storage/keysInText.js';
 import { recordAudit, SYSTEM_ACTOR, type Actor } from '../../platform/audit/audit.js';
 import { CorruptTiffError, NotTiffError, readTiffStructure } from './tiffStructure.js';
 import { describeSlide, SlideRejectedError, type SlideInfo } from './slideInfo.js';
@@ -238,10 +239,10 @@ export async function processImage(
     await db
       .updateTable('images')
       .set({
-        status_message: `Retrying after an error: ${error instanceof Error ? error.message : String(error)}`.slice(
-          0,
-          500,
-        ),
+        status_message: withoutStorageKeys(
+          `Retrying after an error: ${error instanceof Error ? error.message : String(error)}`,
+          STORAGE_KEY_IN_MESSAGE,
+        ).slice(0, 500),
         updated_at: new Date(),
       })
       .where('id', '=', imageId)
@@ -253,7 +254,9 @@ export async function processImage(
   }
 }
 
-export async function markFailed(db: Db, imageId: number, reason: string): Promise<void> {
+export async function markFailed(db: Db, imageId: number, error: string): Promise<void> {
+  // What users read (the status message, the audit row) names no storage key; the log keeps it.
+  const reason = withoutStorageKeys(error, STORAGE_KEY_IN_MESSAGE);
   await db.transaction().execute(async (tx) => {
     const current = await tx
       .selectFrom('images')
