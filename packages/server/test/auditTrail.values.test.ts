@@ -450,13 +450,14 @@ describe('every audited action has its values classified', () => {
 
 describe('the renderer on its own (no look-ups)', () => {
   const render = (fileNames: boolean, row: Partial<Parameters<AuditValueRenderer['values']>[0]>) =>
-    new AuditValueRenderer({ fileNames, principal: {} as Principal }).values({
+    new AuditValueRenderer({ fileNames, principal: { actions: new Set() } as unknown as Principal }).values({
       action: 'SOMETHING_ELSE',
       entity_type: 'image',
       entity_id: '7',
       field: null,
       old_value: null,
       new_value: null,
+      reason: null,
       ...row,
     });
 

@@ -90,7 +90,8 @@ export function zonedClock(zone: string): (at: Date) => string {
 /**
  * One audit event as the export's cells, in AUDIT_TRAIL_HEADER order. Old and New Value are as
  * `values` renders them for the exporter (auditTrailValues.ts: no storage keys, file names by
- * permission, ids named); every other cell is the row's.
+ * permission, ids named, fields the exporter may not view hidden), and so is a failure's reason (an
+ * error message: no storage keys, file names by permission); every other cell is the row's.
  */
 export function auditTrailCells(
   row: AuditTrailDbRow,
@@ -113,7 +114,7 @@ export function auditTrailCells(
     row.field,
     oldValue,
     newValue,
-    row.reason,
+    values.reason(row),
     row.client_ip,
   ];
 }

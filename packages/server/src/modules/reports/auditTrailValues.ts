@@ -1,7 +1,19 @@
 import type { Kysely } from 'kysely';
+import {
+  CASE_FIELDS,
+  CASE_FIELD_VIEW_PERMISSIONS,
+  IM_CASE_COLUMNS,
+  IM_IMAGE_COLUMNS,
+  IMAGE_EXTENSIONS,
+  MLD_IMPORT_MESSAGES,
+  VIEW_SPONSOR_PERMISSION,
+  type Permission,
+} from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
+import { safeFileName } from '../../platform/storage/keys.js';
+import { withoutStorageKeys } from '../../platform/storage/keysInText.js';
 
 /**
  * The Old and New Value cells of the audit trail exports (issue 26, items 5 and 6). The audit rows
@@ -12,6 +24,10 @@ import { visibleStudies } from '../../platform/rbac/studyScope.js';
  *   left out, a value that is a key (field `s3_key` …) reads STORAGE_KEY_LABEL;
  * - **file names** only with AP_ImageData_ViewFilename, else the Object column's neutral
  *   `Image {id}`;
+ * - **fields the exporter may not view** (the Image Management column tables, mayViewCaseField,
+ *   the sponsor) read HIDDEN_VALUE_LABEL, old value and new;
+ * - **failure reasons** (AUDIT_ERROR_REASON_ACTIONS: error messages, not text a user typed) lose
+ *   their storage keys, and their file names by the file-name rule;
  * - **ids** named: people `First Last (username)`, images (by the same rule as file names), cases
  *   (Endo Procedure ID), studies (the name, for a study the exporter sees; else `Study {id}`),
  *   annotation classes, query reasons, roles, organizations.
@@ -27,21 +43,61 @@ import { visibleStudies } from '../../platform/rbac/studyScope.js';
 
 /** What an export shows for a storage key (to everyone). */
 export const STORAGE_KEY_LABEL = '(storage key: not exported)';
+/** What an export shows, as old and as new value, for a field the exporter may not view. */
+export const HIDDEN_VALUE_LABEL = '(hidden: no view permission)';
+/** A file name in a failure reason of something that is not an image (an .mld import), without the permission. */
+export const FILE_NAME_LABEL = '(file name)';
 
 /** The kinds of ids a recorded value may hold, each looked up in its table. */
 export type RefKind = 'user' | 'image' | 'case' | 'study' | 'class' | 'reason' | 'role' | 'organization';
+/** A value shown only to holders of a view permission (else HIDDEN_VALUE_LABEL). */
+export type ViewKind = `view:${Permission}`;
 /** What one value (or one member of a JSON value) is. */
-export type ValueKind = RefKind | 'fileName' | 'storageKey' | 'readerText';
+export type ValueKind = RefKind | 'fileName' | 'storageKey' | 'readerText' | ViewKind;
 /** A JSON object's members that need rendering; a member's kind may depend on the object. */
 export type MemberRules = Readonly<Record<string, ValueKind | ((value: Record<string, unknown>) => ValueKind | null)>>;
 /** A value's rule: the whole value is of a kind (ids may come as a JSON array of them), or a JSON object's members are. */
 export type ValueRule = ValueKind | { members: MemberRules };
 
+const view = (permission: Permission): ViewKind => `view:${permission}`;
+
+/**
+ * The image fields an edit records (Edit Image, Edit Column, the sample-data import: IMAGE_EDITED),
+ * each by its Image Management column's view permission (doc 2 §6) — the file name by the
+ * file-name rule instead (the neutral label, as everywhere). Edit Image calls the anatomical
+ * segment `biopsyLocation` and the file name `imageName`.
+ */
+const IMAGE_FIELD_RULES: Readonly<Record<string, ValueRule>> = (() => {
+  const rules: Record<string, ValueRule> = { imageName: 'fileName', imageFilename: 'fileName' };
+  for (const column of IM_IMAGE_COLUMNS) {
+    if (!column.edit || !column.view || column.key === 'imageFilename') continue;
+    rules[column.key] = view(column.view);
+    if (column.key === 'anatomicalSegment') rules.biopsyLocation = view(column.view);
+  }
+  return rules;
+})();
+
+/**
+ * The case fields (CASE_EDITED, the members of CASE_CREATED) as the case views show them
+ * (mayViewCaseField: subject, site and visit IDs by their permissions; the procedure IDs name the
+ * case wherever it is shown), and the case table's other edited column (Images Expected) by its view
+ * permission.
+ */
+const CASE_FIELD_RULES: Readonly<Record<string, ViewKind>> = (() => {
+  const rules: Record<string, ViewKind> = {};
+  for (const [field, permission] of Object.entries(CASE_FIELD_VIEW_PERMISSIONS))
+    if (permission) rules[field] = view(permission);
+  for (const column of IM_CASE_COLUMNS)
+    if (column.edit && column.view && !(CASE_FIELDS as readonly string[]).includes(column.key))
+      rules[column.key] = view(column.view);
+  return rules;
+})();
+
 /** `*` stands for any field (and none); `''` for events without a field. */
 export const AUDIT_VALUE_RULES: Readonly<Record<string, Readonly<Record<string, ValueRule>>>> = {
   IMAGE_UPLOADED: { '': { members: { name: 'fileName' } } },
   IMAGE_ORIGINAL_SEALED: { s3_key: 'storageKey' },
-  IMAGE_EDITED: { imageName: 'fileName', imageFilename: 'fileName' },
+  IMAGE_EDITED: IMAGE_FIELD_RULES,
   IMAGE_COPIED: { copied_from_image_id: { members: { copiedFrom: 'image', name: 'fileName' } } },
   IMAGE_DOWNLOADED: { '': 'fileName' },
   IMAGE_REPLACED: { replaces_image_id: 'image' },
@@ -49,6 +105,8 @@ export const AUDIT_VALUE_RULES: Readonly<Record<string, Readonly<Record<string, 
   IMAGE_CASE_REMOVED: { case_id: 'case' },
   IMAGE_MOVED_STUDY: { study_id: 'study' },
   IMAGE_STUDY_MATCHED: { study_id: 'study' },
+  CASE_CREATED: { '': { members: CASE_FIELD_RULES } },
+  CASE_EDITED: CASE_FIELD_RULES,
   CASE_READERS_CHANGED: { readers: 'user' },
   CASE_IMAGES_CHANGED: { images: 'image' },
   CASE_READ_REOPENED: { read_at: 'readerText' },
@@ -72,7 +130,18 @@ export const AUDIT_VALUE_RULES: Readonly<Record<string, Readonly<Record<string, 
   USER_CREATED: { organizationId: 'organization' },
   USER_UPDATED: { organizationId: 'organization' },
   REPORT_EXPORTED: { '*': { members: { userId: 'user' } } },
+  STUDY_CREATED: { sponsor: view(VIEW_SPONSOR_PERMISSION) },
+  STUDY_UPDATED: { sponsor: view(VIEW_SPONSOR_PERMISSION) },
 };
+
+/**
+ * Actions whose reason is an error message rather than text a user typed: the worker's and the
+ * .mld import's failures (processImage.ts markFailed, mldImport.ts failImport — a storage or
+ * decoder error on the last attempt names the object it failed on, and the file). In an export
+ * their storage keys read STORAGE_KEY_LABEL, and without AP_ImageData_ViewFilename their file
+ * names read the neutral label. Every other reason is as recorded.
+ */
+export const AUDIT_ERROR_REASON_ACTIONS: readonly string[] = ['IMAGE_PROCESSING_FAILED', 'MLD_IMPORT_FAILED'];
 
 /**
  * Actions whose values are shown as recorded: text, statuses, flags, counts, role names, usernames,
@@ -86,8 +155,6 @@ export const AUDIT_PLAIN_ACTIONS: readonly string[] = [
   'ANNOTATIONS_IMPORTED',
   'AUDIT_TRAIL_EXPORTED',
   'CASE_ARCHIVED',
-  'CASE_CREATED',
-  'CASE_EDITED',
   'CASE_HOLD_REMOVED',
   'CASE_PUT_ON_HOLD',
   'CASE_READ_MARKED',
@@ -126,8 +193,6 @@ export const AUDIT_PLAIN_ACTIONS: readonly string[] = [
   'SESSIONS_ENDED',
   'STUDY_ACCESS_GRANTED',
   'STUDY_ACCESS_REVOKED',
-  'STUDY_CREATED',
-  'STUDY_UPDATED',
   'UPLOAD_NOTIFIED',
   'USER_ACTIVATED',
   'USER_DEACTIVATED',
@@ -144,6 +209,24 @@ const MAX_ID = 2_147_483_647;
 /** Names kept across batches, per kind (users and classes repeat on every page); then dropped. */
 const CACHE_LIMIT = 20_000;
 
+/**
+ * A word of an error message that is a slide's file name: it ends in an extension a slide is
+ * uploaded with (IMAGE_EXTENSIONS), whatever folders come before it. The pyramid the worker builds
+ * (`pyramid.tif`) is its own object, not a file name.
+ */
+const SLIDE_FILE_WORD = new RegExp(
+  String.raw`[^\s"'\`()<>\[\]{},;|]*\.(?:${[...IMAGE_EXTENSIONS]
+    .map((e) => e.slice(1))
+    .sort((a, b) => b.length - a.length)
+    .join('|')})(?![A-Za-z0-9])`,
+  'gi',
+);
+const NOT_FILE_NAMES: ReadonlySet<string> = new Set(['pyramid.tif']);
+/** The .mld import's messages whose end is the image name the file gave (mldImport.ts linkedImage). */
+const MLD_NAME_MESSAGES = [MLD_IMPORT_MESSAGES.noImageMatches(''), MLD_IMPORT_MESSAGES.severalImagesMatch('')];
+/** What mldImport.ts says when the file gave no image name: not a name. */
+const NO_NAME_IN_FILE = '(no image name in the file)';
+
 /** The fields of an audit row the renderer reads. */
 export interface AuditValueRow {
   action: string;
@@ -152,6 +235,7 @@ export interface AuditValueRow {
   field: string | null;
   old_value: string | null;
   new_value: string | null;
+  reason: string | null;
 }
 
 type Names = Record<RefKind, Map<number, string>>;
@@ -159,6 +243,10 @@ type Visit = (kind: ValueKind, value: unknown) => unknown;
 
 const REF_KINDS: readonly RefKind[] = ['user', 'image', 'case', 'study', 'class', 'reason', 'role', 'organization'];
 const isRef = (kind: ValueKind): kind is RefKind => (REF_KINDS as readonly string[]).includes(kind);
+const isView = (kind: ValueRule | undefined): kind is ViewKind => typeof kind === 'string' && kind.startsWith('view:');
+/** Kinds whose value is taken whole, as text (a view kind: whatever the value). */
+const isWhole = (kind: ValueRule | undefined): kind is 'fileName' | 'storageKey' | 'readerText' | ViewKind =>
+  kind === 'fileName' || kind === 'storageKey' || kind === 'readerText' || isView(kind);
 const asId = (value: unknown): number | null =>
   typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= MAX_ID ? value : null;
 
@@ -168,6 +256,10 @@ function ruleOf(row: AuditValueRow): ValueRule | undefined {
   const rules = own(AUDIT_VALUE_RULES, row.action);
   return (rules && (own(rules, field) ?? own(rules, '*'))) ?? (KEY_NAME.test(field) ? 'storageKey' : undefined);
 }
+
+/** Whether a row's reason is an error message (rendered), not a user's text (as recorded). */
+const isErrorReason = (row: AuditValueRow): boolean =>
+  row.reason !== null && AUDIT_ERROR_REASON_ACTIONS.includes(row.action);
 
 /** A table's own entry (never one of Object.prototype's: the names come from the rows). */
 const own = <T>(table: Readonly<Record<string, T>>, name: string): T | undefined =>
@@ -192,8 +284,7 @@ interface ReadValue {
 }
 
 function readValue(text: string | null, rule: ValueRule | undefined): ReadValue {
-  if (text === null || rule === 'fileName' || rule === 'storageKey' || rule === 'readerText')
-    return { text, rule, json: undefined, keys: false };
+  if (text === null || isWhole(rule)) return { text, rule, json: undefined, keys: false };
   if (typeof rule === 'string' && /^\d+$/.test(text)) return { text, rule, json: Number(text), keys: false };
   const keys = KEY_MEMBER_HINT.test(text);
   const structured = keys || (typeof rule === 'string' ? text.startsWith('[') : rule !== undefined);
@@ -206,9 +297,14 @@ function readValue(text: string | null, rule: ValueRule | undefined): ReadValue 
  * itself when nothing changed.
  */
 function walkValue({ text, rule, json, keys }: ReadValue, visit: Visit): string | null {
+  // A field the exporter may not view is hidden even where it was empty (that it was is not shown).
+  if (isView(rule)) {
+    const shown = visit(rule, text);
+    return shown === text ? text : String(shown);
+  }
   if (text === null) return null;
   // Text kinds are the recorded text itself (strings are stored as they are).
-  if (rule === 'fileName' || rule === 'storageKey' || rule === 'readerText') return String(visit(rule, text));
+  if (isWhole(rule)) return String(visit(rule, text));
   if (json === undefined) return text;
   if (typeof json === 'number' && typeof rule === 'string') {
     const shown = visit(rule, json);
@@ -231,11 +327,8 @@ function walkMembers(object: Record<string, unknown>, members: MemberRules, visi
   for (const [name, value] of Object.entries(object)) {
     const member = own(members, name);
     const kind = typeof member === 'function' ? member(object) : member;
-    if (kind === undefined || kind === null || value === null) continue;
-    const shown =
-      kind === 'fileName' || kind === 'storageKey' || kind === 'readerText'
-        ? visit(kind, value)
-        : walkIds(kind, value, visit);
+    if (kind === undefined || kind === null || (value === null && !isView(kind))) continue;
+    const shown = isWhole(kind) ? visit(kind, value) : walkIds(kind, value, visit);
     if (shown !== value) {
       out ??= { ...object };
       out[name] = shown;
@@ -267,11 +360,17 @@ function withoutKeys(value: unknown): unknown {
   return same ? value : Object.fromEntries(kept);
 }
 
+/** The image an event is about, or null. */
+function imageOf(row: AuditValueRow): number | null {
+  return row.entity_type === 'image' && row.entity_id !== null && /^\d{1,10}$/.test(row.entity_id)
+    ? asId(Number(row.entity_id))
+    : null;
+}
+
 /** The neutral label of a file name: the image's, as the Object column gives it. */
 function neutralFileName(row: AuditValueRow): string {
-  return row.entity_type === 'image' && row.entity_id !== null && /^\d+$/.test(row.entity_id)
-    ? `Image ${row.entity_id}`
-    : '(file name)';
+  const image = imageOf(row);
+  return image !== null ? `Image ${image}` : FILE_NAME_LABEL;
 }
 
 const FALLBACK: Record<RefKind, string> = {
@@ -285,11 +384,15 @@ const FALLBACK: Record<RefKind, string> = {
   organization: 'Organization',
 };
 
+/** A row's three rendered cells: Old Value, New Value, Reason for Change. */
+type Rendered = [string | null, string | null, string | null];
+
 /**
- * Renders the Old and New Value cells of the rows of one export, as `principal` may see them.
- * `prepare(rows, db)` reads each value once, looks up the batch's names (in the cursor's
- * transaction) and renders the batch; `values(row)` then gives a row's two cells. A row not
- * prepared still loses its keys and file names: its ids read as `User 12`, `Image 34` ….
+ * Renders the Old and New Value cells (and a failure's reason) of the rows of one export, as
+ * `principal` may see them. `prepare(rows, db)` reads each value once, looks up the batch's names
+ * (in the cursor's transaction) and renders the batch; `values(row)` and `reason(row)` then give a
+ * row's cells. A row not prepared still loses its keys, its file names and the fields the exporter
+ * may not view: its ids read as `User 12`, `Image 34` ….
  */
 export class AuditValueRenderer {
   private readonly names: Names = {
@@ -302,23 +405,35 @@ export class AuditValueRenderer {
     role: new Map(),
     organization: new Map(),
   };
+  /**
+   * The file names of images whose failures are rendered for an exporter without the file-name
+   * permission: the image's name, that name as its storage key has it, and its key's file (the
+   * name it was uploaded with), to find in an error message.
+   */
+  private readonly fileNames = new Map<number, string[]>();
   /** The cells of the batch prepared last that needed rendering (the others are as recorded). */
-  private readonly rendered = new Map<AuditValueRow, [string | null, string | null]>();
+  private readonly rendered = new Map<AuditValueRow, Rendered>();
+  /** The exporter's permissions: which fields they may view. */
+  private readonly actions: ReadonlySet<string>;
 
   constructor(
     private readonly viewer: {
       /** AP_ImageData_ViewFilename: file names, else `Image {id}`. */
       fileNames: boolean;
-      /** Whose study scope decides which study names show. */
+      /** Whose study scope decides which study names show, and whose permissions which fields. */
       principal: Principal;
     },
-  ) {}
+  ) {
+    this.actions = viewer.principal.actions;
+  }
 
   /** Looks up the names the rows' values refer to that are not known yet (one query per kind), and renders the rows. */
   async prepare(rows: readonly AuditValueRow[], db: Kysely<DB>): Promise<void> {
     this.rendered.clear();
     for (const map of Object.values(this.names)) if (map.size > CACHE_LIMIT) map.clear();
+    if (this.fileNames.size > CACHE_LIMIT) this.fileNames.clear();
     const wanted = new Map<RefKind, Set<number>>();
+    const wantedFiles = new Set<number>();
     const want = (kind: RefKind, id: number) => {
       if (this.names[kind].has(id) || (kind === 'image' && !this.viewer.fileNames)) return; // a label needs no look-up
       let set = wanted.get(kind);
@@ -340,9 +455,12 @@ export class AuditValueRenderer {
       const rule = ruleOf(row);
       const before = readValue(row.old_value, rule);
       const after = readValue(row.new_value, rule);
-      if (rule === undefined && before.json === undefined && after.json === undefined) continue; // as recorded
+      const errorReason = isErrorReason(row);
+      if (rule === undefined && before.json === undefined && after.json === undefined && !errorReason) continue; // as recorded
       walkValue(before, collect);
       walkValue(after, collect);
+      const image = imageOf(row);
+      if (errorReason && !this.viewer.fileNames && image !== null && !this.fileNames.has(image)) wantedFiles.add(image);
       read.push([row, before, after]);
     }
     for (const [kind, set] of wanted) {
@@ -350,22 +468,62 @@ export class AuditValueRenderer {
       const found = await this.lookUp(db, kind, [...set]);
       for (const id of set) map.set(id, found.get(id) ?? `${FALLBACK[kind]} ${id}`);
     }
+    if (wantedFiles.size > 0) {
+      const images = await db
+        .selectFrom('images')
+        .select(['id', 'name', 's3_key'])
+        .where('id', 'in', [...wantedFiles])
+        .execute();
+      for (const id of wantedFiles) this.fileNames.set(id, []);
+      for (const image of images) {
+        const names = [image.name, safeFileName(image.name), image.s3_key.split('/').pop() ?? ''];
+        // Longest first (a name may hold another); names shorter than 'a.svs' are not looked for.
+        const distinct = [...new Set(names)].filter((n) => n.length >= 5).sort((a, b) => b.length - a.length);
+        this.fileNames.set(image.id, distinct);
+      }
+    }
     for (const [row, before, after] of read) {
       const visit: Visit = (kind, value) => this.show(row, kind, value);
-      this.rendered.set(row, [walkValue(before, visit), walkValue(after, visit)]);
+      this.rendered.set(row, [walkValue(before, visit), walkValue(after, visit), this.renderReason(row)]);
     }
   }
 
   /** The Old Value and New Value cells of a row (of the batch prepared last, or any row: then without look-ups). */
   values(row: AuditValueRow): [string | null, string | null] {
     const known = this.rendered.get(row);
-    if (known) return known;
+    if (known) return [known[0], known[1]];
     const rule = ruleOf(row);
     const visit: Visit = (kind, value) => this.show(row, kind, value);
     return [walkValue(readValue(row.old_value, rule), visit), walkValue(readValue(row.new_value, rule), visit)];
   }
 
+  /** The Reason for Change cell: as recorded, but for a failure's error message (AUDIT_ERROR_REASON_ACTIONS). */
+  reason(row: AuditValueRow): string | null {
+    const known = this.rendered.get(row);
+    return known ? known[2] : this.renderReason(row);
+  }
+
+  private renderReason(row: AuditValueRow): string | null {
+    if (row.reason === null || !isErrorReason(row)) return row.reason;
+    const text = withoutStorageKeys(row.reason, STORAGE_KEY_LABEL);
+    return this.viewer.fileNames ? text : this.withoutFileNames(row, text);
+  }
+
+  /** An error message without the file names it holds: the image's (looked up), any slide's, an .mld's image's. */
+  private withoutFileNames(row: AuditValueRow, text: string): string {
+    const label = neutralFileName(row);
+    const image = imageOf(row);
+    let shown = text;
+    for (const name of (image !== null ? this.fileNames.get(image) : undefined) ?? [])
+      shown = shown.split(name).join(label);
+    shown = shown.replace(SLIDE_FILE_WORD, (word) => (NOT_FILE_NAMES.has(word.toLowerCase()) ? word : label));
+    for (const message of MLD_NAME_MESSAGES)
+      if (shown.startsWith(message) && shown.slice(message.length) !== NO_NAME_IN_FILE) return `${message}${label}`;
+    return shown;
+  }
+
   private show(row: AuditValueRow, kind: ValueKind, value: unknown): unknown {
+    if (isView(kind)) return this.actions.has(kind.slice('view:'.length)) ? value : HIDDEN_VALUE_LABEL;
     switch (kind) {
       case 'storageKey':
         return STORAGE_KEY_LABEL;
