@@ -63,6 +63,12 @@ export interface Config {
   processing: ProcessingConfig;
   /** How the tile server answers (docs/ARCHITECTURE.md, docs/BENCHMARKS.md). */
   tiles: TilesConfig;
+  /**
+   * HEADERS_TIMEOUT (formerly TILE_HEADERS_TIMEOUT): seconds from the first byte of a request head
+   * to its 408 when it has not all arrived, on every path of the public port — API, tiles, web app —
+   * whether a tile connection or Node's HTTP server holds it (tileServer.ts headTimeouts). Default 60.
+   */
+  headersTimeoutSeconds: number;
 }
 
 export interface OidcConfig {
@@ -100,7 +106,7 @@ export interface TilesConfig {
   socketReads: 'direct' | 'stream';
   /** TILE_ACCESS_REFRESH: seconds between reads of the live sessions (the bound on token revocation). */
   accessRefreshSeconds: number;
-  /** TILE_HEADERS_TIMEOUT: seconds a tile connection may take to send a request head (as Node's headersTimeout). */
+  /** HEADERS_TIMEOUT (Config.headersTimeoutSeconds): seconds a tile connection may take to send a request head. */
   headersTimeoutSeconds: number;
   /** TILE_CACHE_MB in bytes: the memory of tiles read from object storage kept per process (0: off). */
   cacheBytes: number;
@@ -159,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const databaseUrl = env.DATABASE_URL || undefined;
   const demoPassword = env.DEMO_PASSWORD || randomBytes(9).toString('base64url');
   const dataDir = path.resolve(cwd, env.DATA_DIR || 'data');
+  const headersTimeoutSeconds = headersTimeout(env);
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${env.PORT || '8080'}`).replace(/\/+$/, '');
   const oidc = oidcConfig(env, publicUrl);
   const localLogin = bool(env.LOCAL_LOGIN, true);
@@ -202,7 +209,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     shutdownGraceSeconds: positive(env.SHUTDOWN_GRACE, 'SHUTDOWN_GRACE', 25),
     metrics: metricsConfig(env, port),
     processing: processingConfig(env),
-    tiles: tilesConfig(env, new Set(roles as ServerRole[])),
+    tiles: tilesConfig(env, new Set(roles as ServerRole[]), headersTimeoutSeconds),
+    headersTimeoutSeconds,
   };
 }
 
@@ -261,7 +269,17 @@ function oneOf<T extends string>(value: string | undefined, name: string, allowe
   return value as T;
 }
 
-function tilesConfig(env: NodeJS.ProcessEnv, roles: ReadonlySet<ServerRole>): TilesConfig {
+/** HEADERS_TIMEOUT, or its former name TILE_HEADERS_TIMEOUT (then tile connections only; now every head). */
+function headersTimeout(env: NodeJS.ProcessEnv): number {
+  if (env.HEADERS_TIMEOUT) return positive(env.HEADERS_TIMEOUT, 'HEADERS_TIMEOUT', 60);
+  return positive(env.TILE_HEADERS_TIMEOUT, 'TILE_HEADERS_TIMEOUT', 60);
+}
+
+function tilesConfig(
+  env: NodeJS.ProcessEnv,
+  roles: ReadonlySet<ServerRole>,
+  headersTimeoutSeconds: number,
+): TilesConfig {
   const tilesAlone = roles.size === 1 && roles.has('tiles');
   return {
     http: oneOf(env.TILE_HTTP, 'TILE_HTTP', ['connections', 'http'], 'connections'),
@@ -269,7 +287,7 @@ function tilesConfig(env: NodeJS.ProcessEnv, roles: ReadonlySet<ServerRole>): Ti
     send: oneOf(env.TILE_SEND, 'TILE_SEND', ['sendfile', 'write'], 'sendfile'),
     socketReads: oneOf(env.TILE_SOCKET_READS, 'TILE_SOCKET_READS', ['direct', 'stream'], 'direct'),
     accessRefreshSeconds: positive(env.TILE_ACCESS_REFRESH, 'TILE_ACCESS_REFRESH', 15),
-    headersTimeoutSeconds: positive(env.TILE_HEADERS_TIMEOUT, 'TILE_HEADERS_TIMEOUT', 60),
+    headersTimeoutSeconds,
     cacheBytes: tileCacheMegabytes(env.TILE_CACHE_MB) * 1024 * 1024,
   };
 }

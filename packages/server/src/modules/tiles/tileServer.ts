@@ -42,7 +42,7 @@ export class TileFastPath implements TileConnectionOwner {
   readonly sendfile: NativeSendfile | null;
   /** Reads into one buffer below the socket's stream (unless TILE_SOCKET_READS=stream). */
   readonly socketReads: boolean;
-  /** The longest a tile connection may take to send one request head (as Node's headersTimeout). */
+  /** The longest any request head may take from its first byte (HEADERS_TIMEOUT), ms. */
   readonly headersTimeoutMs: number;
   readonly mode: TileFastPathMode;
   readonly counts: TileConnectionCounts = { sentFromFile: 0, restWritten: 0 };
@@ -94,13 +94,29 @@ export class TileFastPath implements TileConnectionOwner {
 }
 
 /**
+ * How Node's HTTP server keeps a request head within `limitSeconds` of its first byte (issue 26):
+ * Node compares a head's age with `headersTimeout` only every `connectionsCheckingInterval` (30 s
+ * by default: a 60 s limit became up to 90 s, and more), so the check runs every second (a quarter
+ * of the limit when that is shorter, at least 250 ms) and `headersTimeout` is the limit less one
+ * check: the 408 goes out between the two, never after the limit. The tile connections time their
+ * heads to the limit exactly (tileConnection.ts).
+ */
+export function headTimeouts(limitSeconds: number): { headersTimeoutMs: number; checkIntervalMs: number } {
+  const limitMs = limitSeconds * 1000;
+  const checkIntervalMs = Math.max(250, Math.min(1000, Math.floor(limitMs / 4)));
+  return { headersTimeoutMs: Math.max(1, limitMs - checkIntervalMs), checkIntervalMs };
+}
+
+/**
  * The app's HTTP server (Fastify's `serverFactory`). In `connections` mode its connections start
  * as tile connections; requests that reach Node's HTTP server go to the tile handler when they are
- * GET or HEAD under `/tiles/` (and a handler is installed), everything else to Fastify. Timeouts
- * as Fastify sets them on the server it makes itself.
+ * GET or HEAD under `/tiles/` (and a handler is installed), everything else to Fastify. Keep-alive
+ * as Fastify sets it on the server it makes itself; no limit on a whole request (uploads stream for
+ * as long as they need), but a request head must arrive within HEADERS_TIMEOUT (headTimeouts).
  */
 export function createAppServer(fastifyHandler: http.RequestListener, fastPath: TileFastPath): http.Server {
-  const server = http.createServer((req, res) => {
+  const heads = headTimeouts(fastPath.headersTimeoutMs / 1000);
+  const server = http.createServer({ connectionsCheckingInterval: heads.checkIntervalMs }, (req, res) => {
     const tiles = fastPath.handler;
     if (
       tiles !== null &&
@@ -115,6 +131,7 @@ export function createAppServer(fastifyHandler: http.RequestListener, fastPath: 
   });
   server.keepAliveTimeout = KEEP_ALIVE_MS;
   server.requestTimeout = 0;
+  server.headersTimeout = heads.headersTimeoutMs;
   server.setTimeout(0);
   if (fastPath.mode === 'connections') fastPath.attach(server);
   return server;
