@@ -53,7 +53,9 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*'] }] },
   },
   // Layers (docs/ARCHITECTURE.md): the server's platform never imports a module; on the web,
-  // lib/ is the bottom, api/ and components/ sit on it, app/ and features/ on top.
+  // lib/ is the bottom, api/ and components/ sit on it, features/ on them and app/ (the router and
+  // the shell) on top: a feature never imports app/. `npm run check:cycles` refuses loops between
+  // features.
   {
     files: ['packages/server/src/platform/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*', '**/modules/**'] }] },
@@ -65,6 +67,12 @@ export default tseslint.config(
         'error',
         { patterns: ['@lamina/server*', 'kysely', 'fastify*', '**/app/**', '**/features/**'] },
       ],
+    },
+  },
+  {
+    files: ['packages/web/src/features/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['@lamina/server*', 'kysely', 'fastify*', '**/app/**'] }],
     },
   },
   {

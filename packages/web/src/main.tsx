@@ -6,7 +6,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createQueryClient } from './api/queryClient';
 import { App } from './app/App';
-import { detectEmbeddedMode } from './app/embedded';
+import { detectEmbeddedMode } from './components/embedded';
 import { createAppRouter } from './app/router';
 
 // Form messages read as the server's: the domain's zod error map, installed once.

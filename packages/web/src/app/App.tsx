@@ -1,7 +1,7 @@
 import { BlueprintProvider } from '@blueprintjs/core';
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
 import { RouterProvider, type createBrowserRouter } from 'react-router';
-import { EmbeddedModeContext } from './embedded';
+import { EmbeddedModeContext } from '../components/embedded';
 
 interface AppProps {
   queryClient: QueryClient;

@@ -7,7 +7,7 @@ import { useUserInfo } from '../api/users';
 import { PageSpinner } from '../components/PageSpinner';
 import { AppHeader } from './AppHeader';
 import { ConfigErrorScreen } from './ConfigErrorScreen';
-import { useEmbeddedMode } from './embedded';
+import { useEmbeddedMode } from '../components/embedded';
 
 /** Layout of every page: header, then the route's page. Waits for the public config first. */
 export function AppShell() {

@@ -5,7 +5,7 @@ import { useLocation, useNavigate } from 'react-router';
 import { useLogout } from '../api/auth';
 import { CHANGE_PASSWORD_PATH, changePasswordUrlFor } from '../lib/safeRedirect';
 import { QUERY_REASONS_PATH } from './adminPaths';
-import { WorkAsDialog } from './WorkAsDialog';
+import { WorkAsDialog } from '../components/WorkAsDialog';
 
 export function displayName(user: Pick<UserInfo, 'firstName' | 'lastName' | 'username'>): string {
   const name = [user.firstName, user.lastName].filter((part) => part != null && part.trim() !== '').join(' ');

@@ -11,7 +11,7 @@ import { NEW_STUDY_ID } from '../features/studies/studyTabs';
 import { LoginPage } from '../features/auth/LoginPage';
 import { AppShell } from './AppShell';
 import { lazyPage } from './lazyPage';
-import { NotFoundPage } from './NotFoundPage';
+import { NotFoundPage } from '../components/NotFoundPage';
 import { RequireAuth } from './RequireAuth';
 import { RouteErrorScreen } from './RouteErrorScreen';
 import { CHANGE_PASSWORD_PATH } from '../lib/safeRedirect';

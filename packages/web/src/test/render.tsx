@@ -5,7 +5,7 @@ import { render, type RenderResult } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { RouterProvider, createMemoryRouter, useLocation, type RouteObject } from 'react-router';
 import { queryKeys } from '../api/queryKeys';
-import { EmbeddedModeContext } from '../app/embedded';
+import { EmbeddedModeContext } from '../components/embedded';
 
 export function testQueryClient(): QueryClient {
   return new QueryClient({

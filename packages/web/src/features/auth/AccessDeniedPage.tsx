@@ -3,7 +3,7 @@ import { MESSAGES, visibleNavTabs } from '@lamina/domain';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useUserInfo } from '../../api/users';
-import { WorkAsDialog } from '../../app/WorkAsDialog';
+import { WorkAsDialog } from '../../components/WorkAsDialog';
 import { usePageTitle } from '../../components/usePageTitle';
 
 /** /accessDenied (doc 1 §2.1): contact an administrator, or switch to a role with the right permissions. */

@@ -12,7 +12,7 @@ import {
 } from '@lamina/domain';
 import { useId, useState } from 'react';
 import { useNavigate } from 'react-router';
-import { useEmbeddedMode } from '../../app/embedded';
+import { useEmbeddedMode } from '../../components/embedded';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { showToast } from '../../components/appToaster';

@@ -14,7 +14,7 @@ import {
   type ImImageRecord,
 } from '@lamina/domain';
 import { useNavigate, useParams } from 'react-router';
-import { NotFoundPage } from '../../app/NotFoundPage';
+import { NotFoundPage } from '../../components/NotFoundPage';
 import { RouteTabs, parseTab, type RouteTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';
 import { formatLongDate } from '../../util/formatDate';

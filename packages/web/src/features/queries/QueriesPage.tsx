@@ -1,7 +1,7 @@
 import { H2, NonIdealState } from '@blueprintjs/core';
 import { QUERY_LIST_PERMISSION, type QueryObjectType } from '@lamina/domain';
 import { Navigate, useParams } from 'react-router';
-import { NotFoundPage } from '../../app/NotFoundPage';
+import { NotFoundPage } from '../../components/NotFoundPage';
 import { useUserInfo } from '../../api/users';
 import { RouteTabs, parseTab, type RouteTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';

@@ -1,6 +1,6 @@
 import { H2 } from '@blueprintjs/core';
 import { useParams } from 'react-router';
-import { NotFoundPage } from '../../app/NotFoundPage';
+import { NotFoundPage } from '../../components/NotFoundPage';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';
 import { studyLoadFallback } from './StudyLoadFallback';

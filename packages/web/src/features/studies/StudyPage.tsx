@@ -4,7 +4,7 @@ import { useEffect } from 'react';
 import { Navigate, useNavigate, useParams } from 'react-router';
 import { useUserInfo } from '../../api/users';
 import { fullPageReplace } from '../../lib/browser';
-import { NotFoundPage } from '../../app/NotFoundPage';
+import { NotFoundPage } from '../../components/NotFoundPage';
 import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';

@@ -3,7 +3,7 @@ import { USER_MESSAGES, type UserListRow, isWorkingAsSystemAdmin } from '@lamina
 import { useParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
-import { NotFoundPage } from '../../app/NotFoundPage';
+import { NotFoundPage } from '../../components/NotFoundPage';
 import { PageSpinner } from '../../components/PageSpinner';
 import { RouteTabs, parseTab } from '../../components/RouteTabs';
 import { usePageTitle } from '../../components/usePageTitle';

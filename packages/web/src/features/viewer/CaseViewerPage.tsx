@@ -16,7 +16,7 @@ import { useCallback, useId, useMemo, useRef, useState } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
-import { useEmbeddedMode } from '../../app/embedded';
+import { useEmbeddedMode } from '../../components/embedded';
 import { usePageTitle } from '../../components/usePageTitle';
 import { parsePositiveId } from '../../lib/ids';
 import { formatLongDate } from '../../util/formatDate';

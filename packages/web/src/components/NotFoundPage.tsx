@@ -1,7 +1,7 @@
 import { MESSAGES } from '@lamina/domain';
 import { Classes, NonIdealState } from '@blueprintjs/core';
 import { Link } from 'react-router';
-import { usePageTitle } from '../components/usePageTitle';
+import { usePageTitle } from './usePageTitle';
 
 export function NotFoundPage() {
   usePageTitle(MESSAGES.pageNotFound);
