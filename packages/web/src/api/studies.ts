@@ -1,4 +1,11 @@
-import { STUDY_MESSAGES, studyListResponseSchema, type StudyListResponse } from '@lamina/domain';
+import {
+  STUDY_MESSAGES,
+  studyListResponseSchema,
+  studyViewSchema,
+  unableToFetchStudy,
+  type StudyListResponse,
+  type StudyView,
+} from '@lamina/domain';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { listQuery } from '../lib/listQuery';
 import { withFallbackMessage } from './ApiError';
@@ -25,5 +32,18 @@ export function useStudyList(params: StudyListParams, enabled = true) {
     queryFn: ({ signal }) => fetchStudyList(params, signal),
     placeholderData: keepPreviousData,
     enabled,
+  });
+}
+
+/** GET /api/studies/{id}; a 404 comes back as an ApiError with status 404 ('Study not found'). */
+export function useStudy(id: number | null) {
+  return useQuery({
+    queryKey: studyKeys.detail(id ?? 0),
+    queryFn: ({ signal }): Promise<StudyView> =>
+      withFallbackMessage(
+        apiFetch(`/api/studies/${id}`, { schema: studyViewSchema, signal }),
+        unableToFetchStudy(id ?? ''),
+      ),
+    enabled: id !== null,
   });
 }

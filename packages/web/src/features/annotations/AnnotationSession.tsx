@@ -10,7 +10,7 @@ import {
 } from '@lamina/domain';
 import { createContext, useContext, useEffect, useMemo, type ReactNode } from 'react';
 import { useUserInfo } from '../../api/users';
-import { useStudy } from '../studies/api';
+import { useStudy } from '../../api/studies';
 import { useAiSession, type AiSession } from './aiSession';
 import { useAnnotationList } from './api';
 import { annotationPermissions, studyClasses, type AnnotationPermissions, type StudyClasses } from './annotationRules';

@@ -2,7 +2,7 @@ import { aiLayersResponseSchema, type AiLayers, type AnnotationView, type ImageV
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { apiFetch } from '../../api/client';
 import { imageAction } from '../cases/api';
-import { imageQueryKey } from '../viewer/imageQuery';
+import { imageQueryKey } from '../../api/imageQuery';
 
 /** The imported AI annotations of an image (issue 17): its imports and classes, its objects, the accept flag. */
 

@@ -1,6 +1,6 @@
 import { ANNOTATION_COLORS, type AiLayers, type AnnotationView, type ClassRef } from '@lamina/domain';
 import { useEffect, useMemo } from 'react';
-import { useImage } from '../viewer/imageQuery';
+import { useImage } from '../../api/imageQuery';
 import { useAiAnnotations, useAiLayers, type AiAnnotationList } from './aiApi';
 import { AnnotationStore } from './annotationStore';
 

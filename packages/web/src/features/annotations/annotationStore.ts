@@ -4,7 +4,7 @@ import {
   type AnnotationListResponse,
   type AnnotationView,
 } from '@lamina/domain';
-import { TypedEmitter } from '../viewer/typedEmitter';
+import { TypedEmitter } from '../../lib/typedEmitter';
 
 /**
  * A node of the Annotations tab whose visibility the user toggles (doc 3 §3 "HPF tree node": the

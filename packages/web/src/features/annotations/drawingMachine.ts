@@ -7,7 +7,7 @@ import {
   type DrawingState,
   type Position,
 } from '@lamina/domain';
-import { TypedEmitter } from '../viewer/typedEmitter';
+import { TypedEmitter } from '../../lib/typedEmitter';
 
 /** A shape being drawn, in full-resolution image pixels (y down). */
 export interface DrawingDraft {

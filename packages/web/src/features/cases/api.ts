@@ -1,4 +1,4 @@
-import { imageQueryKey } from '../viewer/imageQuery';
+import { imageQueryKey } from '../../api/imageQuery';
 import {
   CASE_MESSAGES,
   IMAGE_ACTION_MESSAGES,

@@ -13,7 +13,7 @@ import { errorMessage } from '../../api/ApiError';
 import { showToast } from '../../components/appToaster';
 import { DialogError, FormDialogFooter } from '../../components/FormDialogParts';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
-import { useStudy, useStudyList } from '../studies/api';
+import { useStudy, useStudyList } from '../../api/studies';
 import { useEditColumn } from './api';
 
 export interface ColumnEdit {

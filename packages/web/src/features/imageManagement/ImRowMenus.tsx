@@ -6,7 +6,7 @@ import { useUserInfo } from '../../api/users';
 import { RowMenu } from '../../components/RowMenu';
 import { CaseActionDialog, caseActionOffered, type CaseActionKind, type CaseRef } from '../cases/CaseActionDialog';
 import { ImageActionDialog, type ImageDialogKind, type ImageDialogTarget } from '../cases/ImageActionDialogs';
-import { useStudy } from '../studies/api';
+import { useStudy } from '../../api/studies';
 import { downloadImage } from '../studies/images/downloadImage';
 
 /** How an Image Management image row shows in the dialogs (the file name only when viewable). */

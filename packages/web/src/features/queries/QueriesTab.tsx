@@ -7,7 +7,7 @@ import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { parsePositiveId } from '../../lib/ids';
 import { UploadImagesDialog } from '../upload';
-import { imageQueryKey } from '../viewer/imageQuery';
+import { imageQueryKey } from '../../api/imageQuery';
 import { useCaseQueries, useImageQueries, useQueryMetadata, useRefreshAfterReplace } from './api';
 import { CreateQueryWizard, type WizardTargets } from './CreateQueryWizard';
 import { QueryCard } from './QueryCard';

@@ -1,12 +1,9 @@
 import {
   STUDY_MESSAGES,
   studySaveResponseSchema,
-  studyViewSchema,
-  unableToFetchStudy,
   type StudyCreate,
   type StudySaveResponse,
   type StudyUpdate,
-  type StudyView,
   USER_MESSAGES,
   usersInStudyResponseSchema,
 } from '@lamina/domain';
@@ -16,21 +13,8 @@ import { apiFetch } from '../../api/client';
 import { studyKeys, studyUsersKey } from '../../api/queryKeys';
 
 export { studyKeys, studyUsersKey };
-export { fetchStudyList, useStudyList } from '../../api/studies';
+export { fetchStudyList, useStudy, useStudyList } from '../../api/studies';
 export type { StudyListParams } from '../../api/queryKeys';
-
-/** GET /api/studies/{id}; a 404 comes back as an ApiError with status 404 ('Study not found'). */
-export function useStudy(id: number | null) {
-  return useQuery({
-    queryKey: studyKeys.detail(id ?? 0),
-    queryFn: ({ signal }): Promise<StudyView> =>
-      withFallbackMessage(
-        apiFetch(`/api/studies/${id}`, { schema: studyViewSchema, signal }),
-        unableToFetchStudy(id ?? ''),
-      ),
-    enabled: id !== null,
-  });
-}
 
 export type SaveStudyInput =
   { kind: 'create'; config: StudyCreate } | { kind: 'update'; id: number; changes: StudyUpdate };

@@ -17,7 +17,7 @@ import { errorMessage, withFallbackMessage } from '../../api/ApiError';
 import { apiFetch } from '../../api/client';
 import { showToast } from '../../components/appToaster';
 import { caseKeys, useRefreshStudy } from '../cases/api';
-import { imageQueryKey } from './imageQuery';
+import { imageQueryKey } from '../../api/imageQuery';
 
 /**
  * Two actions of the case viewer's Overview (issue 13; doc 3 §4, doc 2 §4): Show to reader / Hide

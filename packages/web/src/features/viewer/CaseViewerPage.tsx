@@ -25,7 +25,7 @@ import { CaseActionDialog, caseActionOffered, forwardLabel, type CaseActionKind 
 import { CaseDialog } from '../cases/CaseDialog';
 import { EditImageDialog } from '../cases/ImageActionDialogs';
 import { imageQcOffered, PassQcButton, PassQcDialog } from '../cases/PassQc';
-import { useStudy } from '../studies/api';
+import { useStudy } from '../../api/studies';
 import { downloadImage } from '../studies/images/downloadImage';
 import {
   AddCaseComment,
@@ -35,7 +35,7 @@ import {
 } from './CaseOverviewActions';
 import { Detail, EditImageButton, ImageDetails } from './ImageDetails';
 import { ImageViewerBody } from './ImageViewerPage';
-import { useImage } from './imageQuery';
+import { useImage } from '../../api/imageQuery';
 import { isViewable } from './SlideView';
 import { AnnotationProvider } from '../annotations/AnnotationSession';
 import { AnnotationsTab } from '../annotations/AnnotationsTab';

@@ -10,7 +10,7 @@ import Projection from 'ol/proj/Projection';
 import XYZ from 'ol/source/XYZ';
 import TileGrid from 'ol/tilegrid/TileGrid';
 import { TILE_SIZE } from '@lamina/domain';
-import { TypedEmitter } from './typedEmitter';
+import { TypedEmitter } from '../../lib/typedEmitter';
 import { Glide, GLIDE_MS } from './viewerGlide';
 import {
   fitResolution,

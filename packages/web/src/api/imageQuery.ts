@@ -1,9 +1,9 @@
 import type { ImageView } from '@lamina/domain';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback } from 'react';
-import { isApiError } from '../../api/ApiError';
-import { apiFetch } from '../../api/client';
-import { queryKeys } from '../../api/queryKeys';
+import { isApiError } from './ApiError';
+import { apiFetch } from './client';
+import { queryKeys } from './queryKeys';
 
 /** Poll interval while an image is processing (doc 3 §4 via issue 3). */
 export const PROCESSING_POLL_MS = 2000;

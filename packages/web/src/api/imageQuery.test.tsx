@@ -2,8 +2,8 @@ import { act, renderHook, waitFor } from '@testing-library/react';
 import { QueryClientProvider, useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { describe, expect, it } from 'vitest';
-import { queryKeys } from '../../api/queryKeys';
-import { testQueryClient } from '../../test/render';
+import { queryKeys } from './queryKeys';
+import { testQueryClient } from '../test/render';
 import { imageQueryKey, useTileErrorRecheck } from './imageQuery';
 
 describe('useTileErrorRecheck', () => {
