@@ -8,6 +8,7 @@ WORKDIR /app
 # The manifests first, so that the dependency layer is reused while only sources change.
 COPY package.json package-lock.json ./
 COPY packages/domain/package.json packages/domain/
+COPY packages/test-support/package.json packages/test-support/
 COPY packages/server/package.json packages/server/
 COPY packages/web/package.json packages/web/
 COPY packages/e2e/package.json packages/e2e/

@@ -20,7 +20,7 @@ import { LocalStorage } from '../../packages/server/src/platform/storage/localSt
 import { processMldImport } from '../../packages/server/src/modules/mld/mldImport.js';
 import { parseMld } from '../../packages/server/src/modules/mld/mldParser.js';
 import { placeMld } from '../../packages/server/src/modules/mld/mldCoordinates.js';
-import { writePixelMld } from '../../packages/server/test/support/mldWriter.js';
+import { writePixelMld } from '@lamina/test-support/mldWriter';
 import { cpuInfo, log } from './lib.js';
 
 const OBJECTS = Number(process.env.BENCH_MLD_OBJECTS ?? 200_000);

@@ -1,11 +1,11 @@
 import { hexToRgb } from '@lamina/domain';
+import { colorRef, writePixelMld } from '@lamina/test-support/mldWriter';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { describe, expect } from 'vitest';
 import { demoStudyId, eventually, loginViaUi, logout, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
-import { writePixelMld } from '../src/mldWriter.js';
 import { demoCaseId, expectTissue, tissueFraction } from '../src/viewer.js';
 
 /** The NASH reading study's case, assigned to reader1 (no other test imports onto its slide). */
@@ -94,12 +94,12 @@ describe('imported AI annotations (issue 17)', () => {
         size: { width: w, height: h },
         imagePath: `D:\\Visiopharm\\Images\\${image.name}`,
         classes: [
-          { layer: 'ROI', names: [{ name: 'Inflamed field', color: FIELD }] },
+          { layer: 'ROI', names: [{ name: 'Inflamed field', color: colorRef(FIELD) }] },
           {
             layer: 'Label',
             names: [
-              { name: 'Lymphocyte', color: CELL },
-              { name: 'Tissue', color: TISSUE },
+              { name: 'Lymphocyte', color: colorRef(CELL) },
+              { name: 'Tissue', color: colorRef(TISSUE) },
             ],
           },
         ],

@@ -1,8 +1,8 @@
 import { CSRF_HEADER, roleByName } from '@lamina/domain';
+import { startTestProvider, type TestAccount, type TestProvider } from '@lamina/test-support/oidcProvider';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { e2eTest as test } from '../src/browser.js';
-import { startTestProvider, type ProviderAccounts, type TestProvider } from '../src/oidcProvider.js';
 import { freePort, startServer, type RunningServer } from '../src/server.js';
 
 /**
@@ -14,7 +14,7 @@ import { freePort, startServer, type RunningServer } from '../src/server.js';
 
 const PASSWORD = 'e2e-Lamina-SSO-Pass-2026';
 const EMAIL = `e2e.sso-${Date.now().toString(36)}@example.org`;
-const accounts: ProviderAccounts = { 'grace.sso': { email: EMAIL.toUpperCase() } };
+const accounts: Record<string, TestAccount> = { 'grace.sso': { email: EMAIL.toUpperCase(), emailVerified: true } };
 
 let provider: TestProvider;
 let server: RunningServer;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MLD_IMPORT_MESSAGES, type MldRecord } from '@lamina/domain';
+import { writePixelMld } from '@lamina/test-support/mldWriter';
 import { QUEUES, type QueueName } from '../src/platform/jobs/jobQueue.js';
 import { startMldWorker } from '../src/modules/mld/mldImport.js';
 import { login, type Session } from './testApp.js';
@@ -12,7 +13,6 @@ import {
   PASSWORD,
   type SlideTestContext,
 } from './factories.js';
-import { writePixelMld } from './support/mldWriter.js';
 import { waitFor } from './support/wait.js';
 
 /**

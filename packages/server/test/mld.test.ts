@@ -7,6 +7,7 @@ import {
   mldListResponseSchema,
   type MldRecord,
 } from '@lamina/domain';
+import { MLD_SAMPLE_PATH, writePixelMld } from '@lamina/test-support/mldWriter';
 import { processMldImport } from '../src/modules/mld/mldImport.js';
 import { login, type Session } from './testApp.js';
 import {
@@ -19,7 +20,6 @@ import {
   PASSWORD,
   type SlideTestContext,
 } from './factories.js';
-import { MLD_SAMPLE_PATH, writePixelMld } from './support/mldWriter.js';
 import { parseCsv } from './support/csv.js';
 
 /**

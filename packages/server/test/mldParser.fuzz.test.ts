@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { mldSpecArbitrary } from '@lamina/test-support/mldArbitrary';
+import { MLD_SAMPLE_PATH, writeMld } from '@lamina/test-support/mldWriter';
 import { parseMld } from '../src/modules/mld/mldParser.js';
 import { placeMld } from '../src/modules/mld/mldCoordinates.js';
 import { MldParseError } from '../src/modules/mld/mldTypes.js';
-import { MLD_SAMPLE_PATH, mldSpecArbitrary, writeMld } from './support/mldWriter.js';
 
 /**
  * Fuzz of the .mld parser (issue 17): mutations of the real sample and of the test writer's files —

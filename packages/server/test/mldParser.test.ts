@@ -1,19 +1,19 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { colorRefToHex, imageNameOf, parseMld } from '../src/modules/mld/mldParser.js';
-import { checkImageSize, pixelTransform, placeMld } from '../src/modules/mld/mldCoordinates.js';
-import { MLD_MESSAGES, MldParseError, type MldErrorCode, type MldFile } from '../src/modules/mld/mldTypes.js';
+import { mldSpecArbitrary } from '@lamina/test-support/mldArbitrary';
 import {
   MLD_SAMPLE_PATH,
-  mldSpecArbitrary,
   writeMld,
   writePixelMld,
   type MldLayerSpec,
   type MldObjectSpec,
   type MldSectionSpec,
   type MldShapeSpec,
-} from './support/mldWriter.js';
+} from '@lamina/test-support/mldWriter';
+import { colorRefToHex, imageNameOf, parseMld } from '../src/modules/mld/mldParser.js';
+import { checkImageSize, pixelTransform, placeMld } from '../src/modules/mld/mldCoordinates.js';
+import { MLD_MESSAGES, MldParseError, type MldErrorCode, type MldFile } from '../src/modules/mld/mldTypes.js';
 
 /**
  * The .mld parser (issue 17): the real sample, every documented quirk on files made by the test

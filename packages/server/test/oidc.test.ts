@@ -1,10 +1,10 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CSRF_HEADER, MESSAGES, SESSION_COOKIE } from '@lamina/domain';
+import { CookieJar, followProvider, startTestProvider, type TestProvider } from '@lamina/test-support/oidcProvider';
 import { ConfigError, loadConfig } from '../src/platform/config.js';
 import { OIDC_TRANSACTION_COOKIE, safeAppPath } from '../src/platform/auth/oidcTransaction.js';
 import { createUser, PASSWORD } from './factories.js';
-import { CookieJar, followProvider, startTestProvider, type TestProvider } from './support/oidcProvider.js';
 import { createTestApp, login, type TestContext } from './testApp.js';
 
 /**

@@ -1,27 +1,47 @@
 import { fileURLToPath } from 'node:url';
-import fc from 'fast-check';
-import type { MldFieldOfView, MldShape, MldSize } from '../../src/modules/mld/mldTypes.js';
 
 /**
  * TEST-ONLY writer of the Visiopharm `.mld` layout Lamina reads (docs/MLD.md, MLD-FORMAT.md §3), so
  * tests can build small files for the test slides: header, layers with their object chunks,
  * trailing sections in any order, the end marker. It writes whatever it is told, including things
- * the parser must refuse (wrong counts, odd chunking), so tests can make hostile files too.
+ * the parser must refuse (wrong counts, odd chunking), so tests can make hostile files too. Used by
+ * the server's tests, the end-to-end import test and the .mld benchmark.
  */
 
 /** The real sample (../shared beside the repository), 325,195 bytes. */
 export const MLD_SAMPLE_PATH = fileURLToPath(
-  new URL('../../../../../shared/testdata/mld/ses1_4_Result.mld', import.meta.url),
+  new URL('../../../../shared/testdata/mld/ses1_4_Result.mld', import.meta.url),
 );
+
+/** A size in pixels (the parser's MldSize). */
+export interface MldSize {
+  width: number;
+  height: number;
+}
+
+/** The field of view in the file's millimetres, Y up (the parser's MldFieldOfView). */
+export interface MldFieldOfView {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
 
 type Points = ArrayLike<number>;
 
-/** A shape as the parser returns it, with plain arrays allowed and the polygon/line options defaulted. */
+/**
+ * A shape as the parser returns it (its MldShape), with plain arrays allowed and the polygon/line
+ * options defaulted. Written here, not imported: this package sits below the server.
+ */
 export type MldShapeSpec =
   | { kind: 'polygon'; shapeId?: 0 | 8; points: Points }
   | { kind: 'polyline'; points: Points }
   | { kind: 'line'; points: Points; encoding?: 'float32' | 'float64' }
-  | Extract<MldShape, { kind: 'circle' | 'ellipse' | 'rectangle' | 'square' | 'text' }>;
+  | { kind: 'circle'; x: number; y: number; radius: number }
+  | { kind: 'ellipse'; x: number; y: number; major: number; minor: number; angle: number }
+  | { kind: 'rectangle'; x: number; y: number; halfWidth: number; halfHeight: number; angle: number }
+  | { kind: 'square'; x: number; y: number; size: number; angle: number }
+  | { kind: 'text'; x: number; y: number };
 
 export interface MldObjectSpec {
   /** Default 1. */
@@ -270,6 +290,12 @@ export function pixelsToMm(size: MldSize, fov: MldFieldOfView) {
   };
 }
 
+/** The Windows COLORREF (0x00BBGGRR) of a CSS colour '#RRGGBB', as [LayerConfigs] stores colours. */
+export function colorRef(hex: string): number {
+  const n = Number.parseInt(hex.slice(1), 16);
+  return ((n & 0xff) << 16) | (n & 0xff00) | ((n >> 16) & 0xff);
+}
+
 export interface PixelMldSpec {
   /** The linked image: its level-0 size and the path written in [ImageInfo] (its file name links it). */
   size: MldSize;
@@ -282,6 +308,10 @@ export interface PixelMldSpec {
   polygons?: { points: [number, number][]; classIndex?: number; layer?: string }[];
   /** Polylines in pixels, by default in the Annotation layer. */
   polylines?: { points: [number, number][]; classIndex?: number; layer?: string }[];
+  /** Points in pixels (text objects without text, which the import takes as points), by default in the Label layer. */
+  points?: { x: number; y: number; classIndex?: number; layer?: string }[];
+  /** An embedded heatmap (a TIFF), written as a [LayerImage] after [ImageInfo]. */
+  heatmap?: { name: string; tiff: Uint8Array };
   mmPerPixel?: number;
   /** Leave out [ImageInfo] (the import must then fail). */
   withoutImageInfo?: boolean;
@@ -313,6 +343,11 @@ export function writePixelMld(spec: PixelMldSpec): Uint8Array {
       classIndex: p.classIndex ?? 1,
       shape: { kind: 'polyline', points: points(p.points) },
     });
+  for (const p of spec.points ?? [])
+    layer(p.layer ?? 'Label').objects.push({
+      classIndex: p.classIndex ?? 1,
+      shape: { kind: 'text', x: mm.x(p.x), y: mm.y(p.y) },
+    });
   const sections: MldSectionSpec[] = [];
   if (spec.classes)
     sections.push({
@@ -328,145 +363,6 @@ export function writePixelMld(spec: PixelMldSpec): Uint8Array {
     });
   if (!spec.withoutImageInfo)
     sections.push({ tag: '[ImageInfo]', imagePath: spec.imagePath, size: spec.size, fieldOfView: fov });
+  if (spec.heatmap) sections.push({ tag: '[LayerImage]', name: spec.heatmap.name, bytes: spec.heatmap.tiff });
   return writeMld({ layers, sections });
 }
-
-// ---------------------------------------------------------------------------------------------
-// Arbitrary files for the round trip and the fuzz test
-// ---------------------------------------------------------------------------------------------
-
-const coordinate = fc.double({ min: -100, max: 100, noNaN: true });
-const float32 = fc.float({ min: -100, max: 100, noNaN: true, noDefaultInfinity: true });
-const length = fc.double({ min: 0, max: 10, noNaN: true });
-const text = fc.string({ maxLength: 12, unit: fc.integer({ min: 1, max: 255 }).map((c) => String.fromCharCode(c)) });
-const points = (min: number) =>
-  fc.array(fc.tuple(float32, float32), { minLength: min, maxLength: 12 }).map((ps) => ps.flat());
-
-const shapeArbitrary: fc.Arbitrary<MldShapeSpec> = fc.oneof(
-  fc.record({
-    kind: fc.constant('polygon' as const),
-    shapeId: fc.constantFrom(0 as const, 8 as const),
-    points: points(0),
-  }),
-  fc.record({ kind: fc.constant('polyline' as const), points: points(0) }),
-  fc.record({
-    kind: fc.constant('line' as const),
-    points: points(2).map((p) => p.slice(0, 4)),
-    encoding: fc.constant('float32' as const),
-  }),
-  fc.record({ kind: fc.constant('circle' as const), x: coordinate, y: coordinate, radius: length }),
-  fc.record({
-    kind: fc.constant('ellipse' as const),
-    x: coordinate,
-    y: coordinate,
-    major: length,
-    minor: length,
-    angle: coordinate,
-  }),
-  fc.record({
-    kind: fc.constant('rectangle' as const),
-    x: coordinate,
-    y: coordinate,
-    halfWidth: length,
-    halfHeight: length,
-    angle: coordinate,
-  }),
-  fc.record({ kind: fc.constant('square' as const), x: coordinate, y: coordinate, size: length, angle: coordinate }),
-  fc.record({ kind: fc.constant('text' as const), x: coordinate, y: coordinate }),
-);
-
-const objectArbitrary: fc.Arbitrary<MldObjectSpec> = fc.record({
-  classIndex: fc.integer({ min: 0, max: 255 }),
-  shape: shapeArbitrary,
-  text,
-  additional: text,
-});
-
-/** Objects and a split of them into chunks (possibly empty ones). */
-const layerArbitrary: fc.Arbitrary<MldLayerSpec> = fc
-  .record({
-    name: fc.string({
-      maxLength: 20,
-      unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _-'.split('')),
-    }),
-    inImageCoordinates: fc.boolean(),
-    objects: fc.array(objectArbitrary, { maxLength: 8 }),
-    cuts: fc.array(fc.nat(8), { maxLength: 3 }),
-  })
-  .map(({ cuts, objects, ...rest }) => {
-    if (objects.length === 0) return { ...rest, objects };
-    const ends = [...cuts.map((c) => c % (objects.length + 1)).sort((a, b) => a - b), objects.length];
-    const chunks = ends.map((end, i) => end - (i === 0 ? 0 : ends[i - 1]!));
-    // Reading stops at the last object: an empty chunk after it is not part of the file.
-    while (chunks.length > 1 && chunks[chunks.length - 1] === 0) chunks.pop();
-    return { ...rest, objects, chunks };
-  });
-
-const imageInfoArbitrary: fc.Arbitrary<MldSectionSpec> = fc
-  .record({
-    imagePath: fc.option(fc.string({ maxLength: 30 }), { nil: undefined }),
-    width: fc.integer({ min: 1, max: 200_000 }),
-    height: fc.integer({ min: 1, max: 200_000 }),
-    left: coordinate,
-    top: coordinate,
-    fovWidth: fc.double({ min: 1e-3, max: 100, noNaN: true }),
-    fovHeight: fc.double({ min: 1e-3, max: 100, noNaN: true }),
-  })
-  .map(({ imagePath, width, height, left, top, fovWidth, fovHeight }) => ({
-    tag: '[ImageInfo]' as const,
-    ...(imagePath !== undefined ? { imagePath } : {}),
-    size: { width, height },
-    // + 0: the XML writes -0 as 0.
-    fieldOfView: { left: left + 0, top: top + 0, right: left + fovWidth, bottom: top - fovHeight },
-  }));
-
-const layerConfigsArbitrary: fc.Arbitrary<MldSectionSpec> = fc
-  .array(
-    fc.record({
-      layer: fc.string({ maxLength: 12 }),
-      classes: fc.uniqueArray(
-        fc.record({
-          index: fc.integer({ min: 0, max: 255 }),
-          name: fc.string({ maxLength: 12 }),
-          color: fc.integer({ min: 0, max: 0xffffff }),
-        }),
-        { selector: (c) => c.index, maxLength: 6 },
-      ),
-    }),
-    { maxLength: 3 },
-  )
-  .map((layers) => ({
-    tag: '[LayerConfigs]' as const,
-    layers: layers.filter((l, i) => layers.findIndex((m) => m.layer === l.layer) === i),
-  }));
-
-const layerImageArbitrary: fc.Arbitrary<MldSectionSpec> = fc.record({
-  tag: fc.constant('[LayerImage]' as const),
-  name: fc.string({ minLength: 1, maxLength: 10, unit: fc.constantFrom(...'abc XYZ019'.split('')) }),
-  bytes: fc.uint8Array({ maxLength: 40 }),
-});
-
-/**
- * Arbitrary well-formed files (fast-check): up to 4 layers of up to 8 objects of every shape, split
- * into chunks; optional [ImageInfo] and [LayerConfigs], heatmaps and a [LayerAtlas], in any order;
- * with or without the end marker. Lines are float32 (a float64 line is tested on its own).
- */
-export const mldSpecArbitrary = fc
-  .record({
-    layers: fc.array(layerArbitrary, { maxLength: 4 }),
-    info: fc.option(imageInfoArbitrary, { nil: undefined }),
-    configs: fc.option(layerConfigsArbitrary, { nil: undefined }),
-    heatmaps: fc.array(layerImageArbitrary, { maxLength: 2 }),
-    atlas: fc.boolean(),
-    order: fc.func(fc.integer()),
-    trailer: fc.constantFrom('LDFF 4.0', null),
-  })
-  .map(({ layers, info, configs, heatmaps, atlas, order, trailer }) => {
-    const sections: MldSectionSpec[] = [...heatmaps];
-    if (info) sections.push(info);
-    if (configs) sections.push(configs);
-    if (atlas) sections.push({ tag: '[LayerAtlas]', body: '<LayerAtlas/>', raw: true });
-    const keyed = sections.map((section, i) => ({ section, key: order(i) }));
-    keyed.sort((a, b) => a.key - b.key);
-    return { layers, sections: keyed.map((k) => k.section), trailer };
-  });
