@@ -17,9 +17,9 @@ import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError } from '../../platform/errors.js';
+import { onlyAnnotationsOf } from '../../access/annotationVisibility.js';
 import {
   annotatedImage,
-  onlyAnnotationsOf,
   prepareAnnotation,
   studyClasses,
   type AnnotationService,

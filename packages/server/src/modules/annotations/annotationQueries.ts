@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { userDisplayName, type AnnotationAuthor } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
-import { onlyAnnotationsOf, seesAnnotation } from './annotationService.js';
+import { onlyAnnotationsOf, seesAnnotation } from '../../access/annotationVisibility.js';
 
 type Q = Kysely<DB>;
 

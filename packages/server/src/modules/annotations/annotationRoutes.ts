@@ -5,7 +5,6 @@ import {
   ANNOTATION_MESSAGES,
   CREATE_ANNOTATION_PERMISSION,
   DELETE_ANNOTATION_PERMISSION,
-  IMAGE_MESSAGES,
   VIEW_ANNOTATIONS_PERMISSIONS,
   createAnnotationRequestSchema,
   createAnnotationResponseSchema,
@@ -17,55 +16,17 @@ import {
   type AnnotationView,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
-import type { Principal } from '../../platform/auth/principal.js';
-import { idParam, policy, scope, type ResourceStudy } from '../../platform/rbac/policy.js';
+import { policy } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { sendJsonArray, sendJsonStream } from '../../platform/http/jsonStream.js';
 import { BadRequestError, NotFoundError } from '../../platform/errors.js';
-import { readerSeesImage } from '../cases/readerVisibility.js';
-import { imageScope } from '../images/imageScope.js';
-import { AnnotationService, annotatedImage, readLocked, seesAnnotation } from './annotationService.js';
+import { annotationScope } from '../../access/annotationVisibility.js';
+import { imageFromBody, imageScope } from '../../access/imageScope.js';
+import { AnnotationService, annotatedImage, readLocked } from './annotationService.js';
 import { annotationAuthors, emitVisibleAnnotations, visibleAnnotationJson } from './annotationQueries.js';
 import { exportQuery, featureJson, GeoJsonImport, IMPORT_JSON_BUDGET } from './annotationGeoJson.js';
 import { exceedsJsonBudget } from './jsonBudget.js';
-
-/** An image the principal may see (a blinded reader: of their assigned cases, not hidden). */
-async function imageStudy(db: Db, principal: Principal, imageId: number | null): Promise<ResourceStudy> {
-  if (imageId === null) return { found: false };
-  const row = await db
-    .selectFrom('images')
-    .select('study_id')
-    .where('id', '=', imageId)
-    .where(readerSeesImage(principal))
-    .executeTakeFirst();
-  return row ? { found: true, studyId: row.study_id } : { found: false };
-}
-
-/** POST /api/annotations names its image in the body. */
-const imageFromBody = scope.resource('image', IMAGE_MESSAGES.imageNotFound, (db, request, principal) => {
-  const id = (request.body as { imageId?: unknown } | undefined)?.imageId;
-  return imageStudy(db, principal, typeof id === 'number' && Number.isInteger(id) && id > 0 ? id : null);
-});
-
-/**
- * /api/annotations/{id}: a live annotation the principal may see, on an image they may see: a
- * blinded reader finds only their own (another reader's answers 404, as a missing one does).
- */
-const annotationScope = scope.resource('annotation', ANNOTATION_MESSAGES.notFound, async (db, request, principal) => {
-  const id = idParam(request);
-  if (id === null) return { found: false };
-  const row = await db
-    .selectFrom('annotations')
-    .innerJoin('images', 'images.id', 'annotations.image_id')
-    .select('images.study_id')
-    .where('annotations.id', '=', id)
-    .where('annotations.deleted_at', 'is', null)
-    .where(seesAnnotation(principal))
-    .where(readerSeesImage(principal))
-    .executeTakeFirst();
-  return row ? { found: true, studyId: row.study_id } : { found: false };
-});
 
 /**
  * GeoJSON files may be large (200,000 points is about 30 MB); what they hold is bounded apart from

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import {
   ANNOTATION_COLORS,
   ANNOTATION_MESSAGES,
@@ -13,7 +13,6 @@ import {
   parentHpfOf,
   xy,
   polylineLengthUm,
-  readsAssignedCasesOnly,
   type AnnotationView,
   type CreateAnnotationRequest,
 } from '@lamina/domain';
@@ -48,22 +47,6 @@ export interface AnnotatedImage {
   height: number | null;
   mpp: number | null;
   indications: string[];
-}
-
-/**
- * Independent reads (issue 14): a user working as a blinded reader sees only their own annotations;
- * everyone else who may see the image sees every annotation on it. The one statement of that rule:
- * the user whose annotations alone the principal sees, or null for all. The list, the export, the
- * per-annotation scope and the delete all apply it (`seesAnnotation` as an expression).
- */
-export function onlyAnnotationsOf(principal: Principal): number | null {
-  return readsAssignedCasesOnly(principal.workAsRole) ? principal.id : null;
-}
-
-export function seesAnnotation(principal: Principal) {
-  const owner = onlyAnnotationsOf(principal);
-  return (eb: ExpressionBuilder<DB, 'annotations'>) =>
-    owner === null ? eb.lit(true) : eb('annotations.user_id', '=', owner);
 }
 
 /** Whether `userId`'s annotations on the image's case are locked: they marked the case scored. */

@@ -10,7 +10,7 @@ import {
   type StudyCaseRow,
 } from '@lamina/domain';
 import type { Principal } from '../../platform/auth/principal.js';
-import { imageName } from '../images/imagePresenter.js';
+import { imageName } from '../../access/imageLabel.js';
 import type { CaseCommentRow, CaseImageRow, CaseRow, ReaderRow, StudyCaseListRow } from './caseQueries.js';
 
 /**

@@ -9,9 +9,9 @@ import {
 import type { DB } from '../../platform/db/schema.js';
 import { likeContains } from '../../platform/db/paging.js';
 import type { Principal } from '../../platform/auth/principal.js';
-import { readerSeesCase, readerSeesImage } from './readerVisibility.js';
+import { readerSeesCase, readerSeesImage } from '../../access/readerVisibility.js';
 import { inQueryChain } from '../images/queryChain.js';
-import { casePosition } from '../images/imageQueries.js';
+import { casePosition } from '../../access/imageLabel.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
 
 /** Queries of the cases module: SQL only (the rules live in caseService.ts and the domain package). */

@@ -48,8 +48,8 @@ import { policy, scope, studyFromBody, studyFromParam, studyFromQuery } from '..
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { pageWindow, parseSort } from '../../platform/db/paging.js';
-import { caseScope } from './caseScope.js';
-import { imageScope } from '../images/imageScope.js';
+import { caseScope } from '../../access/caseScope.js';
+import { imageScope } from '../../access/imageScope.js';
 import { CaseService } from './caseService.js';
 import {
   assignableImages,

@@ -48,7 +48,7 @@ import {
 } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { caseImages, caseReaders, latestCaseComment, readersInStudy, selectCase } from './caseQueries.js';
-import { revokeCaseReaders } from './readerVisibility.js';
+import { revokeCaseReaders } from '../../access/readerVisibility.js';
 import { assertMovable, caseChanges, imageStatusChange, lockImage, moveReason } from '../images/imageEditService.js';
 
 /** Image statuses an image may leave one case for another in (it is in, or waiting for, a case). */

@@ -15,7 +15,7 @@ import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { likeContains } from '../../platform/db/paging.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
-import { readerSeesCase, readerSeesImage } from '../cases/readerVisibility.js';
+import { readerSeesCase, readerSeesImage } from '../../access/readerVisibility.js';
 
 /** Queries of Image Management: SQL only (which columns a user may see is the domain's table). */
 

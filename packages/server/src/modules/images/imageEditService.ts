@@ -29,7 +29,7 @@ import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/a
 import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { canSeeStudy } from '../../platform/rbac/studyScope.js';
-import { revokeCaseReaders } from '../cases/readerVisibility.js';
+import { revokeCaseReaders } from '../../access/readerVisibility.js';
 import { inQueryChain } from './queryChain.js';
 
 type Tx = Transaction<DB>;

@@ -3,8 +3,6 @@ import {
   magnificationsFor,
   maxTmsZoom,
   mayViewLabel,
-  neutralImageLabel,
-  VIEW_FILE_NAME_PERMISSION,
   type ImageStatus,
   type ImageView,
   type ProcessingStatus,
@@ -14,6 +12,7 @@ import type { TileGrant, TileTokens } from '../../platform/tiles/tileToken.js';
 import type { StudyImageListRow } from './imageQueries.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { replacementDecision } from './imageReplacement.js';
+import { imageName } from '../../access/imageLabel.js';
 
 /** The columns the viewer's Image is built from. */
 export const IMAGE_VIEW_COLUMNS = [
@@ -84,16 +83,6 @@ export interface ImageViewRow {
 export interface ImageViewer {
   actions: ReadonlySet<string>;
   organizationId: number | null;
-}
-
-/** The image's file name, or a neutral label for users without the file-name permission. */
-export function imageName(
-  row: { id: number; name: string; case_proc_id: string | null; case_position: number | null },
-  viewer: Pick<ImageViewer, 'actions'>,
-): string {
-  return viewer.actions.has(VIEW_FILE_NAME_PERMISSION)
-    ? row.name
-    : neutralImageLabel({ id: row.id, caseProcId: row.case_proc_id, positionInCase: row.case_position });
 }
 
 export interface TileUrlOptions {

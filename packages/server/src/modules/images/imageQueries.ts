@@ -1,22 +1,12 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { StudyImageSortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 import { likeContains } from '../../platform/db/paging.js';
+import { casePosition } from '../../access/imageLabel.js';
 import { IMAGE_VIEW_COLUMNS } from './imagePresenter.js';
 
 /** Queries of the images module: SQL only. */
 type Q = Kysely<DB>;
-
-/**
- * An image's place among its case's live images (1, 2, …; null without a case): the neutral label
- * of users who may not see file names (neutralImageLabel). `alias` is the image row's table or alias.
- */
-export function casePosition(alias: string): RawBuilder<number | null> {
-  const image = (column: string) => sql.ref(`${alias}.${column}`);
-  return sql<number | null>`case when ${image('case_id')} is null then null else (select count(*)::int
-    from images sibling where sibling.case_id = ${image('case_id')} and sibling.id <= ${image('id')}
-    and sibling.status <> 'ARCHIVED') end`;
-}
 
 /** The viewer's Image row (IMAGE_VIEW_COLUMNS) with its case's procedure ID and its place in the case. */
 export function selectImageView(db: Q) {

@@ -39,7 +39,7 @@ import { idParams } from '../../platform/http/params.js';
 import { listStudyImages } from './imageQueries.js';
 import { presentImage, presentStudyImageRow, TILE_TOKEN_TTL_SECONDS } from './imagePresenter.js';
 import type { ImageService } from './imageService.js';
-import { imageScope } from './imageScope.js';
+import { imageScope } from '../../access/imageScope.js';
 import { ImageEditService } from './imageEditService.js';
 
 /**

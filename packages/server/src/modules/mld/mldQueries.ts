@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { VIEW_ALL_STUDIES, type MldStatus } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
-import { casePosition } from '../images/imageQueries.js';
+import { casePosition } from '../../access/imageLabel.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { likeContains } from '../../platform/db/paging.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';

@@ -23,15 +23,14 @@ import type { Db } from '../../platform/db/database.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import type { UploadKeys } from '../../platform/storage/keys.js';
 import type { JobQueue } from '../../platform/jobs/jobQueue.js';
-import { idParam, policy, scope } from '../../platform/rbac/policy.js';
+import { policy, scope } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { parseSort } from '../../platform/db/paging.js';
 import { sendCsv } from '../../platform/http/csvStream.js';
 import { sendJsonStream } from '../../platform/http/jsonStream.js';
 import { NotFoundError } from '../../platform/errors.js';
-import { readerSeesImage } from '../cases/readerVisibility.js';
-import { imageScope } from '../images/imageScope.js';
+import { imageScope, mldImageScope, optionalImageStudyFromBody } from '../../access/imageScope.js';
 import { emitVisibleAnnotations } from '../annotations/annotationQueries.js';
 import { MldService, presentMldRecord } from './mldService.js';
 import { aiLayers, mldCount, mldList } from './mldQueries.js';
@@ -42,21 +41,6 @@ const importPolicy = policy.anyOf(
 );
 /** The Annotations tab of Image Management (doc 2 §2.3): who sees the Images tab. */
 const LIST: readonly Permission[] = ['IM_ImageListTab_ViewImageslistTab', MLD_IMPORT_PERMISSION];
-
-/** /api/mld/{id}/heatmap: an import whose image the principal may see (404 otherwise). */
-const mldImageScope = scope.resource('image', IMAGE_MESSAGES.imageNotFound, async (db, request, principal) => {
-  const id = idParam(request);
-  if (id === null) return { found: false };
-  const row = await db
-    .selectFrom('mld_files')
-    .innerJoin('images', 'images.id', 'mld_files.image_id')
-    .select('images.study_id')
-    .where('mld_files.id', '=', id)
-    .where('mld_files.status', '=', 'COMPLETE')
-    .where(readerSeesImage(principal))
-    .executeTakeFirst();
-  return row ? { found: true, studyId: row.study_id } : { found: false };
-});
 
 /**
  * Imported AI annotations (issue 17; doc 2 §2.3, §7): the upload and registration of .mld files,
@@ -72,17 +56,7 @@ export function mldRoutes(deps: {
 }) {
   const { db, storage } = deps;
   const mld = new MldService(deps);
-  /**
-   * POST /api/mld names its image in the body when the dialog picked one: that image's study must
-   * be visible (404 otherwise). Without one the import links by name, among the uploader's images.
-   */
-  const imageStudyFromBody = scope.study(async (request) => {
-    const imageId = (request.body as { imageId?: unknown } | undefined)?.imageId;
-    if (imageId === undefined || imageId === null) return null;
-    if (typeof imageId !== 'number') return -1;
-    const row = await db.selectFrom('images').select('study_id').where('id', '=', imageId).executeTakeFirst();
-    return row?.study_id ?? -1;
-  });
+  const imageStudyFromBody = optionalImageStudyFromBody(db);
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
 

@@ -15,7 +15,7 @@ import { extensionOf } from '../../platform/storage/keys.js';
 import { inTransaction, QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../platform/errors.js';
-import { readerSeesImage } from '../cases/readerVisibility.js';
+import { readerSeesImage } from '../../access/readerVisibility.js';
 import { canSeeStudy } from '../../platform/rbac/studyScope.js';
 import { selectMldRecords, type MldRecordRow } from './mldQueries.js';
 

@@ -1,10 +1,10 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { QueryListSortKey, QueryListStatus, QueryObjectType } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
-import { casePosition } from '../images/imageQueries.js';
+import { casePosition } from '../../access/imageLabel.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { likeContains } from '../../platform/db/paging.js';
-import { principalSeesQuery } from './queryVisibility.js';
+import { principalSeesQuery } from '../../access/queryVisibility.js';
 
 /** Read models of queries: SQL only. */
 type Q = Kysely<DB>;

@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
-  IMAGE_MESSAGES,
   QUERY_ISSUE_PERMISSION,
   QUERY_LIST_PERMISSION,
   QUERY_MESSAGES,
@@ -34,11 +33,11 @@ import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { parseSort } from '../../platform/db/paging.js';
 import { ForbiddenError } from '../../platform/errors.js';
-import { caseScope } from '../cases/caseScope.js';
-import { imageStudyOf } from '../images/imageScope.js';
+import { caseScope } from '../../access/caseScope.js';
+import { imageScopeOf } from '../../access/imageScope.js';
 import { QueryService } from './queryService.js';
 import { QueryReasonService } from './queryReasonService.js';
-import { queryScope } from './queryVisibility.js';
+import { queryScope } from '../../access/queryVisibility.js';
 import { listQueries, queriesOfCase, queriesOfImage, queryStats } from './queryQueries.js';
 import { presentQueryListRow } from './queryPresenter.js';
 
@@ -53,12 +52,6 @@ const CLOSE: readonly Permission[] = [
 ];
 /** The list and stats, and the metadata the wizard and the list's role filter read. */
 const VIEW_OR_ISSUE: readonly Permission[] = [...LIST, ...ISSUE, VIEW_QUERIES_TAB_PERMISSION];
-
-/** GET /api/queries/image/{imageId}: 404 'Image not found' for an image the caller does not see. */
-const imageScopeOf = (param: string) =>
-  scope.resource('image', IMAGE_MESSAGES.imageNotFound, (db, request, principal) =>
-    imageStudyOf(db, request, principal, param),
-  );
 
 /**
  * Queries (issue 15; doc 3 §7): the metadata, the queries of a case or an image, the lifecycle

@@ -22,7 +22,7 @@ import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
-import { readerSeesCase, readerSeesImage } from '../cases/readerVisibility.js';
+import { readerSeesCase, readerSeesImage } from '../../access/readerVisibility.js';
 import { commentsOf, queryRowById, remindersOf, type QueryRow } from './queryQueries.js';
 import { presentQuery } from './queryPresenter.js';
 

@@ -1,7 +1,7 @@
 import { sql, type Compilable, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
-import { principalSeesQuery } from '../queries/queryVisibility.js';
+import { principalSeesQuery } from '../../access/queryVisibility.js';
 
 /** Read models of the reports (docs/REPORTS.md): SQL only, each in a stable order for a cursor. */
 type Q = Kysely<DB>;

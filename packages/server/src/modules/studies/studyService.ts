@@ -33,7 +33,7 @@ import {
   type ClassLists,
   type Scalars,
 } from './studyConfig.js';
-import { onlyAnnotationsOf } from '../annotations/annotationService.js';
+import { onlyAnnotationsOf } from '../../access/annotationVisibility.js';
 import { classesWithAnnotations, findStudySummary, listStudyClasses, studyNameTaken } from './studyQueries.js';
 import { presentStudyView } from './studyPresenter.js';
 import { grantStudyAccessInTransaction } from '../studyAccess/studyAccessService.js';

@@ -1,8 +1,8 @@
 import { CASE_MESSAGES } from '@lamina/domain';
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../../platform/auth/principal.js';
-import type { Db } from '../../platform/db/database.js';
-import { idParam, scope, type ResourceStudy } from '../../platform/rbac/policy.js';
+import type { Principal } from '../platform/auth/principal.js';
+import type { Db } from '../platform/db/database.js';
+import { idParam, scope, type ResourceStudy } from '../platform/rbac/policy.js';
 import { readerSeesCase } from './readerVisibility.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import { readsAssignedCasesOnly } from '@lamina/domain';
-import type { DB } from '../../platform/db/schema.js';
-import type { Principal } from '../../platform/auth/principal.js';
-import { revokeTileAccess } from '../../platform/tiles/tileAccess.js';
+import type { DB } from '../platform/db/schema.js';
+import type { Principal } from '../platform/auth/principal.js';
+import { revokeTileAccess } from '../platform/tiles/tileAccess.js';
 
 /**
  * Blinded reading (issue 11): a user working as a central reader (readsAssignedCasesOnly) sees only

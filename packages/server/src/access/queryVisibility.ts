@@ -1,11 +1,11 @@
 import type { ExpressionBuilder, ExpressionWrapper, SqlBool } from 'kysely';
 import { QUERY_MESSAGES, VIEW_ALL_STUDIES, queryVisibility, readsAssignedCasesOnly } from '@lamina/domain';
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../../platform/auth/principal.js';
-import type { Db } from '../../platform/db/database.js';
-import type { DB } from '../../platform/db/schema.js';
-import { idParam, scope, type ResourceStudy } from '../../platform/rbac/policy.js';
-import { visibleStudies } from '../../platform/rbac/studyScope.js';
+import type { Principal } from '../platform/auth/principal.js';
+import type { Db } from '../platform/db/database.js';
+import type { DB } from '../platform/db/schema.js';
+import { idParam, scope, type ResourceStudy } from '../platform/rbac/policy.js';
+import { visibleStudies } from '../platform/rbac/studyScope.js';
 
 /**
  * Which queries a user sees: the one statement of the rule (docs/QUERIES.md), applied by the
