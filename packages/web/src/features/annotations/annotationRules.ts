@@ -13,6 +13,7 @@ import {
   type ClassRef,
   type StudyView,
 } from '@lamina/domain';
+import { isTypingTarget } from '../../lib/typingTarget';
 
 /** What the user may do with annotations (doc 3 §6). */
 export interface AnnotationPermissions {
@@ -123,6 +124,21 @@ export function toolKeyAction(
   if (TOOLS_NEEDING_EDIT.includes(tool) && !context.permissions.create) return null;
   if (toolDisabledReason(tool, context) !== null) return null;
   return { kind: 'tool', tool };
+}
+
+const ANNOTATION_KEYS = new Set<string>([...Object.values(TOOL_KEYS), 'Escape']);
+
+/**
+ * The annotation tool key of a key press (doc 3 §2: r l t o h p f, and Escape to cancel or close
+ * the tool), or null (typing in a field, a modifier held, another key). Which tool it chooses, and
+ * whether it may (annotations shown, the edit permission for h p f), is the tools' rule
+ * (toolKeyAction).
+ */
+export function annotationKeyFor(
+  event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>,
+): string | null {
+  if (event.ctrlKey || event.metaKey || event.altKey || isTypingTarget(event.target)) return null;
+  return ANNOTATION_KEYS.has(event.key) ? event.key : null;
 }
 
 /** A tool name from outside the known set (a stale link, a bad state): 'Unexpected: {tool}'. */

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef } from 'react';
-import type { ViewerEngine } from '../viewer/ViewerEngine';
 import { AiAnnotationLayers } from './AiAnnotationLayers';
+import type { AnnotationHost } from './annotationHost';
 import type { AiSession } from './aiSession';
 
 /**
@@ -8,7 +8,7 @@ import type { AiSession } from './aiSession';
  * have loaded, and keeps their visibility ('i') and opacity (the AI opacity slider, 0…1) in step.
  */
 export function useAiAnnotationLayers(
-  engine: ViewerEngine,
+  engine: AnnotationHost,
   ai: AiSession | null,
   visible: boolean,
   opacity: number,

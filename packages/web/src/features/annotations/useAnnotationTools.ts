@@ -11,12 +11,17 @@ import {
 } from '@lamina/domain';
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { errorMessage } from '../../api/ApiError';
-import type { ViewerEngine } from '../viewer/ViewerEngine';
-import { annotationKeyFor, isTypingTarget } from '../viewer/viewerShortcuts';
-import { readAnnotationOpacity } from '../viewer/viewerPreferences';
+import { isTypingTarget } from '../../lib/typingTarget';
 import { useCreateAnnotation } from './api';
+import type { AnnotationHost } from './annotationHost';
 import { AnnotationLayers } from './AnnotationLayers';
-import { classesOfTool, toolDisabledReason, toolKeyAction, type ToolContext } from './annotationRules';
+import {
+  annotationKeyFor,
+  classesOfTool,
+  toolDisabledReason,
+  toolKeyAction,
+  type ToolContext,
+} from './annotationRules';
 import type { AnnotationSession } from './AnnotationSession';
 import type { AnnotationSnapshot } from './annotationStore';
 import { DrawingMachine, type CompletedShape, type DrawingSnapshot } from './drawingMachine';
@@ -48,12 +53,15 @@ export interface AnnotationTools {
  * Attaches the annotation layers and the drawing to the engine for one image, and runs the tools:
  * choosing (buttons and keys r l t o h p f, Escape), Space panning while drawing, saving a shape
  * with its class, multiline category or text, the tool staying active or resetting after a save.
+ * `storedOpacity` reads the annotation opacity the user keeps (0…100, the viewer's preferences)
+ * whenever the layers are made.
  */
 export function useAnnotationTools(
-  engine: ViewerEngine,
+  engine: AnnotationHost,
   session: AnnotationSession | null,
   annotationsVisible: boolean,
   toolbarShown: boolean,
+  storedOpacity: () => number,
 ): AnnotationTools | null {
   const [machine] = useState(() => new DrawingMachine());
   const store = session?.store ?? null;
@@ -84,13 +92,13 @@ export function useAnnotationTools(
       },
       machine,
     );
-    layers.setOpacity(readAnnotationOpacity() / 100);
+    layers.setOpacity(storedOpacity() / 100);
     layersRef.current = layers;
     return () => {
       layers.destroy();
       layersRef.current = null;
     };
-  }, [engine, store, celiac, mpp, classColors, machine]);
+  }, [engine, store, celiac, mpp, classColors, machine, storedOpacity]);
 
   useEffect(() => {
     if (layersRef.current) layersRef.current.hpfPreviewRadius = session?.hpfRadius ?? 0;

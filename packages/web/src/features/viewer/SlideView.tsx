@@ -7,6 +7,7 @@ import { Button, Checkbox, Dialog, DialogBody, HTMLTable } from '@blueprintjs/co
 import {
   brightnessFilter,
   readAiOpacity,
+  readAnnotationOpacity,
   readBrightness,
   readImageView,
   readLayerVisibility,
@@ -101,7 +102,7 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   const annotationSession = useAnnotationSession();
   const session = annotationSession && annotationSession.imageId === image.id ? annotationSession : null;
   const toolbarShown = !!session?.permissions.toolbar;
-  const tools = useAnnotationTools(engine, session, annotationsVisible, toolbarShown);
+  const tools = useAnnotationTools(engine, session, annotationsVisible, toolbarShown, readAnnotationOpacity);
   // The imported AI annotations and heatmap (issue 17): 'i' and the AI opacity slider.
   useAiAnnotationLayers(engine, session?.ai ?? null, aiVisible, appliedAiOpacity / 100, image.physicalResolution);
   const mapRef = useRef<HTMLDivElement>(null);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { annotationKeyFor, commandForKey, isHelpKey, layerToggleForKey, SHORTCUT_HELP } from './viewerShortcuts';
+import { annotationKeyFor } from '../annotations/annotationRules';
+import { commandForKey, isHelpKey, layerToggleForKey, SHORTCUT_HELP } from './viewerShortcuts';
 
 const key = (k: string, extra: Partial<KeyboardEvent> = {}) =>
   ({ key: k, target: document.body, ctrlKey: false, metaKey: false, altKey: false, ...extra }) as KeyboardEvent;

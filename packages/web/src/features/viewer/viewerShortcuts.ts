@@ -1,4 +1,5 @@
 import { ANNOTATION_TOOLS, TOOL_KEYS, TOOL_LABELS, TOOLS_NEEDING_EDIT } from '@lamina/domain';
+import { isTypingTarget } from '../../lib/typingTarget';
 import type { ViewerCommand } from './ViewerEngine';
 import { magnificationForKey } from './viewerGeometry';
 
@@ -13,22 +14,6 @@ const KEY_COMMANDS: Readonly<Record<string, ViewerCommand>> = {
   '-': { type: 'zoomOut' },
   c: { type: 'toggleOverlays' },
 };
-
-/** Controls that use the keys themselves: arrows move a slider, switch tabs or radios, walk a menu. */
-const KEY_CONTROLS =
-  '[role="slider"], [role="tab"], [role="radio"], [role="menu"], [role="menuitem"], [role="listbox"], [role="dialog"]';
-
-/**
- * Shortcuts are ignored while typing in a field (doc 3 §2) and while a control that answers keys
- * itself has the focus (the brightness slider's arrows must not pan the slide under it).
- */
-export function isTypingTarget(target: EventTarget | null): boolean {
-  if (!(target instanceof HTMLElement)) return false;
-  if (target.isContentEditable) return true;
-  const tag = target.tagName;
-  if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') return true;
-  return target.closest(KEY_CONTROLS) !== null;
-}
 
 /** The command of a key press, or null (typing in a field, a modifier held, an unbound key). */
 export function commandForKey(
@@ -51,21 +36,6 @@ export function layerToggleForKey(
 ): LayerToggle | null {
   if (event.ctrlKey || event.metaKey || event.altKey || isTypingTarget(event.target)) return null;
   return LAYER_KEYS[event.key] ?? null;
-}
-
-const ANNOTATION_KEYS = new Set<string>([...Object.values(TOOL_KEYS), 'Escape']);
-
-/**
- * The annotation tool key of a key press (doc 3 §2: r l t o h p f, and Escape to cancel or close
- * the tool), or null (typing in a field, a modifier held, another key). Which tool it chooses, and
- * whether it may (annotations shown, the edit permission for h p f), is the tools' rule
- * (features/annotations: toolKeyAction).
- */
-export function annotationKeyFor(
-  event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>,
-): string | null {
-  if (event.ctrlKey || event.metaKey || event.altKey || isTypingTarget(event.target)) return null;
-  return ANNOTATION_KEYS.has(event.key) ? event.key : null;
 }
 
 /**
