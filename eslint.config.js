@@ -53,15 +53,24 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*'] }] },
   },
   // Layers (docs/ARCHITECTURE.md): the server's platform never imports a module; on the web,
-  // lib/ is the bottom, api/ and components/ sit on it, features/ on them and app/ (the router and
-  // the shell) on top: a feature never imports app/. `npm run check:cycles` refuses loops between
-  // features.
+  // lib/ and util/ are the bottom, then api/, components/, features/, and app/ (the router and the
+  // shell) on top: a feature never imports app/. `npm run check:cycles` refuses loops between
+  // features (their order: docs/ARCHITECTURE.md, "The web's layers").
   {
     files: ['packages/server/src/platform/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*', '**/modules/**'] }] },
   },
   {
-    files: ['packages/web/src/api/**/*.{ts,tsx}', 'packages/web/src/components/**/*.{ts,tsx}'],
+    files: ['packages/web/src/api/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['@lamina/server*', 'kysely', 'fastify*', '**/app/**', '**/features/**', '**/components/**'] },
+      ],
+    },
+  },
+  {
+    files: ['packages/web/src/components/**/*.{ts,tsx}'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -76,7 +85,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['packages/web/src/lib/**/*.{ts,tsx}'],
+    files: ['packages/web/src/lib/**/*.{ts,tsx}', 'packages/web/src/util/**/*.{ts,tsx}'],
     rules: {
       'no-restricted-imports': [
         'error',
