@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type RouteOptions } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { serializerCompiler } from 'fastify-type-provider-zod';
@@ -13,28 +13,41 @@ import { registerErrorHandler } from './platform/http/errorHandler.js';
 import { registerInputTextRule } from './platform/http/inputText.js';
 import { IMAGE_SECURITY_HEADERS, registerSecurityHeaders } from './platform/http/securityHeaders.js';
 import { policy, type Policy } from './platform/rbac/policy.js';
+import { OidcClient } from './platform/auth/oidcClient.js';
+import { OidcTransactionCodec } from './platform/auth/oidcTransaction.js';
+import { validatorCompiler } from './platform/http/params.js';
+import { Readiness } from './platform/health/readiness.js';
+import { registerRequestIdHeader, requestIdFrom } from './platform/http/requestId.js';
+import { Metrics } from './platform/metrics/metrics.js';
+import { registerHttpMetrics } from './platform/metrics/httpMetrics.js';
+import { createSlidePipeline, type SlidePipeline, type SlidePipelineOverrides } from './platform/slidePipeline.js';
+import { UploadKeys } from './platform/storage/keys.js';
+import { LocalStorage } from './platform/storage/localStorage.js';
 import { AuthService } from './modules/auth/authService.js';
 import { authRoutes } from './modules/auth/authRoutes.js';
 import { oidcRoutes } from './modules/auth/oidcRoutes.js';
-import { OidcClient } from './platform/auth/oidcClient.js';
-import { OidcTransactionCodec } from './platform/auth/oidcTransaction.js';
 import { currentUserRoutes } from './modules/users/currentUserRoutes.js';
+import { userRoutes } from './modules/users/userRoutes.js';
+import { userAdminRoutes } from './modules/users/userAdminRoutes.js';
+import { organizationRoutes } from './modules/users/organizationRoutes.js';
+import { roleRoutes } from './modules/users/roleRoutes.js';
+import { studyAccessRoutes } from './modules/studyAccess/studyAccessRoutes.js';
 import { configRoutes } from './modules/config/configRoutes.js';
 import { studyRoutes } from './modules/studies/studyRoutes.js';
-import { createSlidePipeline, slideApiRoutes, type SlidePipelineOverrides } from './modules/images/slidePipeline.js';
-import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
+import { storageRoutes } from './modules/uploads/storageRoutes.js';
+import { uploadRoutes } from './modules/uploads/uploadRoutes.js';
+import { ImageService } from './modules/images/imageService.js';
+import { imageRoutes } from './modules/images/imageRoutes.js';
+import { sampleRoutes } from './modules/samples/sampleRoutes.js';
+import { mldRoutes } from './modules/mld/mldRoutes.js';
 import { annotationRoutes } from './modules/annotations/annotationRoutes.js';
 import { caseRoutes } from './modules/cases/caseRoutes.js';
 import { queryRoutes } from './modules/queries/queryRoutes.js';
 import { reportRoutes } from './modules/reports/reportRoutes.js';
 import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
-import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
-import { validatorCompiler } from './platform/http/params.js';
 import { healthRoutes } from './modules/health/healthRoutes.js';
-import { Readiness } from './platform/health/readiness.js';
-import { registerRequestIdHeader, requestIdFrom } from './platform/http/requestId.js';
-import { Metrics } from './platform/metrics/metrics.js';
-import { registerHttpMetrics } from './platform/metrics/httpMetrics.js';
+import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
+import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
 
 export interface AppDeps {
   config: Config;
@@ -116,7 +129,7 @@ export async function buildApp({
   registerGuard(app, database.db, keys);
   registerInputTextRule(app);
   // Slide pipeline (storage, job queue, mail, tile tokens): app.slides, used by api, tiles and worker.
-  const slides = createSlidePipeline(config, database, slideOverrides, metrics);
+  const slides = createSlidePipeline(config, database, slideOverrides);
   app.decorate('slides', slides);
   slides.jobs.observeJobs((queue, seconds, outcome) => metrics.observeJob(queue, seconds, outcome));
   if (metrics.enabled && config.roles.has('worker')) metrics.reportQueueDepth(() => slides.jobs.depth());
@@ -127,21 +140,7 @@ export async function buildApp({
   );
 
   if (config.roles.has('api')) {
-    await app.register(configRoutes(config));
-    const auth = new AuthService(database.db, keys, metrics, config.localLogin);
-    const oidc = config.oidc === null ? null : new OidcClient(config.oidc);
-    await app.register(authRoutes(auth, config.embeddedCookies, oidc));
-    const codec = new OidcTransactionCodec(config.sessionSecret);
-    await app.register(oidcRoutes({ auth, oidc, codec, embeddedCookies: config.embeddedCookies }));
-    await app.register(currentUserRoutes(database.db));
-    await app.register(studyRoutes(database.db));
-    await app.register(slideApiRoutes(database, config, slides));
-    await app.register(caseRoutes(database.db));
-    await app.register(annotationRoutes(database.db));
-    await app.register(queryRoutes(database.db));
-    await app.register(reportRoutes(database.db));
-    await app.register(imageManagementRoutes(database.db));
-    await app.register((await import('./modules/users/userManagementRoutes.js')).userManagementRoutes(database.db));
+    for (const routes of apiRoutes(config, database, slides, metrics, keys)) await app.register(routes);
   }
 
   if (config.roles.has('tiles')) {
@@ -165,6 +164,64 @@ export async function buildApp({
 
   await registerWebApp(app, config.webDist);
   return app;
+}
+
+/**
+ * The route table: every API route, module by module, in one list (docs/ARCHITECTURE.md "Layers").
+ * Each entry is a module's (or a command's) routes with the services they need; the policy of each
+ * route is declared beside it and enforced by the guard.
+ */
+function apiRoutes(
+  config: Config,
+  database: Database,
+  slides: SlidePipeline,
+  metrics: Metrics,
+  sessionKeys: SessionKeys,
+): FastifyPluginAsync[] {
+  const { db } = database;
+  const { storage, jobs, mailer, tileTokens } = slides;
+  const ttlSeconds = config.uploadUrlTtlSeconds;
+  const uploadKeys = new UploadKeys(config.sessionSecret);
+  const auth = new AuthService(db, sessionKeys, metrics, config.localLogin);
+  const oidc = config.oidc === null ? null : new OidcClient(config.oidc);
+  const images = new ImageService({
+    db,
+    storage,
+    jobs,
+    mailer,
+    largeSlideBytes: config.processing.largeSlideBytes,
+    metrics,
+  });
+  return [
+    configRoutes(config),
+    // Log in and out (password, single sign-on), the current user.
+    authRoutes(auth, config.embeddedCookies, oidc),
+    oidcRoutes({
+      auth,
+      oidc,
+      codec: new OidcTransactionCodec(config.sessionSecret),
+      embeddedCookies: config.embeddedCookies,
+    }),
+    currentUserRoutes(db),
+    studyRoutes(db),
+    // Slides: the local storage's signed URLs, uploads, sample data, .mld imports, images.
+    ...(storage instanceof LocalStorage ? [storageRoutes(storage)] : []),
+    uploadRoutes(storage, ttlSeconds, uploadKeys),
+    sampleRoutes({ db, storage, keys: uploadKeys, ttlSeconds }),
+    mldRoutes({ db, storage, keys: uploadKeys, jobs, ttlSeconds }),
+    imageRoutes({ db, config, storage, tileTokens, images }),
+    caseRoutes(db),
+    annotationRoutes(db),
+    queryRoutes(db),
+    reportRoutes(db),
+    imageManagementRoutes(db),
+    // User management: users, accounts, study access, organizations, roles.
+    userRoutes(db),
+    userAdminRoutes(db),
+    studyAccessRoutes(db),
+    organizationRoutes(db),
+    roleRoutes(db),
+  ];
 }
 
 /** Serves the built single-page app; unknown non-API paths get index.html so client routes work on reload. */

@@ -18,7 +18,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/platform/config.js';
 import type { Database } from '../src/platform/db/database.js';
 import { JobQueue, type JobQueueOptions } from '../src/platform/jobs/jobQueue.js';
-import type { SlidePipelineOverrides } from '../src/modules/images/slidePipeline.js';
+import type { SlidePipelineOverrides } from '../src/platform/slidePipeline.js';
 import { openTestDatabase } from './testApp.js';
 
 export const PASSWORD = 'correct horse battery staple';
