@@ -140,6 +140,13 @@ export function serialiseBody(value: unknown): string {
 
 /** Percent-encodes for a URL, lone surrogates included (as the invalid UTF-8 an attacker would send). */
 export function percentEncode(text: string): string {
+  // At once when it can be (the cases include 1 MB strings); code point by code point only around
+  // a lone surrogate, which encodeURIComponent refuses.
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    // below
+  }
   let out = '';
   for (const ch of text) {
     try {
