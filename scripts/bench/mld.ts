@@ -17,7 +17,7 @@ import { openDatabase, type Database } from '../../packages/server/src/platform/
 import { migrate } from '../../packages/server/src/platform/db/migrate.js';
 import { syncReferenceData } from '../../packages/server/src/platform/rbac/referenceData.js';
 import { LocalStorage } from '../../packages/server/src/platform/storage/localStorage.js';
-import { processMldImport } from '../../packages/server/src/modules/mld/mldImport.js';
+import { processMldImport } from '../../packages/server/src/commands/mldImport.js';
 import { parseMld } from '../../packages/server/src/modules/mld/mldParser.js';
 import { placeMld } from '../../packages/server/src/modules/mld/mldCoordinates.js';
 import { writePixelMld } from '@lamina/test-support/mldWriter';

@@ -11,7 +11,7 @@ import { migrate } from './platform/db/migrate.js';
 import { syncReferenceData } from './platform/rbac/referenceData.js';
 import { seedQueryReasons } from './modules/queries/queryReasonService.js';
 import { startQueryReminders } from './modules/queries/queryReminders.js';
-import { startMldWorker } from './modules/mld/mldImport.js';
+import { startMldWorker } from './commands/mldImport.js';
 import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
 import { ensureDemoCases } from './modules/demo/demoCases.js';
 import { ensureDemoSlide } from './modules/demo/demoSlide.js';

@@ -25,7 +25,7 @@ import {
 import { STORAGE_KEY_PREFIXES, withoutStorageKeys } from '../src/platform/storage/keysInText.js';
 import { imageKeys, sampleResultKey, uploadKey, UploadKeys, safeFileName } from '../src/platform/storage/keys.js';
 import { markFailed } from '../src/modules/processing/processImage.js';
-import { failImport } from '../src/modules/mld/mldImport.js';
+import { failImport } from '../src/commands/mldImport.js';
 import type { Principal } from '../src/platform/auth/principal.js';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
 import { createCase, createImage, createOrganization, createStudy, createUser, PASSWORD } from './factories.js';

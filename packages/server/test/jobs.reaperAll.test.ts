@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MLD_IMPORT_MESSAGES, type MldRecord } from '@lamina/domain';
 import { writePixelMld } from '@lamina/test-support/mldWriter';
 import { QUEUES, type QueueName } from '../src/platform/jobs/jobQueue.js';
-import { startMldWorker } from '../src/modules/mld/mldImport.js';
+import { startMldWorker } from '../src/commands/mldImport.js';
 import { login, type Session } from './testApp.js';
 import {
   createCase,

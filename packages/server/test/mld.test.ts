@@ -8,7 +8,7 @@ import {
   type MldRecord,
 } from '@lamina/domain';
 import { MLD_SAMPLE_PATH, writePixelMld } from '@lamina/test-support/mldWriter';
-import { processMldImport } from '../src/modules/mld/mldImport.js';
+import { processMldImport } from '../src/commands/mldImport.js';
 import { login, type Session } from './testApp.js';
 import {
   assignReader,
@@ -421,7 +421,7 @@ describe('the Annotations tab', () => {
 describe('heatmaps', () => {
   it('one without transparency takes its brightness as opacity; one with it keeps it', async () => {
     const sharp = (await import('sharp')).default;
-    const { heatmapPng } = await import('../src/modules/mld/mldImport.js');
+    const { heatmapPng } = await import('../src/commands/mldImport.js');
     // A black image with a white square: the background must become transparent.
     const rgb = Buffer.alloc(64 * 64 * 3);
     for (let y = 16; y < 48; y++) for (let x = 16; x < 48; x++) rgb.fill(255, (y * 64 + x) * 3, (y * 64 + x) * 3 + 3);

@@ -45,7 +45,7 @@ const LIST: readonly Permission[] = ['IM_ImageListTab_ViewImageslistTab', MLD_IM
 /**
  * Imported AI annotations (issue 17; doc 2 §2.3, §7): the upload and registration of .mld files,
  * the Annotations tab, and the viewer's AI layers (classes, objects, heatmap). The import itself is
- * the mld-import job (mldImport.ts).
+ * the mld-import job (commands/mldImport.ts).
  */
 export function mldRoutes(deps: {
   db: Db;

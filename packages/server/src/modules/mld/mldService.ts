@@ -48,7 +48,7 @@ export function presentMldRecord(row: MldRecordRow, principal: Principal): MldRe
 
 /**
  * Imports of .mld files (issue 17; doc 2 §4 flow): signed upload URLs bound to the user, the
- * registration that queues the import (its job is mldImport.ts), one record.
+ * registration that queues the import (its job is commands/mldImport.ts), one record.
  */
 export class MldService {
   constructor(

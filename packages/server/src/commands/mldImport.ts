@@ -8,17 +8,17 @@ import {
   imageBaseName,
   type AnnotationType,
 } from '@lamina/domain';
-import type { Db } from '../../platform/db/database.js';
-import type { DB } from '../../platform/db/schema.js';
-import type { ObjectStorage } from '../../platform/storage/storage.js';
-import { STORAGE_KEY_IN_MESSAGE, withoutStorageKeys } from '../../platform/storage/keysInText.js';
-import { recordAudit, SYSTEM_ACTOR, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
-import { loadPrincipal } from '../../platform/auth/principal.js';
-import { visibleStudies } from '../../platform/rbac/studyScope.js';
-import { parseMld } from './mldParser.js';
-import { checkImageSize, placeMld, type MldPlacedObject } from './mldCoordinates.js';
-import { MldParseError } from './mldTypes.js';
-import { QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
+import type { Db } from '../platform/db/database.js';
+import type { DB } from '../platform/db/schema.js';
+import type { ObjectStorage } from '../platform/storage/storage.js';
+import { STORAGE_KEY_IN_MESSAGE, withoutStorageKeys } from '../platform/storage/keysInText.js';
+import { recordAudit, SYSTEM_ACTOR, type Actor, type AuditEvent } from '../platform/audit/audit.js';
+import { loadPrincipal } from '../platform/auth/principal.js';
+import { visibleStudies } from '../platform/rbac/studyScope.js';
+import { parseMld } from '../modules/mld/mldParser.js';
+import { checkImageSize, placeMld, type MldPlacedObject } from '../modules/mld/mldCoordinates.js';
+import { MldParseError } from '../modules/mld/mldTypes.js';
+import { QUEUES, type JobQueue } from '../platform/jobs/jobQueue.js';
 
 type Tx = Transaction<DB>;
 
