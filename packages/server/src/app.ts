@@ -84,8 +84,9 @@ export async function buildApp({
   slides: slideOverrides,
 }: AppDeps): Promise<FastifyInstance> {
   installZodMessages();
-  // Tile requests skip Fastify: the HTTP server answers them first (modules/tiles/tileServer.ts).
-  const tileFastPath = new TileFastPath(config.tiles);
+  // Tile requests skip Fastify: the HTTP server answers them first (modules/tiles/tileServer.ts),
+  // on the connections only once a self-test found the Node internals that needs (fastPathSelfTest.ts).
+  const tileFastPath = await TileFastPath.start(config.tiles, config.roles.has('tiles'));
   const app = Fastify({
     logger: logger ? { level: config.logLevel } : false,
     trustProxy: config.trustProxy,
@@ -156,6 +157,7 @@ export async function buildApp({
     });
     // From now on the server answers tiles before Fastify; while closing, Fastify answers (503).
     tileFastPath.install(tiles.handler, tiles.respond, tiles.templates);
+    tileFastPath.report(app.log, metrics.tiles);
     app.decorate('tileFastPath', tileFastPath);
     app.addHook('preClose', async () => {
       tileFastPath.stop();

@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,7 +21,9 @@ import type { TileGrant } from '../src/platform/tiles/tileToken.js';
  * The tile fast path, over real sockets: plain tile requests are answered on the connection
  * (tileConnection.ts); a connection is handed to Node's HTTP server at its first other request,
  * where GET and HEAD under /tiles/ still skip Fastify (the request listener, tileServer.ts); the
- * same responder answers through Fastify's route (inject).
+ * same responder answers through Fastify's route (inject). Every test of the HTTP behaviour runs
+ * twice: with the fast path on, and forced off (TILE_HTTP=http, what a failed start-up self-test
+ * also leaves: Node's HTTP server only, no Node internals; tiles.fastPathSelfTest.test.ts).
  */
 
 const SOURCE = path.resolve(import.meta.dirname, '../../../../shared/testdata/wsi/CMU-1-Small-Region.svs');
@@ -41,12 +43,16 @@ let database: Database;
 let drop: () => Promise<void>;
 let tilesOnly: Served;
 let allRoles: Served;
-/** TILE_HTTP=http: no connection-level answers, tiles through Node's HTTP server only. */
+/** TILE_HTTP=http: the fast path off, no connection-level answers, tiles through Node's HTTP server only. */
 let httpMode: Served;
+let httpAllRoles: Served;
+const HTTP_MODE = { TILE_HTTP: 'http' };
 /** TILE_SEND=write, TILE_SOCKET_READS=stream: connection-level answers through the socket's stream. */
 let streamTiles: Served;
 let streamAllRoles: Served;
 const STREAM_MODE = { TILE_SEND: 'write', TILE_SOCKET_READS: 'stream' };
+/** Node's own 'connection' listener of an HTTP server (the fast path takes it; nothing else does). */
+const NODE_CONNECTION_LISTENERS = createServer().listeners('connection');
 let imageId = 0;
 let secondImageId = 0;
 
@@ -209,7 +215,8 @@ beforeAll(async () => {
     .toFile(file);
   tilesOnly = await serve('tiles');
   allRoles = await serve('api,tiles');
-  httpMode = await serve('tiles', { TILE_HTTP: 'http' });
+  httpMode = await serve('tiles', HTTP_MODE);
+  httpAllRoles = await serve('api,tiles', HTTP_MODE);
   streamTiles = await serve('tiles', STREAM_MODE);
   streamAllRoles = await serve('api,tiles', STREAM_MODE);
   await initStorage(tilesOnly.app.slides.storage);
@@ -223,6 +230,7 @@ afterAll(async () => {
   await tilesOnly?.app.close();
   await allRoles?.app.close();
   await httpMode?.app.close();
+  await httpAllRoles?.app.close();
   await streamTiles?.app.close();
   await streamAllRoles?.app.close();
   await database?.close();
@@ -297,6 +305,40 @@ describe('the tile fast path (real HTTP)', () => {
         expect(fast.headers.date).toBeDefined();
       }
     }
+  });
+
+  it('keeps the tile route in the route table with its declared policy (signedUrl)', () => {
+    const tiles = tilesOnly.app.registeredRoutes.filter((r) => r.url === '/tiles/:imageId/:z/:x/:y');
+    expect(tiles.map((r) => r.method).sort()).toEqual(['GET', 'HEAD']);
+    expect(tiles.every((r) => r.hasPolicy)).toBe(true);
+  });
+
+  it('only the tiles role installs the fast path: an API-only server leaves /tiles/ to Fastify', async () => {
+    const api = await serve('api');
+    try {
+      const response = await send(api.base, 'GET', tileUrl(imageId, 0, 0, 0));
+      expect(response.status).toBe(404);
+      expect(api.fastifyRequests).toEqual([`GET /tiles/${imageId}/0/0/0`]);
+      expect(api.app.server.listeners('connection')).toEqual(NODE_CONNECTION_LISTENERS); // not taken
+    } finally {
+      await api.app.close();
+    }
+  });
+});
+
+/** The HTTP behaviour of tiles, the same with the fast path on and forced off. */
+const PATHS = [
+  { path: 'fast path on', tiles: () => tilesOnly, all: () => allRoles },
+  { path: 'fast path off, TILE_HTTP=http', tiles: () => httpMode, all: () => httpAllRoles },
+];
+
+describe.each(PATHS)('tiles over real HTTP ($path)', ({ tiles, all }) => {
+  // This suite's servers (the outer names, so that both paths run the same tests).
+  let tilesOnly: Served;
+  let allRoles: Served;
+  beforeAll(() => {
+    tilesOnly = tiles();
+    allRoles = all();
   });
 
   it('200: a JPEG with a strong ETag, a year of private caching and the security headers', async () => {
@@ -437,12 +479,6 @@ describe('the tile fast path (real HTTP)', () => {
     expect(cache.loads).toBe(loads + 1);
   });
 
-  it('keeps the tile route in the route table with its declared policy (signedUrl)', () => {
-    const tiles = tilesOnly.app.registeredRoutes.filter((r) => r.url === '/tiles/:imageId/:z/:x/:y');
-    expect(tiles.map((r) => r.method).sort()).toEqual(['GET', 'HEAD']);
-    expect(tiles.every((r) => r.hasPolicy)).toBe(true);
-  });
-
   it('500 with the envelope when a read fails; the next tile is served', async () => {
     const pyramid = await tilesOnly.app.tileCache!.get(imageId);
     const file = pyramid!.file;
@@ -462,40 +498,45 @@ describe('the tile fast path (real HTTP)', () => {
     expect(response.headers['cache-control']).toBe('no-store');
     expect((await send(tilesOnly.base, 'GET', tileUrl(imageId, 1, 0, 0))).status).toBe(200);
   });
-
-  it('only the tiles role installs the fast path: an API-only server leaves /tiles/ to Fastify', async () => {
-    const api = await serve('api');
-    try {
-      const response = await send(api.base, 'GET', tileUrl(imageId, 0, 0, 0));
-      expect(response.status).toBe(404);
-      expect(api.fastifyRequests).toEqual([`GET /tiles/${imageId}/0/0/0`]);
-    } finally {
-      await api.app.close();
-    }
-  });
 });
 
 const CONNECTION_MODES = [
-  { mode: 'sendfile, reads below the stream', tiles: () => tilesOnly, all: () => allRoles, fromFile: true },
+  { mode: 'sendfile, reads below the stream', tiles: () => tilesOnly, all: () => allRoles, env: {}, fromFile: true },
   {
     mode: 'TILE_SEND=write, TILE_SOCKET_READS=stream',
     tiles: () => streamTiles,
     all: () => streamAllRoles,
+    env: STREAM_MODE,
+    fromFile: false,
+  },
+  {
+    mode: "fast path off, TILE_HTTP=http: Node's HTTP server reads every request",
+    tiles: () => httpMode,
+    all: () => httpAllRoles,
+    env: HTTP_MODE,
     fromFile: false,
   },
 ];
 
 describe('the raw socket paths on this machine', () => {
   it('has the native sendfile module and reads below the stream (else tiles take the slower stream path)', () => {
-    // Built by `npm ci` (postinstall: scripts/build-native.mjs); found on this Node's sockets.
+    // Built by `npm ci` (postinstall: scripts/build-native.mjs); found on this Node's sockets, and
+    // the start-up self-test passed (fastPathSelfTest.ts).
+    expect(tilesOnly.app.tileFastPath).toMatchObject({ mode: 'connections', offReason: null, socketReads: true });
     expect(tilesOnly.app.tileFastPath?.sendfile).not.toBeNull();
-    expect(tilesOnly.app.tileFastPath?.socketReads).toBe(true);
-    expect(streamTiles.app.tileFastPath?.sendfile).toBeNull();
-    expect(streamTiles.app.tileFastPath?.socketReads).toBe(false);
+    expect(streamTiles.app.tileFastPath).toMatchObject({ mode: 'connections', sendfile: null, socketReads: false });
+    expect(httpMode.app.tileFastPath).toMatchObject({
+      mode: 'http',
+      offReason: null,
+      sendfile: null,
+      socketReads: false,
+    });
+    expect(httpMode.app.server.listeners('connection')).toEqual(NODE_CONNECTION_LISTENERS); // not taken
+    expect(tilesOnly.app.server.listeners('connection')).not.toEqual(NODE_CONNECTION_LISTENERS);
   });
 });
 
-describe.each(CONNECTION_MODES)('tile requests answered on the connection ($mode)', ({ tiles, all, fromFile }) => {
+describe.each(CONNECTION_MODES)('tile requests on one connection ($mode)', ({ tiles, all, env, fromFile }) => {
   // This suite's servers (the outer names, so that both modes run the same tests).
   let tilesOnly: Served;
   let allRoles: Served;
@@ -719,7 +760,7 @@ describe.each(CONNECTION_MODES)('tile requests answered on the connection ($mode
   });
 
   it('a request head sent a byte at a time is cut off at TILE_HEADERS_TIMEOUT (408), as Node cuts its own', async () => {
-    const served = await serve('tiles', { TILE_HEADERS_TIMEOUT: '1' });
+    const served = await serve('tiles', { ...env, TILE_HEADERS_TIMEOUT: '1' });
     try {
       const { hostname, port } = new URL(served.base);
       const socket = connect(Number(port), hostname);
@@ -729,9 +770,10 @@ describe.each(CONNECTION_MODES)('tile requests answered on the connection ($mode
       const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
       const head = get(tileUrl(imageId, 0, 0, 0));
       const started = Date.now();
-      // One byte every 200 ms: each restarts the idle timer, none completes the head.
+      // The head's bytes in order, one every 200 ms: each restarts the idle timer, none completes the head.
+      let next = 0;
       const trickle = setInterval(() => {
-        if (!socket.destroyed) socket.write(head[Math.floor((Date.now() - started) / 200)] ?? 'x');
+        if (!socket.destroyed) socket.write(head[next++] ?? 'x');
       }, 200);
       await closed;
       clearInterval(trickle);
@@ -743,7 +785,7 @@ describe.each(CONNECTION_MODES)('tile requests answered on the connection ($mode
   });
 
   it('closing the app closes idle tile connections', async () => {
-    const served = await serve('tiles');
+    const served = await serve('tiles', env);
     const { hostname, port } = new URL(served.base);
     const socket = connect(Number(port), hostname);
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));

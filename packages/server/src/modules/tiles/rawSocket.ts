@@ -1,9 +1,16 @@
 import { existsSync } from 'node:fs';
+import type http from 'node:http';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /**
+ * Every Node internal the tile fast path touches is reached from this file (docs/ARCHITECTURE.md,
+ * "The tile fast path: Node internals it uses"): the HTTP server's own 'connection' listener
+ * (takeHttpConnections), the socket's libuv handle (`_handle`: its `fd` for sendfile(2), its
+ * `useUserBuffer`) and the socket's private read symbols (kBuffer, kBufferCb, kBufferGen). The
+ * start-up self-test (fastPathSelfTest.ts) checks each before a process uses any of them.
+ *
  * What the tile connections take from below Node's socket streams: the native sendfile path and
  * reads into one buffer. Both fall back to the streams when unavailable.
  *
@@ -57,17 +64,49 @@ interface ReadKeys {
   generator: symbol;
 }
 
-let readKeys: ReadKeys | null | undefined;
+const READ_KEY_NAMES = { buffer: 'kBuffer', callback: 'kBufferCb', generator: 'kBufferGen' } as const;
 
-function findReadKeys(socket: Socket): ReadKeys | null {
-  if (readKeys !== undefined) return readKeys;
+/** The read keys on this socket, found by their descriptions, or the name of the first missing one. */
+function readKeysOf(socket: Socket): ReadKeys | string {
   const symbols = Object.getOwnPropertySymbols(socket);
   const find = (name: string) => symbols.find((s) => s.description === name);
-  const buffer = find('kBuffer');
-  const callback = find('kBufferCb');
-  const generator = find('kBufferGen');
-  readKeys = buffer && callback && generator ? { buffer, callback, generator } : null;
+  const buffer = find(READ_KEY_NAMES.buffer);
+  const callback = find(READ_KEY_NAMES.callback);
+  const generator = find(READ_KEY_NAMES.generator);
+  if (!buffer) return READ_KEY_NAMES.buffer;
+  if (!callback) return READ_KEY_NAMES.callback;
+  if (!generator) return READ_KEY_NAMES.generator;
+  return { buffer, callback, generator };
+}
+
+let readKeys: ReadKeys | null | undefined;
+
+/** The read keys, looked up on the first socket and kept (they are the same for every socket). */
+function findReadKeys(socket: Socket): ReadKeys | null {
+  if (readKeys !== undefined) return readKeys;
+  const keys = readKeysOf(socket);
+  readKeys = typeof keys === 'string' ? null : keys;
   return readKeys;
+}
+
+/**
+ * Why reads below the stream cannot be taken on this socket (what is missing or not as expected,
+ * in one line), or null when everything takeSocketReads uses is there. The self-test's first check.
+ */
+export function socketReadsProblem(socket: Socket): string | null {
+  const handle = (socket as unknown as { _handle?: { useUserBuffer?: unknown } | null })._handle;
+  if (!handle || typeof handle !== 'object') return 'net.Socket._handle missing';
+  if (typeof handle.useUserBuffer !== 'function') return 'net.Socket._handle.useUserBuffer missing';
+  const keys = readKeysOf(socket);
+  if (typeof keys === 'string') return `net.Socket private symbol ${keys} missing`;
+  const fields = socket as unknown as Record<symbol, unknown>;
+  for (const [key, name] of [
+    [keys.buffer, READ_KEY_NAMES.buffer],
+    [keys.generator, READ_KEY_NAMES.generator],
+  ] as const) {
+    if (fields[key] !== null) return `net.Socket[${name}] is not null on an accepted socket`;
+  }
+  return null;
 }
 
 /** Reads into a caller's buffer: the bytes are valid only during the call. */
@@ -111,4 +150,26 @@ export function takeSocketReads(socket: Socket, onBytes: SocketBytes): SocketRea
       fields[keys.callback] = (length: number, into: Buffer) => socket.push(Buffer.from(into.subarray(0, length)));
     },
   };
+}
+
+/** Gives a socket to Node's HTTP server: its own 'connection' listener, called as Node would. */
+export type ToHttp = (socket: Socket) => void;
+
+/**
+ * Takes the HTTP server's connections: Node's own 'connection' listener (http.Server's
+ * connectionListener, which sets up its parser on the socket) is removed, and every new socket
+ * goes to `onConnection` with that listener, to call when (if ever) Node's HTTP server should have
+ * the connection — at once, or later after some of its bytes were read and put back with
+ * `unshift` (Node then parses them as if it had read them itself). Throws unless the server has
+ * exactly that one listener.
+ */
+export function takeHttpConnections(server: http.Server, onConnection: (socket: Socket, toHttp: ToHttp) => void): void {
+  const listeners = server.listeners('connection') as ((this: http.Server, socket: Socket) => void)[];
+  const [listener] = listeners;
+  if (!listener || listeners.length !== 1) {
+    throw new Error(`http.Server has ${listeners.length} 'connection' listeners, not Node's own one`);
+  }
+  server.removeListener('connection', listener);
+  const toHttp: ToHttp = (socket) => listener.call(server, socket);
+  server.on('connection', (socket: Socket) => onConnection(socket, toHttp));
 }

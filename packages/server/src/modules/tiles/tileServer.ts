@@ -1,7 +1,9 @@
 import http from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
 import type { TilesConfig } from '../../platform/config.js';
-import type { Socket } from 'node:net';
-import { nativeSendfile, type NativeSendfile } from './rawSocket.js';
+import type { TileMetrics } from '../../platform/metrics/tileMetrics.js';
+import { fastPathSelfTest, type FastPathNeeds } from './fastPathSelfTest.js';
+import { nativeSendfile, takeHttpConnections, type NativeSendfile } from './rawSocket.js';
 import {
   TileConnection,
   TileResponseHeads,
@@ -30,6 +32,12 @@ const KEEP_ALIVE_MS = 72_000;
  */
 export type TileFastPathMode = 'connections' | 'http';
 
+/** The settings the fast path reads (config.tiles). */
+export type TileFastPathSettings = Pick<TilesConfig, 'http' | 'send' | 'socketReads' | 'headersTimeoutSeconds'>;
+
+/** The start-up self-test: null when every internal the fast path needs works, else what failed. */
+export type FastPathCheck = (needs: FastPathNeeds) => Promise<string | null>;
+
 /**
  * Where the HTTP server finds the tile handler: empty until the tiles role has registered its route
  * (a server without that role sends everything to Fastify), emptied again when the server closes.
@@ -38,21 +46,67 @@ export class TileFastPath implements TileConnectionOwner {
   handler: RawHandler | null = null;
   serving: RawTileServing | null = null;
   readonly keepAliveMs = KEEP_ALIVE_MS;
-  /** sendfile(2) for tiles (unless TILE_SEND=write or the native module is missing). */
+  /** sendfile(2) for tiles (unless TILE_SEND=write, the native module is missing or the fast path is off). */
   readonly sendfile: NativeSendfile | null;
-  /** Reads into one buffer below the socket's stream (unless TILE_SOCKET_READS=stream). */
+  /** Reads into one buffer below the socket's stream (unless TILE_SOCKET_READS=stream or the fast path is off). */
   readonly socketReads: boolean;
   /** The longest any request head may take from its first byte (HEADERS_TIMEOUT), ms. */
   readonly headersTimeoutMs: number;
+  /** `connections` only when TILE_HTTP asks for it and the self-test passed (`start`). */
   readonly mode: TileFastPathMode;
+  /**
+   * Why tiles go through Node's HTTP server though TILE_HTTP=connections: what the start-up
+   * self-test found missing or not working (one line), or null.
+   */
+  readonly offReason: string | null;
   readonly counts: TileConnectionCounts = { sentFromFile: 0, restWritten: 0 };
   private readonly connections = new Set<TileConnection>();
 
-  constructor(tiles: Pick<TilesConfig, 'http' | 'send' | 'socketReads' | 'headersTimeoutSeconds'>) {
-    this.mode = tiles.http;
-    this.sendfile = tiles.send === 'write' ? null : nativeSendfile;
-    this.socketReads = tiles.socketReads === 'direct';
+  /** `offReason`: the self-test's finding; the fast path is then off (mode `http`). */
+  constructor(tiles: TileFastPathSettings, offReason: string | null = null) {
+    this.offReason = offReason;
+    this.mode = offReason === null ? tiles.http : 'http';
+    const on = this.mode === 'connections';
+    this.sendfile = on && tiles.send === 'sendfile' ? nativeSendfile : null;
+    this.socketReads = on && tiles.socketReads === 'direct';
     this.headersTimeoutMs = tiles.headersTimeoutSeconds * 1000;
+  }
+
+  /**
+   * The fast path of a process, decided at start. On only where it serves tiles (the tiles role)
+   * with TILE_HTTP=connections, and only when the self-test (fastPathSelfTest.ts) found every Node
+   * internal it will use present and behaving as expected — those of TILE_SEND and
+   * TILE_SOCKET_READS as set; otherwise tiles go through Node's HTTP server, and `offReason` says
+   * why (`report` logs it).
+   */
+  static async start(
+    tiles: TileFastPathSettings,
+    servesTiles: boolean,
+    check: FastPathCheck = fastPathSelfTest,
+  ): Promise<TileFastPath> {
+    if (!servesTiles || tiles.http === 'http') return new TileFastPath({ ...tiles, http: 'http' });
+    const needs: FastPathNeeds = {
+      sendfile: tiles.send === 'sendfile' ? nativeSendfile : null,
+      socketReads: tiles.socketReads === 'direct',
+    };
+    return new TileFastPath(tiles, await check(needs));
+  }
+
+  /**
+   * One line at start: how tiles are answered, and when the self-test turned the fast path off,
+   * why (a warning); the metric lamina_tile_fast_path says the same (1 on, 0 off).
+   */
+  report(log: Pick<FastifyBaseLogger, 'info' | 'warn'>, metrics?: TileMetrics): void {
+    if (metrics) metrics.fastPath = this.mode === 'connections' ? 1 : 0;
+    if (this.offReason !== null) {
+      log.warn(`tile fast path off: ${this.offReason} (tiles go through Node's HTTP server, as with TILE_HTTP=http)`);
+    } else if (this.mode === 'connections') {
+      const send = this.sendfile ? 'sendfile(2)' : 'writes through the stream';
+      const reads = this.socketReads ? 'reads below the stream' : "reads through 'data'";
+      log.info(`tile fast path on: tiles answered on the connections, ${send}, ${reads} (self-test passed)`);
+    } else {
+      log.info("tile fast path off: TILE_HTTP=http (tiles go through Node's HTTP server)");
+    }
   }
 
   install(handler: RawHandler, respond: TileResponder, templates: TileHeaderTemplates): void {
@@ -82,11 +136,7 @@ export class TileFastPath implements TileConnectionOwner {
    * otherwise or at its first request that is not a plain tile request.
    */
   attach(server: http.Server): void {
-    const [listener] = server.listeners('connection') as ((this: http.Server, socket: Socket) => void)[];
-    if (!listener) throw new Error('the HTTP server has no connection listener');
-    server.removeListener('connection', listener);
-    const toHttp = (socket: Socket) => listener.call(server, socket);
-    server.on('connection', (socket: Socket) => {
+    takeHttpConnections(server, (socket, toHttp) => {
       if (this.serving === null) toHttp(socket);
       else this.connections.add(new TileConnection(socket, this, toHttp));
     });

@@ -55,6 +55,8 @@ export class TileMetrics {
   sumSeconds = 0;
   /** The tile range cache of a tile process on object storage (its counters are read at scrape); null otherwise. */
   rangeCache: TileRangeCacheStats | null = null;
+  /** 1 when tiles are answered on the connections (the fast path's self-test passed), else 0. */
+  fastPath = 0;
 
   record(status: number, milliseconds: number): void {
     const seconds = milliseconds / 1000;
@@ -137,5 +139,10 @@ export function tileMetricObjects(tiles: TileMetrics): ExposedMetric[] {
       aggregator: 'sum',
     },
     ...cacheFamilies,
+    gauge(
+      'lamina_tile_fast_path',
+      "1: tiles answered on the connections (TILE_HTTP=connections, the start-up self-test passed); 0: through Node's HTTP server (TILE_HTTP=http, the self-test failed: the log says why, or no tiles role)",
+      tiles.fastPath,
+    ),
   ];
 }
