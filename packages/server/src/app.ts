@@ -38,7 +38,6 @@ import { storageRoutes } from './modules/uploads/storageRoutes.js';
 import { uploadRoutes } from './modules/uploads/uploadRoutes.js';
 import { ImageService } from './modules/images/imageService.js';
 import { imageRoutes } from './modules/images/imageRoutes.js';
-import { sampleRoutes } from './modules/samples/sampleRoutes.js';
 import { mldRoutes } from './modules/mld/mldRoutes.js';
 import { annotationRoutes } from './modules/annotations/annotationRoutes.js';
 import { caseRoutes } from './modules/cases/caseRoutes.js';
@@ -48,6 +47,10 @@ import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
 import { healthRoutes } from './modules/health/healthRoutes.js';
 import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
 import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
+import { registerImageRoutes } from './commands/registerImageRoutes.js';
+import { moveImageRoutes } from './commands/moveImageRoutes.js';
+import { imEditRoutes } from './commands/imEditRoutes.js';
+import { sampleRoutes } from './commands/sampleRoutes.js';
 
 export interface AppDeps {
   config: Config;
@@ -169,9 +172,9 @@ export async function buildApp({
 }
 
 /**
- * The route table: every API route, module by module, in one list (docs/ARCHITECTURE.md "Layers").
- * Each entry is a module's (or a command's) routes with the services they need; the policy of each
- * route is declared beside it and enforced by the guard.
+ * The route table: every API route, module by module and then the commands, in one list
+ * (docs/ARCHITECTURE.md "Layers"). Each entry is a module's (or a command's) routes with the
+ * services they need; each route declares its policy beside it, and the guard enforces it.
  */
 function apiRoutes(
   config: Config,
@@ -186,14 +189,8 @@ function apiRoutes(
   const uploadKeys = new UploadKeys(config.sessionSecret);
   const auth = new AuthService(db, sessionKeys, metrics, config.localLogin);
   const oidc = config.oidc === null ? null : new OidcClient(config.oidc);
-  const images = new ImageService({
-    db,
-    storage,
-    jobs,
-    mailer,
-    largeSlideBytes: config.processing.largeSlideBytes,
-    metrics,
-  });
+  const images = new ImageService({ db, storage, mailer });
+  const largeSlideBytes = config.processing.largeSlideBytes;
   return [
     configRoutes(config),
     // Log in and out (password, single sign-on), the current user.
@@ -206,12 +203,11 @@ function apiRoutes(
     }),
     currentUserRoutes(db),
     studyRoutes(db),
-    // Slides: the local storage's signed URLs, uploads, sample data, .mld imports, images.
+    // Slides: the local storage's signed URLs, uploads, .mld imports, images.
     ...(storage instanceof LocalStorage ? [storageRoutes(storage)] : []),
     uploadRoutes(storage, ttlSeconds, uploadKeys),
-    sampleRoutes({ db, storage, keys: uploadKeys, ttlSeconds }),
     mldRoutes({ db, storage, keys: uploadKeys, jobs, ttlSeconds }),
-    imageRoutes({ db, config, storage, tileTokens, images }),
+    imageRoutes({ db, config, tileTokens, images }),
     caseRoutes(db),
     annotationRoutes(db),
     queryRoutes(db),
@@ -223,6 +219,11 @@ function apiRoutes(
     studyAccessRoutes(db),
     organizationRoutes(db),
     roleRoutes(db),
+    // Commands: the changes that span modules (src/commands/).
+    registerImageRoutes({ db, storage, jobs, largeSlideBytes, metrics, config, tileTokens }),
+    moveImageRoutes(db),
+    imEditRoutes(db),
+    sampleRoutes({ db, storage, keys: uploadKeys, ttlSeconds }),
   ];
 }
 

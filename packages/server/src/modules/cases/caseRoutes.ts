@@ -39,7 +39,6 @@ import {
   caseCommentRequestSchema,
   forwardCaseRequestSchema,
   imageActionResponseSchema,
-  moveImageRequestSchema,
   type Permission,
   type StudyCaseSortKey,
 } from '@lamina/domain';
@@ -237,23 +236,6 @@ export function caseRoutes(db: Db) {
       async (request) => {
         await cases.comment(principalOf(request), actorOf(request), request.params.id, request.body);
         return answer(request, request.params.id, CASE_MESSAGES.commentAdded);
-      },
-    );
-
-    r.patch(
-      '/api/images/:id/case',
-      {
-        config: { policy: policy.anyOf(['S_ImageListTab_MoveImage'], imageScope) },
-        schema: { params: idParams, body: moveImageRequestSchema, response: { 200: imageActionResponseSchema } },
-      },
-      async (request) => {
-        const changes = await cases.moveImage(principalOf(request), actorOf(request), request.params.id, request.body);
-        return {
-          success: true as const,
-          message: request.body.preview ? '' : IMAGE_ACTION_MESSAGES.moved,
-          imageId: request.params.id,
-          changes,
-        };
       },
     );
 

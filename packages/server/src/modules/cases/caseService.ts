@@ -27,8 +27,6 @@ import {
   valuesDiffer,
   CASE_STATUS_LABELS,
   IMAGE_ACTION_MESSAGES,
-  type MoveChange,
-  type MoveImageRequest,
   type CaseField,
   type CaseStatus,
   type CaseView,
@@ -49,10 +47,7 @@ import {
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { caseImages, caseReaders, latestCaseComment, readersInStudy, selectCase } from './caseQueries.js';
 import { revokeCaseReaders } from '../../access/readerVisibility.js';
-import { assertMovable, caseChanges, imageStatusChange, lockImage, moveReason } from '../images/imageEditService.js';
-
-/** Image statuses an image may leave one case for another in (it is in, or waiting for, a case). */
-const CASE_WORKFLOW_IMAGE_STATUSES: readonly string[] = ['CASE_ASSIGNMENT_PENDING', 'LAB_QC_PENDING', 'ISC_QC_PENDING'];
+import { lockImage } from '../images/imageQueries.js';
 import { presentCase } from './casePresenter.js';
 
 type Tx = Transaction<DB>;
@@ -69,7 +64,7 @@ export const CASE_FIELD_COLUMN: Record<
   visitId: 'visit_id',
 };
 
-interface LockedCase {
+export interface LockedCase {
   id: number;
   study_id: number;
   status: CaseStatus;
@@ -80,6 +75,34 @@ interface LockedCase {
   subject_id: string | null;
   site_id: string | null;
   visit_id: string | null;
+}
+
+/** The case row, locked for the caller's transaction (404 'Case not found' when there is none). */
+export async function lockCase(tx: Tx, caseId: number): Promise<LockedCase> {
+  const row = await tx
+    .selectFrom('cases')
+    .select([
+      'id',
+      'study_id',
+      'status',
+      'on_hold_from',
+      'prev_workflow_statuses',
+      'proc_id',
+      'histo_procedure_id',
+      'subject_id',
+      'site_id',
+      'visit_id',
+    ])
+    .where('id', '=', caseId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
+  return {
+    ...row,
+    status: row.status as CaseStatus,
+    on_hold_from: row.on_hold_from as CaseStatus | null,
+    prev_workflow_statuses: row.prev_workflow_statuses as CaseStatus[],
+  };
 }
 
 /** Every case edit needs a reason for each changed field and list (doc 2 §5), first values included. */
@@ -179,7 +202,7 @@ export class CaseService {
           newValue: readers,
         });
       }
-      const locked = await this.lock(tx, created.id);
+      const locked = await lockCase(tx, created.id);
       events.push(...(await this.attachImages(tx, locked, images, null)));
       await recordAudit(tx, actor, events);
       return created.id;
@@ -198,7 +221,7 @@ export class CaseService {
     reasonRule: ReasonRule = caseEditReasonRule,
   ): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
-      const current = await this.lock(tx, caseId);
+      const current = await lockCase(tx, caseId);
       const changes: FieldChange[] = [];
       const values: Partial<Record<CaseField, string | null>> = {};
       for (const field of CASE_FIELDS) {
@@ -314,7 +337,7 @@ export class CaseService {
     options: { includeAiCounts?: boolean | undefined } = {},
   ): Promise<string> {
     return this.db.transaction().execute(async (tx) => {
-      const current = await this.lock(tx, caseId);
+      const current = await lockCase(tx, caseId);
       const step = forwardStepFrom(current.status);
       if (!step) throw new ConflictError(CASE_MESSAGES.unableToTransition);
       // The route lets in a holder of any step's permission; this step needs its own (doc 3 §8's message).
@@ -365,7 +388,7 @@ export class CaseService {
     await this.db.transaction().execute(async (tx) => {
       const image = await lockImage(tx, imageId);
       if (image.case_id === null) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.notInCase}`);
-      const current = await this.lock(tx, image.case_id);
+      const current = await lockCase(tx, image.case_id);
       const step = imageQcStepFrom(image.status as ImageStatus);
       if (!step || current.status !== step.caseStatus)
         throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.qcNotNow}`);
@@ -411,7 +434,7 @@ export class CaseService {
     const text = request.comment.trim();
     if (text === '') throw new BadRequestError(`${CASE_MESSAGES.unableToComment(caseId)}. Comment is required`);
     await this.db.transaction().execute(async (tx) => {
-      const current = await this.lock(tx, caseId);
+      const current = await lockCase(tx, caseId);
       const imageId = request.imageId ?? null;
       if (imageId !== null) {
         const image = await tx
@@ -482,7 +505,7 @@ export class CaseService {
     request: { value?: CaseStatus | null | undefined; reason?: string | null | undefined },
   ): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
-      const current = await this.lock(tx, caseId);
+      const current = await lockCase(tx, caseId);
       const target = request.value ?? null;
       const label = target ? CASE_STATUS_LABELS[target] : 'a new status';
       if (!target || isEmptyValue(request.reason)) throw new BadRequestError(revertRefused(label));
@@ -550,7 +573,7 @@ export class CaseService {
     const failure = on ? CASE_MESSAGES.couldNotHold : CASE_MESSAGES.couldNotRemoveHold;
     const reason = requiredReason(reasonForChange, `${failure} ${MESSAGES_REASON}`);
     await this.db.transaction().execute(async (tx) => {
-      const current = await this.lock(tx, caseId);
+      const current = await lockCase(tx, caseId);
       if (on ? !CASE_HOLDABLE.includes(current.status) : current.status !== 'ON_HOLD' || !current.on_hold_from)
         throw new ConflictError(failure);
       const to: CaseStatus = on ? 'ON_HOLD' : (current.on_hold_from as CaseStatus);
@@ -584,7 +607,7 @@ export class CaseService {
     if (!principal.actions.has(ARCHIVE_CASE_PERMISSION)) throw new ForbiddenError();
     const reason = requiredReason(reasonForChange, CASE_MESSAGES.archiveReasonRequired);
     await this.db.transaction().execute(async (tx) => {
-      const current = await this.lock(tx, caseId);
+      const current = await lockCase(tx, caseId);
       if (current.status === 'ARCHIVED') throw new ConflictError(CASE_MESSAGES.unableToTransition);
       await revokeCaseReaders(tx, caseId);
       const now = new Date();
@@ -618,84 +641,9 @@ export class CaseService {
   async assign(actor: Actor, caseId: number, imageId: number, reasonForChange: string | null | undefined) {
     const reason = requiredReason(reasonForChange, `${CASE_MESSAGES.unableToAssign} ${MESSAGES_REASON}`);
     await this.db.transaction().execute(async (tx) => {
-      const current = await this.lock(tx, caseId);
+      const current = await lockCase(tx, caseId);
       await recordAudit(tx, actor, await this.attachImages(tx, current, [imageId], reason));
     });
-  }
-
-  /** PATCH /api/images/{id}/case: into another case of the image's study (doc 2 §4 Move Image). */
-  async moveImage(
-    principal: Principal,
-    actor: Actor,
-    imageId: number,
-    request: MoveImageRequest,
-  ): Promise<MoveChange[]> {
-    const failure = IMAGE_ACTION_MESSAGES.unableToMoveCase;
-    return this.db.transaction().execute(async (tx) => {
-      const image = await lockImage(tx, imageId);
-      assertMovable(image, failure);
-      if (image.study_id === null) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.noStudy}`);
-      if (image.case_id === request.value) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.sameCase}`);
-      const target = await this.lock(tx, request.value);
-      if (target.study_id !== image.study_id) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
-      if (!CASE_WORKFLOW_IMAGE_STATUSES.includes(image.status))
-        throw new ConflictError(`${failure} ${CASE_MESSAGES.imageNotAssignable}`);
-      const status = imageStatusOnAssign(target.status, target.on_hold_from);
-      if (!status) throw new ConflictError(`${failure} ${CASE_MESSAGES.notAssignableStatus}`);
-      const changes = [
-        ...(await caseChanges(tx, principal, image.case_id, target.id)),
-        ...imageStatusChange(image.status, status),
-      ];
-      if (request.preview) return changes;
-      const reason = moveReason(request.reasonForChange, failure);
-      await revokeCaseReaders(tx, image.case_id);
-      await tx
-        .updateTable('images')
-        .set({ case_id: target.id, status, updated_at: new Date() })
-        .where('id', '=', imageId)
-        .execute();
-      await recordAudit(
-        tx,
-        actor,
-        imageCaseEvents(imageId, image.study_id, {
-          fromCase: image.case_id,
-          toCase: target.id,
-          fromStatus: image.status,
-          toStatus: status,
-          reason,
-        }),
-      );
-      return changes;
-    });
-  }
-
-  // -------------------------------------------------------------------------------------------
-
-  private async lock(tx: Tx, caseId: number): Promise<LockedCase> {
-    const row = await tx
-      .selectFrom('cases')
-      .select([
-        'id',
-        'study_id',
-        'status',
-        'on_hold_from',
-        'prev_workflow_statuses',
-        'proc_id',
-        'histo_procedure_id',
-        'subject_id',
-        'site_id',
-        'visit_id',
-      ])
-      .where('id', '=', caseId)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!row) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
-    return {
-      ...row,
-      status: row.status as CaseStatus,
-      on_hold_from: row.on_hold_from as CaseStatus | null,
-      prev_workflow_statuses: row.prev_workflow_statuses as CaseStatus[],
-    };
   }
 
   private async liveImageCount(tx: Tx, caseId: number): Promise<number> {

@@ -1,7 +1,8 @@
 import { IMAGE_STATUS_AT_STAGE, caseStage, type CaseStatus, type ImageStatus } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { recordAudit, SYSTEM_ACTOR, type AuditEvent } from '../../platform/audit/audit.js';
-import { insertImageCopy, lockImage } from '../images/imageEditService.js';
+import { insertImageCopy } from '../images/imageEditService.js';
+import { lockImage } from '../images/imageQueries.js';
 import { DEMO_READING_STUDIES, DEMO_STUDY_NAME } from './demoSeed.js';
 import { DEMO_SLIDE_NAME } from './demoSlide.js';
 

@@ -13,9 +13,6 @@ import {
   imImageListResponseSchema,
   imImageRecordResponseSchema,
   viewableColumns,
-  editImColumnRequestSchema,
-  editImColumnResponseSchema,
-  IM_EDIT_PERMISSIONS,
   IM_EXPORT_PERMISSIONS,
   imCsvFileName,
   imExportColumns,
@@ -23,25 +20,21 @@ import {
   type CsvValue,
   type ImColumn,
   type ImDateFilter,
-  type Permission,
   type RoleName,
 } from '@lamina/domain';
 import type { Principal } from '../../platform/auth/principal.js';
 import type { Db } from '../../platform/db/database.js';
 import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { ForbiddenError, NotFoundError } from '../../platform/errors.js';
-import { actorOf, principalOf } from '../../platform/http/requestContext.js';
+import { principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { policy, scope } from '../../platform/rbac/policy.js';
-import { caseScope, caseStudyOf } from '../../access/caseScope.js';
-import { imageScope, imageStudyOf } from '../../access/imageScope.js';
-import { ImEditService } from './imEditService.js';
+import { caseScope } from '../../access/caseScope.js';
+import { imageScope } from '../../access/imageScope.js';
+import { IM_CASES_PERMISSION, IM_IMAGES_PERMISSION } from './imageColumns.js';
 import { caseRecord, casesQuery, imageRecord, imagesQuery, listCases, listImages, searchCaseIds } from './imQueries.js';
 import { caseCsvCells, imageCsvCells, presentCaseRecord, presentImageRecord } from './imPresenter.js';
 import { sendCsv } from '../../platform/http/csvStream.js';
-
-export const IM_IMAGES_PERMISSION: Permission = 'IM_ImageListTab_ViewImageslistTab';
-export const IM_CASES_PERMISSION: Permission = 'IM_CaseListTab_ViewPage';
 
 /** A sort key the user may not view is no sort key for them (the order would tell the hidden values). */
 function allowedSort<K extends string>(sort: K | `-${K}`, viewable: ReadonlySet<string>, fallback: `-${K}`) {
@@ -51,18 +44,6 @@ function allowedSort<K extends string>(sort: K | `-${K}`, viewable: ReadonlySet<
 
 /** The role the user works as (its default columns), by name. */
 const roleOf = (principal: Principal) => (principal.workAsRole?.name ?? null) as RoleName | null;
-
-/** Whether the body addresses a case (tabName 'cases'); otherwise the id is an image's. */
-const addressesCase = (request: FastifyRequest) =>
-  (request.body as { tabName?: unknown } | undefined)?.tabName === 'cases';
-
-/** Edit Column's `{id}` is an image or a case, as its body's tabName says. */
-const editColumnScope = scope.resource(
-  'image or case (by tabName)',
-  (request) => (addressesCase(request) ? CASE_MESSAGES.caseNotFound : IMAGE_MESSAGES.imageNotFound),
-  (db, request, principal) =>
-    addressesCase(request) ? caseStudyOf(db, request, principal) : imageStudyOf(db, request, principal),
-);
 
 /** What a list's request carries besides its statuses (both tabs' bodies). */
 interface ListBody<S extends string> {
@@ -155,25 +136,8 @@ async function answerList<K extends string, S extends K, Row, Rec>(
  * permissions let them view (the domain's IM_IMAGE_COLUMNS / IM_CASE_COLUMNS).
  */
 export function imageManagementRoutes(db: Db) {
-  const edits = new ImEditService(db);
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
-
-    r.post(
-      '/api/imageManagement/:id/editImageColumn',
-      {
-        config: { policy: policy.anyOf(IM_EDIT_PERMISSIONS, editColumnScope) },
-        schema: { params: idParams, body: editImColumnRequestSchema, response: { 200: editImColumnResponseSchema } },
-      },
-      async (request) => {
-        const principal = principalOf(request);
-        // The tab itself: its list's view permission.
-        const tab = request.body.tabName === 'cases' ? IM_CASES_PERMISSION : IM_IMAGES_PERMISSION;
-        if (!principal.actions.has(tab)) throw new ForbiddenError();
-        const message = await edits.editColumn(principal, actorOf(request), request.params.id, request.body);
-        return { success: true as const, message };
-      },
-    );
 
     r.post(
       '/api/imageManagement/images',

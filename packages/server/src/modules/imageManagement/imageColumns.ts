@@ -1,5 +1,9 @@
-import type { ImImageColumnKey } from '@lamina/domain';
+import type { ImImageColumnKey, Permission } from '@lamina/domain';
 import type { ImagesTable } from '../../platform/db/schema.js';
+
+/** Who sees each tab of Image Management: its list's view permission. */
+export const IM_IMAGES_PERMISSION: Permission = 'IM_ImageListTab_ViewImageslistTab';
+export const IM_CASES_PERMISSION: Permission = 'IM_CaseListTab_ViewPage';
 
 /**
  * Image-management columns stored as text on the image row, and their column (Edit Column and the

@@ -1,36 +1,26 @@
 import type { Transaction } from 'kysely';
 import {
-  CASE_FIELD_RULES,
-  CASE_STATUS_LABELS,
   EDITABLE_IMAGE_FIELDS,
   IMAGE_ACTION_MESSAGES,
-  IMAGE_MESSAGES,
-  IMAGE_MOVE_BLOCKED,
-  IMAGE_STATUS_LABELS,
-  MESSAGES,
   copyImageName,
   imageFieldError,
   isEmptyValue,
   mayEditImageField,
-  mayViewCaseField,
   reasonForChangeError,
   unableToHideImage,
-  type CaseStatus,
   type EditImageRequest,
   type EditableImageField,
   type ImageStatus,
-  type MoveChange,
-  type MoveImageRequest,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
-import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
+import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
-import { canSeeStudy } from '../../platform/rbac/studyScope.js';
+import { BadRequestError, ConflictError, ForbiddenError } from '../../platform/errors.js';
 import { revokeCaseReaders } from '../../access/readerVisibility.js';
 import { inQueryChain } from './queryChain.js';
+import { lockImage, type LockedImage } from './imageQueries.js';
 
 type Tx = Transaction<DB>;
 
@@ -40,80 +30,9 @@ const COLUMN: Record<EditableImageField, 'name' | 'accession_number' | 'biopsy_l
   biopsyLocation: 'biopsy_location',
 };
 
-/** Image statuses of the case workflow: a moved image starts it again from Case Assignment Pending. */
-const WORKFLOW_STATUSES: readonly string[] = [
-  'STUDY_ASSIGNMENT_PENDING',
-  'CASE_ASSIGNMENT_PENDING',
-  'LAB_QC_PENDING',
-  'ISC_QC_PENDING',
-];
-
 /** Image edits: a changed field whose previous value was not empty needs a reason (doc 2 §5), the spec's message. */
 const imageEditReasonRule = (before: unknown, after: unknown, reason: string | null | undefined) =>
   reasonForChangeError(before, after, reason) ? IMAGE_ACTION_MESSAGES.updateReasonRequired : null;
-
-export async function lockImage(tx: Tx, imageId: number) {
-  const row = await tx.selectFrom('images').selectAll().where('id', '=', imageId).forUpdate().executeTakeFirst();
-  if (!row) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
-  return row;
-}
-export type LockedImage = Awaited<ReturnType<typeof lockImage>>;
-
-/** What moving an image out of its case changes, as the warnings list says it (blinded fields by permission). */
-export async function caseChanges(
-  tx: Tx,
-  principal: Principal,
-  fromCaseId: number | null,
-  toCaseId: number | null,
-): Promise<MoveChange[]> {
-  const load = async (id: number | null) =>
-    id === null
-      ? null
-      : ((await tx
-          .selectFrom('cases')
-          .select(['proc_id', 'subject_id', 'visit_id', 'site_id', 'status'])
-          .where('id', '=', id)
-          .executeTakeFirst()) ?? null);
-  const [from, to] = [await load(fromCaseId), await load(toCaseId)];
-  const changes: MoveChange[] = [];
-  const push = (label: string, a: string | null | undefined, b: string | null | undefined) => {
-    if ((a ?? null) !== (b ?? null)) changes.push({ label, from: a ?? null, to: b ?? null });
-  };
-  push('Case', from?.proc_id, to?.proc_id);
-  for (const field of ['subjectId', 'visitId', 'siteId'] as const) {
-    if (!mayViewCaseField(principal.actions, field)) continue;
-    const column = field === 'subjectId' ? 'subject_id' : field === 'visitId' ? 'visit_id' : 'site_id';
-    push(`Case ${CASE_FIELD_RULES[field].label}`, from?.[column], to?.[column]);
-  }
-  const label = (s: string | undefined) => (s ? CASE_STATUS_LABELS[s as CaseStatus] : null);
-  push('Case Status', label(from?.status), label(to?.status));
-  return changes;
-}
-
-export function imageStatusChange(from: string, to: string): MoveChange[] {
-  return from === to
-    ? []
-    : [
-        {
-          label: 'Image Status',
-          from: IMAGE_STATUS_LABELS[from as ImageStatus],
-          to: IMAGE_STATUS_LABELS[to as ImageStatus],
-        },
-      ];
-}
-
-/** The reason a move needs (the spec's failure message with the reason rule). */
-export function moveReason(reason: string | null | undefined, failure: string): string {
-  if (isEmptyValue(reason)) throw new BadRequestError(`${failure} ${IMAGE_ACTION_MESSAGES.moveReasonRequired}`);
-  return (reason ?? '').trim();
-}
-
-/** Refuses moving an image that is archived or in reading (doc 2 §4). */
-export function assertMovable(image: LockedImage, failure: string): void {
-  if (image.status === 'ARCHIVED') throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.alreadyArchived}`);
-  if ((IMAGE_MOVE_BLOCKED as readonly string[]).includes(image.status))
-    throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.moveBlocked}`);
-}
 
 /**
  * Inserts a copy of an image row: the same stored original, pyramid, label and metadata, its own
@@ -187,9 +106,10 @@ export async function insertImageCopy(
 }
 
 /**
- * The image row actions (issue 11; doc 2 §2.5): edit with reasons, move to another study, copy
- * (a new row sharing the stored original and pyramid), archive. Moving to another case lives with
- * the case rules (CaseService.moveImage). Each locks the image row and audits in its transaction.
+ * The image row actions (issue 11; doc 2 §2.5): edit with reasons, copy (a new row sharing the
+ * stored original and pyramid), archive, show to / hide from readers, accept AI counts. Moving an
+ * image to another case or study changes its case too: a command (commands/moveImage.ts). Each
+ * locks the image row and audits in its transaction.
  */
 export class ImageEditService {
   constructor(private readonly db: Db) {}
@@ -235,90 +155,6 @@ export class ImageEditService {
         actor,
         changeEvents({ action: 'IMAGE_EDITED', entityType: 'image', entityId: imageId, studyId: image.study_id }, real),
       );
-    });
-  }
-
-  /** PATCH /api/images/{id}/study: into another study the user can see; leaves its case. */
-  async moveToStudy(
-    principal: Principal,
-    actor: Actor,
-    imageId: number,
-    request: MoveImageRequest,
-  ): Promise<MoveChange[]> {
-    const failure = IMAGE_ACTION_MESSAGES.unableToMoveStudy;
-    return this.db.transaction().execute(async (tx) => {
-      const image = await lockImage(tx, imageId);
-      assertMovable(image, failure);
-      if (image.study_id === request.value) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.sameStudy}`);
-      if (!(await canSeeStudy(tx, principal, request.value))) throw new NotFoundError(MESSAGES.studyNotFound);
-      const studies = await tx
-        .selectFrom('studies')
-        .select(['id', 'name', 'sponsor'])
-        .where('id', 'in', [request.value, ...(image.study_id !== null ? [image.study_id] : [])])
-        .execute();
-      const from = studies.find((s) => s.id === image.study_id);
-      const to = studies.find((s) => s.id === request.value);
-      const status = WORKFLOW_STATUSES.includes(image.status) ? 'CASE_ASSIGNMENT_PENDING' : image.status;
-      const changes: MoveChange[] = [{ label: 'Study Name', from: from?.name ?? null, to: to?.name ?? null }];
-      if (principal.actions.has('AP_StudyData_ViewSponsor') && (from?.sponsor ?? null) !== (to?.sponsor ?? null))
-        changes.push({ label: 'Sponsor', from: from?.sponsor ?? null, to: to?.sponsor ?? null });
-      changes.push(
-        ...(await caseChanges(tx, principal, image.case_id, null)),
-        ...imageStatusChange(image.status, status),
-      );
-      if (request.preview) return changes;
-
-      // A first study is no change of recorded data: its reason is optional (doc 2 §5, Edit Column).
-      const reason =
-        image.study_id === null && isEmptyValue(request.reasonForChange)
-          ? null
-          : moveReason(request.reasonForChange, failure);
-      await revokeCaseReaders(tx, image.case_id);
-      await tx
-        .updateTable('images')
-        .set({ study_id: request.value, case_id: null, status, updated_at: new Date() })
-        .where('id', '=', imageId)
-        .execute();
-      const base = { entityType: 'image', entityId: imageId, reason };
-      const events: AuditEvent[] = [
-        // Recorded under both studies, so each study's audit trail shows the image leaving or arriving.
-        {
-          ...base,
-          action: 'IMAGE_MOVED_STUDY',
-          studyId: image.study_id,
-          field: 'study_id',
-          oldValue: image.study_id,
-          newValue: request.value,
-        },
-        {
-          ...base,
-          action: 'IMAGE_MOVED_STUDY',
-          studyId: request.value,
-          field: 'study_id',
-          oldValue: image.study_id,
-          newValue: request.value,
-        },
-      ];
-      if (image.case_id !== null)
-        events.push({
-          ...base,
-          action: 'IMAGE_CASE_REMOVED',
-          studyId: image.study_id,
-          field: 'case_id',
-          oldValue: image.case_id,
-          newValue: null,
-        });
-      if (status !== image.status)
-        events.push({
-          ...base,
-          action: 'IMAGE_STATUS_CHANGED',
-          studyId: request.value,
-          field: 'status',
-          oldValue: image.status,
-          newValue: status,
-        });
-      await recordAudit(tx, actor, events);
-      return changes;
     });
   }
 

@@ -97,6 +97,21 @@ export interface TileUrlOptions {
 /** Tile tokens live as long as a working session could reasonably keep the viewer open. */
 export const TILE_TOKEN_TTL_SECONDS = 12 * 60 * 60;
 
+/** Tile URLs for a user and their session: the token stops when either loses access. */
+export function tileUrlOptions(
+  tileTokens: TileTokens,
+  tileServerLocation: string,
+  principal: Pick<Principal, 'id' | 'accessGeneration'>,
+  sessionId: string,
+): TileUrlOptions {
+  return {
+    tileTokens,
+    tileServerLocation,
+    grant: { userId: principal.id, generation: principal.accessGeneration, sessionId },
+    ttlSeconds: TILE_TOKEN_TTL_SECONDS,
+  };
+}
+
 /**
  * The Image as the viewer sees it (doc 3 §3). No subject, site or visit fields, and no storage key;
  * the file name only with the file-name permission (else a neutral label: central readers are

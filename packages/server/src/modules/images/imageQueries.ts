@@ -1,12 +1,21 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
-import type { StudyImageSortKey } from '@lamina/domain';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from 'kysely';
+import { IMAGE_MESSAGES, type StudyImageSortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
+import { NotFoundError } from '../../platform/errors.js';
 import { likeContains } from '../../platform/db/paging.js';
 import { casePosition } from '../../access/imageLabel.js';
 import { IMAGE_VIEW_COLUMNS } from './imagePresenter.js';
 
 /** Queries of the images module: SQL only. */
 type Q = Kysely<DB>;
+
+/** The image row, locked for the caller's transaction (404 'Image not found' when there is none). */
+export async function lockImage(tx: Transaction<DB>, imageId: number) {
+  const row = await tx.selectFrom('images').selectAll().where('id', '=', imageId).forUpdate().executeTakeFirst();
+  if (!row) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
+  return row;
+}
+export type LockedImage = Awaited<ReturnType<typeof lockImage>>;
 
 /** The viewer's Image row (IMAGE_VIEW_COLUMNS) with its case's procedure ID and its place in the case. */
 export function selectImageView(db: Q) {

@@ -1,17 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
-  createImageRequestSchema,
-  IMAGE_MESSAGES,
   LABEL_PERMISSIONS,
-  mayViewLabel,
   notifyUploadRequestSchema,
   VIEW_FILE_NAME_PERMISSION,
   studyImageListQuerySchema,
   studyImageListResponseSchema,
   type Permission,
   type StudyImageSortKey,
-  createImageResponseSchema,
   notifyUploadResponseSchema,
   imageViewSchema,
   signedUrlResponseSchema,
@@ -24,20 +20,17 @@ import {
   copyImageRequestSchema,
   editImageRequestSchema,
   imageActionResponseSchema,
-  moveImageRequestSchema,
 } from '@lamina/domain';
 import { policy, studyFromBody, studyFromParam } from '../../platform/rbac/policy.js';
+import { UPLOAD_PERMISSIONS } from '../uploads/uploadRoutes.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
-import { ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
-import type { ObjectStorage } from '../../platform/storage/storage.js';
 import type { TileTokens } from '../../platform/tiles/tileToken.js';
-import { UPLOAD_PERMISSIONS } from '../uploads/uploadRoutes.js';
 import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { idParams } from '../../platform/http/params.js';
 import { listStudyImages } from './imageQueries.js';
-import { presentImage, presentStudyImageRow, TILE_TOKEN_TTL_SECONDS } from './imagePresenter.js';
+import { presentImage, presentStudyImageRow, tileUrlOptions } from './imagePresenter.js';
 import type { ImageService } from './imageService.js';
 import { imageScope } from '../../access/imageScope.js';
 import { ImageEditService } from './imageEditService.js';
@@ -52,47 +45,24 @@ const VIEW_IMAGE: readonly Permission[] = ['AP_ImageViewer_ViewimageViewer'];
 export interface ImageRouteDeps {
   db: Db;
   config: Config;
-  storage: ObjectStorage;
   tileTokens: TileTokens;
   images: ImageService;
 }
 
 /**
- * Images: register an upload (and replace an image), the viewer's Image with its tile URL, label
- * and macro images (view-label permission only: labels can carry patient identifiers), the signed
- * download of the original, and the upload notification.
+ * Images: the viewer's Image with its tile URL, the study page's Images tab and its row actions,
+ * label and macro images (view-label permission only: labels can carry patient identifiers), the
+ * signed download of the original, and the upload notification. Registering an upload (and
+ * replacing an image) and moving an image are commands (commands/registerImageRoutes.ts,
+ * commands/moveImageRoutes.ts).
  */
-export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRouteDeps) {
+export function imageRoutes({ db, config, tileTokens, images }: ImageRouteDeps) {
   const edits = new ImageEditService(db);
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     /** Tile URLs for the request's user and session (the token stops when either loses access). */
-    const tiles = (request: FastifyRequest) => {
-      const principal = principalOf(request);
-      return {
-        tileTokens,
-        tileServerLocation: config.tileServerLocation,
-        grant: {
-          userId: principal.id,
-          generation: principal.accessGeneration,
-          sessionId: request.session?.sessionId ?? '',
-        },
-        ttlSeconds: TILE_TOKEN_TTL_SECONDS,
-      };
-    };
-
-    r.post(
-      '/api/images',
-      {
-        config: { policy: policy.anyOf(UPLOAD_PERMISSIONS, studyFromBody()) },
-        schema: { body: createImageRequestSchema, response: { 200: createImageResponseSchema } },
-      },
-      async (request) => {
-        const principal = principalOf(request);
-        const row = await images.register(principal, actorOf(request), request.body);
-        return { success: true as const, image: presentImage(row, tiles(request), principal) };
-      },
-    );
+    const tiles = (request: FastifyRequest) =>
+      tileUrlOptions(tileTokens, config.tileServerLocation, principalOf(request), request.session?.sessionId ?? '');
 
     r.post(
       '/api/images/notify-upload',
@@ -134,28 +104,6 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
       async (request) => {
         await edits.edit(principalOf(request), actorOf(request), request.params.id, request.body);
         return { success: true as const, message: IMAGE_ACTION_MESSAGES.updated, imageId: request.params.id };
-      },
-    );
-
-    r.patch(
-      '/api/images/:id/study',
-      {
-        config: { policy: policy.anyOf(['S_ImageListTab_MoveImage'], imageScope) },
-        schema: { params: idParams, body: moveImageRequestSchema, response: { 200: imageActionResponseSchema } },
-      },
-      async (request) => {
-        const changes = await edits.moveToStudy(
-          principalOf(request),
-          actorOf(request),
-          request.params.id,
-          request.body,
-        );
-        return {
-          success: true as const,
-          message: request.body.preview ? '' : IMAGE_ACTION_MESSAGES.moved,
-          imageId: request.params.id,
-          changes,
-        };
       },
     );
 
@@ -253,19 +201,12 @@ export function imageRoutes({ db, config, storage, tileTokens, images }: ImageRo
         `/api/images/:id/${kind}`,
         { config: { policy: policy.anyOf(LABEL_PERMISSIONS, imageScope) }, schema: { params: idParams } },
         async (request, reply) => {
-          const principal = principalOf(request);
-          const row = await images.image(request.params.id);
-          if (!mayViewLabel(principal.actions, { organizationId: row.organization_id }, principal.organizationId))
-            throw new ForbiddenError();
-          const key = kind === 'label' ? row.label_key : row.macro_key;
-          const head = key ? await storage.head(key) : null;
-          if (!key || !head)
-            throw new NotFoundError(kind === 'label' ? IMAGE_MESSAGES.labelNotFound : IMAGE_MESSAGES.macroNotFound);
+          const picture = await images.labelPicture(principalOf(request), request.params.id, kind);
           return reply
             .type(kind === 'label' ? 'image/png' : 'image/jpeg')
-            .header('Content-Length', head.size)
+            .header('Content-Length', picture.size)
             .header('Cache-Control', 'private, max-age=300')
-            .send(await storage.createReadStream(key));
+            .send(picture.stream);
         },
       );
     }

@@ -1,26 +1,15 @@
+import type { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import {
-  IMAGE_MESSAGES,
-  MESSAGES,
-  NOTIFY_UPLOAD_LIMIT,
-  roleByName,
-  unsupportedFileType,
-  hasImageExtension,
-  type CreateImageRequest,
-} from '@lamina/domain';
+import { IMAGE_MESSAGES, MESSAGES, NOTIFY_UPLOAD_LIMIT, mayViewLabel, roleByName } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
-import { BadRequestError, ConflictError, NotFoundError, TooManyRequestsError } from '../../platform/errors.js';
-import { extensionOf, studyIdOfUploadKey } from '../../platform/storage/keys.js';
+import { ConflictError, ForbiddenError, NotFoundError, TooManyRequestsError } from '../../platform/errors.js';
 import { checkObject } from '../../platform/storage/integrity.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
-import { inTransaction, QUEUES, type JobQueue } from '../../platform/jobs/jobQueue.js';
-import { carryQueriesOver } from '../queries/queryService.js';
 import { mailAddresses, mailText, type Mailer, type OutgoingMail } from '../../platform/mail/mailer.js';
 import type { ImageViewRow } from './imagePresenter.js';
 import { selectImageView } from './imageQueries.js';
-import { assertMayReplace } from './imageReplacement.js';
 
 /** Advisory lock class of the upload-notification limit (the second key is the user id). */
 const NOTIFY_LOCK = 727_003;
@@ -28,15 +17,14 @@ const NOTIFY_LOCK = 727_003;
 export interface ImageServiceDeps {
   db: Db;
   storage: ObjectStorage;
-  jobs: JobQueue;
   mailer: Mailer;
-  /** Uploads of at least this size are processed from the large-slide queue. */
-  largeSlideBytes: number;
-  /** Told the size of each upload registered (the upload metrics). */
-  metrics?: { uploadRegistered(bytes: number): void } | undefined;
 }
 
-/** Images: registration of uploads (and replacement), reads with study scope, notifications. */
+/**
+ * Images: the viewer's Image, the signed download of the original, the upload notification. The
+ * registration of an upload (which may replace an image, with its queries) is a command
+ * (commands/registerImage.ts).
+ */
 export class ImageService {
   constructor(private readonly deps: ImageServiceDeps) {}
 
@@ -50,115 +38,24 @@ export class ImageService {
     return row;
   }
 
-  /** POST /api/images: the upload exists and belongs to the study; the row is created and processing enqueued. */
-  async register(principal: Principal, actor: Actor, request: CreateImageRequest): Promise<ImageViewRow> {
-    const { db, storage, jobs } = this.deps;
-    const { name, s3Key, studyId } = request;
-    if (studyIdOfUploadKey(s3Key) !== studyId) throw new BadRequestError(IMAGE_MESSAGES.uploadNotInStudy);
-    // The name is kept as given (any script); the key's file name is its safe form with the same extension.
-    if (!hasImageExtension(name)) throw new BadRequestError(unsupportedFileType(name));
-    if (extensionOf(name) !== extensionOf(s3Key)) throw new BadRequestError(IMAGE_MESSAGES.extensionMismatch);
-    const head = await storage.head(s3Key);
-    if (!head) throw new NotFoundError(IMAGE_MESSAGES.uploadNotFound);
-
-    await jobs.start(); // the queue's schema exists before the transaction enqueues into it
-    const id = await db.transaction().execute(async (tx) => {
-      const already = await tx
-        .selectFrom('images')
-        .select('id')
-        .where('s3_key', '=', s3Key)
-        .where('status', '!=', 'ARCHIVED')
-        .executeTakeFirst();
-      if (already) throw new ConflictError('This upload is already registered as an image');
-
-      let replaced: { id: number; case_id: number | null; status: string; processing_status: string } | undefined;
-      if (request.imageToReplaceId) {
-        replaced = await tx
-          .selectFrom('images')
-          .select(['id', 'case_id', 'status', 'processing_status'])
-          .where('id', '=', request.imageToReplaceId)
-          .where('study_id', '=', studyId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!replaced) throw new NotFoundError(IMAGE_MESSAGES.imageToReplaceNotFound);
-        if (replaced.status === 'ARCHIVED') throw new ConflictError(IMAGE_MESSAGES.imageToReplaceArchived);
-        // Only through an open query sent to the replacer's role (doc 3 §6), its queries read locked.
-        await assertMayReplace(tx, replaced, principal);
-      }
-
-      const image = await tx
-        .insertInto('images')
-        .values({
-          study_id: studyId,
-          case_id: replaced?.case_id ?? null,
-          name,
-          s3_key: s3Key,
-          uploader_id: principal.id,
-          organization_id: principal.organizationId,
-          status: 'PROCESSING',
-          processing_status: 'PENDING',
-          size_bytes: head.size,
-          replaces_image_id: replaced?.id ?? null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-
-      const events: Parameters<typeof recordAudit>[2][number][] = [
-        {
-          action: 'IMAGE_UPLOADED',
-          entityType: 'image',
-          entityId: image.id,
-          studyId,
-          newValue: { name, s3Key, size: head.size },
-        },
-      ];
-      if (replaced) {
-        await tx
-          .updateTable('images')
-          .set({ status: 'ARCHIVED', updated_at: new Date() })
-          .where('id', '=', replaced.id)
-          .execute();
-        events.push(
-          {
-            action: 'IMAGE_REPLACED',
-            entityType: 'image',
-            entityId: image.id,
-            studyId,
-            field: 'replaces_image_id',
-            newValue: replaced.id,
-          },
-          {
-            action: 'IMAGE_ARCHIVED',
-            entityType: 'image',
-            entityId: replaced.id,
-            studyId,
-            field: 'status',
-            oldValue: replaced.status,
-            newValue: 'ARCHIVED',
-            reason: `Replaced by image ${image.id}`,
-          },
-        );
-        // The replaced image's open queries go over to its replacement (doc 3 §6, issue 15).
-        events.push(...(await carryQueriesOver(tx, replaced.id, image.id, studyId)));
-        if (replaced.case_id !== null) {
-          events.push({
-            action: 'IMAGE_CASE_ASSIGNED',
-            entityType: 'image',
-            entityId: image.id,
-            studyId,
-            field: 'case_id',
-            newValue: replaced.case_id,
-            reason: `Replaces image ${replaced.id}`,
-          });
-        }
-      }
-      await recordAudit(tx, actor, events);
-      const queue = head.size >= this.deps.largeSlideBytes ? QUEUES.imageProcessingLarge : QUEUES.imageProcessing;
-      await jobs.send(queue, { imageId: image.id }, { db: inTransaction(tx) });
-      return image.id;
-    });
-    this.deps.metrics?.uploadRegistered(head.size);
-    return selectImageView(db).where('images.id', '=', id).executeTakeFirstOrThrow();
+  /**
+   * GET /api/images/{id}/label and /macro: the stored picture, only for users who may view labels
+   * (they can carry patient identifiers; Site only of its own organization's uploads).
+   */
+  async labelPicture(
+    principal: Principal,
+    imageId: number,
+    kind: 'label' | 'macro',
+  ): Promise<{ size: number; stream: Readable }> {
+    const { storage } = this.deps;
+    const row = await this.image(imageId);
+    if (!mayViewLabel(principal.actions, { organizationId: row.organization_id }, principal.organizationId))
+      throw new ForbiddenError();
+    const key = kind === 'label' ? row.label_key : row.macro_key;
+    const head = key ? await storage.head(key) : null;
+    if (!key || !head)
+      throw new NotFoundError(kind === 'label' ? IMAGE_MESSAGES.labelNotFound : IMAGE_MESSAGES.macroNotFound);
+    return { size: head.size, stream: await storage.createReadStream(key) };
   }
 
   /**

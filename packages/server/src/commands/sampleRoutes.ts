@@ -9,11 +9,11 @@ import {
   sampleUploadRequestSchema,
   sampleUploadResponseSchema,
 } from '@lamina/domain';
-import type { Db } from '../../platform/db/database.js';
-import { actorOf, principalOf } from '../../platform/http/requestContext.js';
-import { policy, scope } from '../../platform/rbac/policy.js';
-import type { ObjectStorage } from '../../platform/storage/storage.js';
-import type { UploadKeys } from '../../platform/storage/keys.js';
+import type { Db } from '../platform/db/database.js';
+import { actorOf, principalOf } from '../platform/http/requestContext.js';
+import { policy, scope } from '../platform/rbac/policy.js';
+import type { ObjectStorage } from '../platform/storage/storage.js';
+import type { UploadKeys } from '../platform/storage/keys.js';
 import { SampleImportService } from './sampleImportService.js';
 
 const samplePolicy = policy.anyOf(

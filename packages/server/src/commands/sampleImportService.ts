@@ -24,18 +24,18 @@ import {
   type SampleImportResult,
   type SampleProgress,
 } from '@lamina/domain';
-import type { Db } from '../../platform/db/database.js';
-import type { DB } from '../../platform/db/schema.js';
-import type { Principal } from '../../platform/auth/principal.js';
-import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../../platform/errors.js';
-import { visibleStudies } from '../../platform/rbac/studyScope.js';
-import type { ObjectStorage } from '../../platform/storage/storage.js';
-import { sampleResultKey, type UploadKeys } from '../../platform/storage/keys.js';
-import { imageCaseEvents } from '../cases/caseService.js';
-import { IMAGE_TEXT_COLUMN } from '../imageManagement/imageColumns.js';
-import { studyOptionError } from '../imageManagement/imEditService.js';
-import { segmentError } from '../images/imageEditService.js';
+import type { Db } from '../platform/db/database.js';
+import type { DB } from '../platform/db/schema.js';
+import type { Principal } from '../platform/auth/principal.js';
+import { recordAudit, type Actor, type AuditEvent } from '../platform/audit/audit.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../platform/errors.js';
+import { visibleStudies } from '../platform/rbac/studyScope.js';
+import type { ObjectStorage } from '../platform/storage/storage.js';
+import { sampleResultKey, type UploadKeys } from '../platform/storage/keys.js';
+import { imageCaseEvents } from '../modules/cases/caseService.js';
+import { IMAGE_TEXT_COLUMN } from '../modules/imageManagement/imageColumns.js';
+import { studyOptionError } from './imEditService.js';
+import { segmentError } from '../modules/images/imageEditService.js';
 
 type Tx = Transaction<DB>;
 

@@ -21,16 +21,23 @@ import {
   type ImImageColumnKey,
 } from '@lamina/domain';
 import type { Transaction } from 'kysely';
-import type { Db } from '../../platform/db/database.js';
-import type { DB } from '../../platform/db/schema.js';
-import type { Principal } from '../../platform/auth/principal.js';
-import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
-import { changeEvents, requireReasonsForChange, type ReasonRule } from '../../platform/audit/changes.js';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
-import { visibleStudies } from '../../platform/rbac/studyScope.js';
-import { CASE_FIELD_COLUMN, CaseService } from '../cases/caseService.js';
-import { IMAGE_TEXT_COLUMN, type ImageTextKey } from './imageColumns.js';
-import { checkSegment, ImageEditService, lockImage } from '../images/imageEditService.js';
+import type { Db } from '../platform/db/database.js';
+import type { DB } from '../platform/db/schema.js';
+import type { Principal } from '../platform/auth/principal.js';
+import { recordAudit, type Actor, type AuditEvent } from '../platform/audit/audit.js';
+import { changeEvents, requireReasonsForChange, type ReasonRule } from '../platform/audit/changes.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../platform/errors.js';
+import { visibleStudies } from '../platform/rbac/studyScope.js';
+import { CASE_FIELD_COLUMN, CaseService } from '../modules/cases/caseService.js';
+import {
+  IM_CASES_PERMISSION,
+  IM_IMAGES_PERMISSION,
+  IMAGE_TEXT_COLUMN,
+  type ImageTextKey,
+} from '../modules/imageManagement/imageColumns.js';
+import { checkSegment } from '../modules/images/imageEditService.js';
+import { lockImage } from '../modules/images/imageQueries.js';
+import { moveImageToStudy } from './moveImage.js';
 
 type Tx = Transaction<DB>;
 type Parsed = { tabName: ImEditTab; columnName: string; columnValue: string | null; reasonForChange?: string | null };
@@ -49,15 +56,16 @@ const columnReasonRule =
  */
 export class ImEditService {
   private readonly cases: CaseService;
-  private readonly images: ImageEditService;
 
   constructor(private readonly db: Db) {
     this.cases = new CaseService(db);
-    this.images = new ImageEditService(db);
   }
 
   async editColumn(principal: Principal, actor: Actor, id: number, request: Parsed): Promise<string> {
     const tab = request.tabName;
+    // The tab itself: its list's view permission.
+    if (!principal.actions.has(tab === 'cases' ? IM_CASES_PERMISSION : IM_IMAGES_PERMISSION))
+      throw new ForbiddenError();
     const column = imColumn(tab, request.columnName);
     if (!column) throw new BadRequestError(`The ${tab} table has no column ${request.columnName}`);
     if (!column.edit) throw new BadRequestError(IM_EDIT_MESSAGES.notEditable(column.label));
@@ -197,7 +205,10 @@ export class ImEditService {
       .where(visibleStudies(principal))
       .executeTakeFirst();
     if (!study) throw new NotFoundError(MESSAGES.studyNotFound);
-    await this.images.moveToStudy(principal, actor, imageId, { value: study.id, reasonForChange: edit.reason ?? null });
+    await moveImageToStudy(this.db, principal, actor, imageId, {
+      value: study.id,
+      reasonForChange: edit.reason ?? null,
+    });
   }
 
   /** A case field (the cases tab, or an image's procedure IDs): the case service's rules and audit. */
