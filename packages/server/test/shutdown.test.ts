@@ -3,8 +3,11 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ImageView, StudyListResponse } from '@lamina/domain';
+import type { ImageView } from '@lamina/domain';
 import { openDatabase } from '../src/platform/db/database.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { syncReferenceData } from '../src/platform/rbac/referenceData.js';
+import { createStudy, createUser, PASSWORD } from './factories.js';
 import { freePort, httpLogin, startServerProcess, type ServerProcess } from './support/serverProcess.js';
 import { writeTissueSlide } from './support/slides.js';
 import { waitFor } from './support/wait.js';
@@ -15,23 +18,33 @@ import { createServerDatabase } from './testApp.js';
  * half sent lets that request complete, refuses new connections, and the process exits 0; a
  * processing job that does not finish within SHUTDOWN_GRACE goes back to its queue (pg-boss fails
  * it back for a retry) instead of being lost or failing the image, and is processed after the
- * restart.
+ * restart. Without demo data (its slides would be generated and processed beside the test's): a
+ * study and a study administrator are written to the database before the server first starts.
  */
-const PASSWORD = 'shutdown-test-password-1';
-
 let dir: string;
 let env: Record<string, string>;
+let studyId: number;
+let username: string;
 let dropDatabase: (() => Promise<void>) | null = null;
 let server: ServerProcess | null = null;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'lamina-shutdown-'));
-  env = { DATA_DIR: path.join(dir, 'data'), DEMO: 'true', DEMO_PASSWORD: PASSWORD, SHUTDOWN_GRACE: '5' };
+  env = { DATA_DIR: path.join(dir, 'data'), DEMO: 'false', SHUTDOWN_GRACE: '5' };
   const url = process.env.TEST_DATABASE_URL;
   if (url) {
     const created = await createServerDatabase(url, 'lamina_shutdown');
     env.DATABASE_URL = created.url;
     dropDatabase = created.drop;
+  }
+  const database = await openServerDatabase();
+  try {
+    await migrate(database);
+    await syncReferenceData(database.db);
+    studyId = (await createStudy(database.db)).id;
+    username = (await createUser(database.db, { globalRoles: ['StudyAdmin'] })).username;
+  } finally {
+    await database.close();
   }
 }, 60_000);
 
@@ -43,11 +56,11 @@ afterAll(async () => {
 
 type Api = Awaited<ReturnType<typeof httpLogin>>;
 
-async function demoStudy(api: Api): Promise<number> {
-  const studies = await api<StudyListResponse>('GET', '/api/studies/list');
-  const id = studies.json.studies[0]?.id;
-  if (!id) throw new Error('no demo study');
-  return id;
+/** The database the server process opens (its PGlite folder or its PostgreSQL database), while it is stopped. */
+function openServerDatabase() {
+  return openDatabase(
+    env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { dataDir: path.join(env.DATA_DIR as string, 'db') },
+  );
 }
 
 async function signedUpload(api: Api, studyId: number, fileName: string) {
@@ -83,8 +96,8 @@ describe('SIGTERM', () => {
   it('lets a request under way complete, takes no new connections, and exits 0', async () => {
     const port = await freePort();
     server = await startServerProcess(port, env);
-    const api = await httpLogin(server.baseUrl, 'studyadmin', PASSWORD);
-    const target = await signedUpload(api, await demoStudy(api), 'half-sent.svs');
+    const api = await httpLogin(server.baseUrl, username, PASSWORD);
+    const target = await signedUpload(api, studyId, 'half-sent.svs');
     const body = Buffer.alloc(4 * 1024 * 1024, 7);
 
     let sendRest!: () => void;
@@ -122,8 +135,7 @@ describe('SIGTERM', () => {
     await writeTissueSlide(slide, 24_576, 24_576);
     const port = await freePort();
     server = await startServerProcess(port, { ...env, SHUTDOWN_GRACE: '1', LARGE_SLIDE_BYTES: '50000000' });
-    let api = await httpLogin(server.baseUrl, 'studyadmin', PASSWORD);
-    const studyId = await demoStudy(api);
+    let api = await httpLogin(server.baseUrl, username, PASSWORD);
     const target = await signedUpload(api, studyId, 'long-slide.tif');
     const put = await fetch(new URL(target.signedUrl, server.baseUrl), { method: 'PUT', body: await readFile(slide) });
     expect(put.status).toBeLessThan(300);
@@ -151,9 +163,7 @@ describe('SIGTERM', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
 
     // Back in the queue for a retry, the image neither failed nor done.
-    const database = await openDatabase(
-      env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { dataDir: path.join(env.DATA_DIR as string, 'db') },
-    );
+    const database = await openServerDatabase();
     try {
       const jobs = await database.raw.query<{ state: string; output: { value?: string } | null }>(
         `select state::text as state, output from pgboss.job
@@ -177,7 +187,7 @@ describe('SIGTERM', () => {
     }
 
     server = await startServerProcess(port, env);
-    api = await httpLogin(server.baseUrl, 'studyadmin', PASSWORD);
+    api = await httpLogin(server.baseUrl, username, PASSWORD);
     const restarted = server;
     const done = await waitFor(
       'the image to be processed after the restart',
