@@ -34,7 +34,9 @@ import { changedTables, databaseFingerprint } from './support/fingerprint.js';
  * The route-walking test (issue 10): every registered route must have a fixture here, and each
  * fixture proves against the real server, from the route's declared policy:
  * - 401 logged out (every route but public and signed-URL ones);
- * - 403 for a role that holds none of the route's permissions (permission and system-admin routes);
+ * - 403 for every role that holds none of the route's permissions, and for an unregistered account
+ *   (permission and system-admin routes; for the latter every role but SystemAdmin, and a system
+ *   admin working as another role), each refusal changing nothing;
  * - 404 for a user of the allowed role without access to the study (study- and resource-scoped
  *   routes; for roles that see every study, a study or resource that does not exist);
  * - for mutations: refused without the CSRF token, changing nothing; with it, the allowed request
@@ -1074,16 +1076,54 @@ function routes(): RegisteredRoute[] {
 
 const ROLE_NAMES = Object.keys(ROLE_PERMISSIONS) as RoleName[];
 
-/** A role holding none of the permissions (and not the study-scope one), for the 403 check. */
-function deniedRole(anyOf: readonly string[]): RoleName | undefined {
-  return (
-    ROLE_NAMES.find(
-      (role) =>
-        role !== 'SystemAdmin' &&
-        !ROLE_PERMISSIONS[role].some((p) => anyOf.includes(p)) &&
-        ROLE_PERMISSIONS[role].includes('S_Main_ViewStudyPage'),
-    ) ?? ROLE_NAMES.find((role) => role !== 'SystemAdmin' && !ROLE_PERMISSIONS[role].some((p) => anyOf.includes(p)))
-  );
+/**
+ * A caller the 403 check sends a route as: a role (held in study A; SystemAdmin by a system admin
+ * working as it), an unregistered account (no role at all), or a system admin working as another
+ * role (StudyAdmin: the flag alone does not pass a system-admin route).
+ */
+type Refused = RoleName | 'unregistered' | 'sysadmin working as StudyAdmin';
+
+/**
+ * Every caller a permission or system-admin policy must refuse: each role holding none of the
+ * route's permissions (for a system-admin route, every role but SystemAdmin, and a system admin
+ * working as another role), and an unregistered account.
+ */
+function refusedCallers(policy: { kind: 'permission'; anyOf: readonly string[] } | { kind: 'systemAdmin' }): Refused[] {
+  const roles =
+    policy.kind === 'systemAdmin'
+      ? ROLE_NAMES.filter((role) => role !== 'SystemAdmin')
+      : ROLE_NAMES.filter((role) => !ROLE_PERMISSIONS[role].some((p) => policy.anyOf.includes(p)));
+  return [
+    ...roles,
+    ...(policy.kind === 'systemAdmin' ? ['sysadmin working as StudyAdmin' as const] : []),
+    'unregistered',
+  ];
+}
+
+/**
+ * A refused caller's session. Cached like the insiders, unless the route changes its caller
+ * (`ownAccount`: building its request may, e.g. granting the caller a role): then a fresh account.
+ */
+async function refused(who: Refused, fresh: boolean): Promise<Caller> {
+  const known = fresh ? undefined : insiders.get(who);
+  if (known) return known;
+  const db = t.database.db;
+  let made: Caller;
+  if (who === 'unregistered') made = await unregistered();
+  else if (who === 'sysadmin working as StudyAdmin') {
+    const user = await createUser(db, { systemAdmin: true, globalRoles: ['StudyAdmin'] });
+    await db
+      .updateTable('users')
+      .set({ work_as_role_id: roleByName('StudyAdmin').id })
+      .where('id', '=', user.id)
+      .execute();
+    made = { session: await login(t.app, user.username, PASSWORD), userId: user.id };
+  } else {
+    const role = who === 'SystemAdmin' ? 'sysadmin' : who;
+    made = fresh ? await caller(role, A.studyId) : await insider(role);
+  }
+  if (!fresh) insiders.set(who, made);
+  return made;
 }
 
 async function send(session: Session | null, method: string, req: { url: string; payload?: object }, csrf = true) {
@@ -1200,12 +1240,29 @@ describe('every route', () => {
           !ROLE_PERMISSIONS[fixture.as].some((p) => policy.kind === 'permission' && policy.anyOf.includes(p))
         )
           problem(`fixture role ${fixture.as} holds none of the route's permissions`);
-        // When every role holds one of the permissions, an unregistered account (no role) is refused.
-        const role = policy.kind === 'systemAdmin' ? 'StudyAdmin' : deniedRole(policy.anyOf);
-        const denied = role ? await insider(role) : await unregistered();
-        const response = await send(denied.session, route.method, await build(A, denied));
-        if (response.statusCode !== 403)
-          problem(`${role ?? 'an unregistered user'} without the permission: ${response.statusCode}, not 403`);
+        // Each refused caller's own request, built before any is sent, so that the fingerprint
+        // around the sends sees only what the refused requests did.
+        const requests: { who: Refused; c: Caller; request: { url: string; payload?: object } }[] = [];
+        for (const who of refusedCallers(policy)) {
+          const c = await refused(who, fixture.ownAccount === true);
+          requests.push({ who, c, request: await build(A, c) });
+        }
+        const before = mutating ? await fingerprint() : null;
+        for (const { who, c, request } of requests) {
+          const response = await send(c.session, route.method, request);
+          // An unregistered account is told to wait for registration, except by a system-admin route.
+          const message =
+            who === 'unregistered' && policy.kind === 'permission' ? MESSAGES.welcome : MESSAGES.accessDenied;
+          const said = response.statusCode === 403 ? response.json<{ message?: string }>().message : undefined;
+          if (said !== message)
+            problem(
+              `${who} without the permission: ${response.statusCode} ${response.body.slice(0, 120)}, not 403 '${message}'`,
+            );
+        }
+        if (before) {
+          const changed = changedTables(before, await fingerprint());
+          if (changed.length > 0) problem(`the refused callers' requests changed ${changed.join(', ')}`);
+        }
       }
 
       // 404 out of scope.
