@@ -112,8 +112,16 @@ export async function mldCount(db: Q, principal: Principal, filter: MldListFilte
   return row.n;
 }
 
-/** An image's completed imports and its AI classes with their live object counts (the viewer's AI tree). */
+/**
+ * An image's AI acceptance (undefined: no such image), its completed imports and its AI classes with
+ * their live object counts (the viewer's AI tree).
+ */
 export async function aiLayers(db: Q, imageId: number) {
+  const image = await db
+    .selectFrom('images')
+    .select('accept_ai_annotations')
+    .where('id', '=', imageId)
+    .executeTakeFirst();
   const imports = await db
     .selectFrom('mld_files')
     .select(['id', 'name', 'app_sequence_id', 'num_layers', 'counts', 'heatmap_key', 'heatmap_name', 'completed_at'])
@@ -131,5 +139,11 @@ export async function aiLayers(db: Q, imageId: number) {
     .groupBy(['k.id', 'k.name', 'k.color'])
     .orderBy('k.name')
     .execute();
-  return { imports, classes };
+  return { image, imports, classes };
+}
+
+/** The stored heatmap of an import, or null. */
+export async function heatmapKeyOf(db: Q, mldId: number): Promise<string | null> {
+  const row = await db.selectFrom('mld_files').select('heatmap_key').where('id', '=', mldId).executeTakeFirst();
+  return row?.heatmap_key ?? null;
 }

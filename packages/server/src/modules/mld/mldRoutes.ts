@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
-  IMAGE_MESSAGES,
   MLD_CSV_HEADER,
   MLD_IMPORT_MESSAGES,
   MLD_IMPORT_PERMISSION,
@@ -29,11 +28,10 @@ import { idParams } from '../../platform/http/params.js';
 import { parseSort } from '../../platform/db/paging.js';
 import { sendCsv } from '../../platform/http/csvStream.js';
 import { sendJsonStream } from '../../platform/http/jsonStream.js';
-import { NotFoundError } from '../../platform/errors.js';
 import { imageScope, mldImageScope, optionalImageStudyFromBody } from '../../access/imageScope.js';
 import { emitVisibleAnnotations } from '../annotations/annotationQueries.js';
 import { MldService, presentMldRecord } from './mldService.js';
-import { aiLayers, mldCount, mldList } from './mldQueries.js';
+import { mldCount, mldList } from './mldQueries.js';
 
 const importPolicy = policy.anyOf(
   [MLD_IMPORT_PERMISSION],
@@ -54,7 +52,7 @@ export function mldRoutes(deps: {
   jobs: JobQueue;
   ttlSeconds: number;
 }) {
-  const { db, storage } = deps;
+  const { db } = deps;
   const mld = new MldService(deps);
   const imageStudyFromBody = optionalImageStudyFromBody(db);
   return async (app: FastifyInstance) => {
@@ -151,31 +149,7 @@ export function mldRoutes(deps: {
         config: { policy: policy.anyOf(VIEW_ANNOTATIONS_PERMISSIONS, imageScope) },
         schema: { params: idParams, response: { 200: aiLayersResponseSchema } },
       },
-      async (request) => {
-        const imageId = request.params.id;
-        const image = await db
-          .selectFrom('images')
-          .select('accept_ai_annotations')
-          .where('id', '=', imageId)
-          .executeTakeFirst();
-        if (!image) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
-        const { imports, classes } = await aiLayers(db, imageId);
-        return {
-          success: true as const,
-          imageId,
-          acceptAiAnnotations: image.accept_ai_annotations,
-          imports: imports.map((m) => ({
-            mldId: m.id,
-            name: m.name,
-            appSequenceId: m.app_sequence_id,
-            numLayers: m.num_layers,
-            counts: m.counts,
-            heatmap: m.heatmap_key ? { name: m.heatmap_name, url: `/api/mld/${m.id}/heatmap` } : null,
-            completedAt: m.completed_at ? m.completed_at.toISOString() : null,
-          })),
-          classes,
-        };
-      },
+      async (request) => mld.aiLayers(request.params.id),
     );
 
     r.get(
@@ -196,16 +170,8 @@ export function mldRoutes(deps: {
       '/api/mld/:id/heatmap',
       { config: { policy: policy.anyOf(VIEW_ANNOTATIONS_PERMISSIONS, mldImageScope) }, schema: { params: idParams } },
       async (request, reply) => {
-        const row = await db
-          .selectFrom('mld_files')
-          .select('heatmap_key')
-          .where('id', '=', request.params.id)
-          .executeTakeFirst();
-        if (!row?.heatmap_key) throw new NotFoundError(MLD_IMPORT_MESSAGES.uploadNotFound);
-        return reply
-          .type('image/png')
-          .header('cache-control', 'private, max-age=3600')
-          .send(await storage.createReadStream(row.heatmap_key));
+        const heatmap = await mld.heatmap(request.params.id);
+        return reply.type('image/png').header('cache-control', 'private, max-age=3600').send(heatmap);
       },
     );
   };

@@ -1,9 +1,10 @@
+import type { Readable } from 'node:stream';
 import {
+  IMAGE_MESSAGES,
   MLD_IMPORT_MESSAGES,
   MLD_MAX_BYTES,
-  VIEW_FILE_NAME_PERMISSION,
   appSequenceOf,
-  neutralImageLabel,
+  type AiLayers,
   type MldRecord,
   type RegisterMldRequest,
 } from '@lamina/domain';
@@ -16,8 +17,9 @@ import { inTransaction, QUEUES, type JobQueue } from '../../platform/jobs/jobQue
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../platform/errors.js';
 import { readerSeesImage } from '../../access/readerVisibility.js';
+import { imageName } from '../../access/imageLabel.js';
 import { canSeeStudy } from '../../platform/rbac/studyScope.js';
-import { selectMldRecords, type MldRecordRow } from './mldQueries.js';
+import { aiLayers, heatmapKeyOf, selectMldRecords, type MldRecordRow } from './mldQueries.js';
 
 /** A record of the Annotations tab as `principal` may see it (the image's name by the file-name permission). */
 export function presentMldRecord(row: MldRecordRow, principal: Principal): MldRecord {
@@ -33,9 +35,10 @@ export function presentMldRecord(row: MldRecordRow, principal: Principal): MldRe
     imageName:
       row.image_id === null || row.image_name === null
         ? null
-        : principal.actions.has(VIEW_FILE_NAME_PERMISSION)
-          ? row.image_name
-          : neutralImageLabel({ id: row.image_id, caseProcId: row.proc_id, positionInCase: row.case_position }),
+        : imageName(
+            { id: row.image_id, name: row.image_name, case_proc_id: row.proc_id, case_position: row.case_position },
+            principal,
+          ),
     studyId: row.study_id,
     caseId: row.case_id,
     procId: row.proc_id,
@@ -46,9 +49,29 @@ export function presentMldRecord(row: MldRecordRow, principal: Principal): MldRe
   };
 }
 
+/** The viewer's AI layers of an image: its completed imports (with their heatmaps) and AI classes. */
+function presentAiLayers(imageId: number, layers: Awaited<ReturnType<typeof aiLayers>>, accept: boolean): AiLayers {
+  return {
+    success: true,
+    imageId,
+    acceptAiAnnotations: accept,
+    imports: layers.imports.map((m) => ({
+      mldId: m.id,
+      name: m.name,
+      appSequenceId: m.app_sequence_id,
+      numLayers: m.num_layers,
+      counts: m.counts,
+      heatmap: m.heatmap_key ? { name: m.heatmap_name, url: `/api/mld/${m.id}/heatmap` } : null,
+      completedAt: m.completed_at ? m.completed_at.toISOString() : null,
+    })),
+    classes: layers.classes,
+  };
+}
+
 /**
  * Imports of .mld files (issue 17; doc 2 §4 flow): signed upload URLs bound to the user, the
- * registration that queues the import (its job is commands/mldImport.ts), one record.
+ * registration that queues the import (its job is commands/mldImport.ts), one record, and what the
+ * viewer shows of the imports (the AI layers, the heatmap).
  */
 export class MldService {
   constructor(
@@ -132,6 +155,20 @@ export class MldService {
       return created.id;
     });
     return this.record(principal, id);
+  }
+
+  /** GET /api/images/{id}/ai-layers (the route's scope has checked the image is visible). */
+  async aiLayers(imageId: number): Promise<AiLayers> {
+    const layers = await aiLayers(this.deps.db, imageId);
+    if (!layers.image) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
+    return presentAiLayers(imageId, layers, layers.image.accept_ai_annotations);
+  }
+
+  /** GET /api/mld/{id}/heatmap: the import's heatmap PNG (the route's scope: an import whose image is visible). */
+  async heatmap(mldId: number): Promise<Readable> {
+    const key = await heatmapKeyOf(this.deps.db, mldId);
+    if (!key) throw new NotFoundError(MLD_IMPORT_MESSAGES.uploadNotFound);
+    return this.deps.storage.createReadStream(key);
   }
 
   async record(principal: Principal, id: number): Promise<MldRecord> {

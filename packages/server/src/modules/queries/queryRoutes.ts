@@ -5,7 +5,6 @@ import {
   QUERY_ISSUE_PERMISSION,
   QUERY_LIST_PERMISSION,
   QUERY_MESSAGES,
-  VIEW_FILE_NAME_PERMISSION,
   VIEW_QUERIES_TAB_PERMISSION,
   closeQueryRequestSchema,
   createQueryReasonRequestSchema,
@@ -31,15 +30,12 @@ import type { Db } from '../../platform/db/database.js';
 import { policy, scope, studyFromBody, studyFromQuery } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
-import { parseSort } from '../../platform/db/paging.js';
-import { ForbiddenError } from '../../platform/errors.js';
 import { caseScope } from '../../access/caseScope.js';
 import { imageScopeOf } from '../../access/imageScope.js';
 import { QueryService } from './queryService.js';
 import { QueryReasonService } from './queryReasonService.js';
 import { queryScope } from '../../access/queryVisibility.js';
-import { listQueries, queriesOfCase, queriesOfImage, queryStats } from './queryQueries.js';
-import { presentQueryListRow } from './queryPresenter.js';
+import { queriesOfCase, queriesOfImage, queryStats } from './queryQueries.js';
 
 const caseIdParams = z.object({ caseId: idParams.shape.id });
 const imageIdParams = z.object({ imageId: idParams.shape.id });
@@ -198,28 +194,7 @@ export function queryRoutes(db: Db) {
         },
         schema: { body: queryListRequestSchema, response: { 200: queryListResponseSchema } },
       },
-      async (request) => {
-        const principal = principalOf(request);
-        const body = request.body;
-        if (!principal.actions.has(QUERY_LIST_PERMISSION[body.objectType])) throw new ForbiddenError();
-        const { key, descending } = parseSort(body.sort);
-        const { rows, total } = await listQueries(db, principal, {
-          objectType: body.objectType,
-          searchText: body.searchText,
-          searchFileNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
-          studyIds: body.studyFilter,
-          caseId: body.caseFilter,
-          statuses: body.statusFilter,
-          roleIds: body.roleFilter,
-          includeClosed: body.includeClosedQueries,
-          sort: key === 'imageName' && !principal.actions.has(VIEW_FILE_NAME_PERMISSION) ? 'openedAt' : key,
-          descending,
-          limit: body.pageSize,
-          offset: (body.page - 1) * body.pageSize,
-        });
-        const now = new Date();
-        return { success: true as const, queries: rows.map((row) => presentQueryListRow(row, principal, now)), total };
-      },
+      async (request) => ({ success: true as const, ...(await queries.list(principalOf(request), request.body)) }),
     );
 
     r.get(

@@ -1,6 +1,8 @@
 import type { Transaction } from 'kysely';
+import type { z } from 'zod';
 import {
   QUERY_ISSUE_PERMISSION,
+  QUERY_LIST_PERMISSION,
   QUERY_MESSAGES,
   QUERY_RESOLUTION_OPTIONS,
   QUERY_TARGET_ROLES,
@@ -11,8 +13,12 @@ import {
   querySituation,
   queryableRoles,
   queriesGoToPerson,
+  VIEW_FILE_NAME_PERMISSION,
   type QueryAction,
+  type QueryListRow,
+  type QueryListSortKey,
   type QueryView,
+  type queryListRequestSchema,
   type CreateQueryRequest,
   type QueryCategory,
   type QueryObjectType,
@@ -23,8 +29,9 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { readerSeesCase, readerSeesImage } from '../../access/readerVisibility.js';
-import { commentsOf, queryRowById, remindersOf, type QueryRow } from './queryQueries.js';
-import { presentQuery } from './queryPresenter.js';
+import { parseSort } from '../../platform/db/paging.js';
+import { commentsOf, listQueries, queryRowById, remindersOf, type QueryRow } from './queryQueries.js';
+import { presentQuery, presentQueryListRow } from './queryPresenter.js';
 
 type Tx = Transaction<DB>;
 interface LockedQuery {
@@ -96,6 +103,36 @@ export class QueryService {
     const [comments, reminders] = await Promise.all([commentsOf(this.db, ids), remindersOf(this.db, ids)]);
     const now = new Date();
     return rows.map((row) => presentQuery(row, comments, reminders, principal, now));
+  }
+
+  /**
+   * POST /api/queries: one page of the queries list of an object type, for holders of that type's
+   * list permission (the route lets in either). Without the file-name permission, image names are
+   * neither searched nor sorted by.
+   */
+  async list(
+    principal: Principal,
+    body: z.output<typeof queryListRequestSchema>,
+  ): Promise<{ queries: QueryListRow[]; total: number }> {
+    if (!principal.actions.has(QUERY_LIST_PERMISSION[body.objectType])) throw new ForbiddenError();
+    const fileNames = principal.actions.has(VIEW_FILE_NAME_PERMISSION);
+    const { key, descending } = parseSort<QueryListSortKey>(body.sort);
+    const { rows, total } = await listQueries(this.db, principal, {
+      objectType: body.objectType,
+      searchText: body.searchText,
+      searchFileNames: fileNames,
+      studyIds: body.studyFilter,
+      caseId: body.caseFilter,
+      statuses: body.statusFilter,
+      roleIds: body.roleFilter,
+      includeClosed: body.includeClosedQueries,
+      sort: key === 'imageName' && !fileNames ? 'openedAt' : key,
+      descending,
+      limit: body.pageSize,
+      offset: (body.page - 1) * body.pageSize,
+    });
+    const now = new Date();
+    return { queries: rows.map((row) => presentQueryListRow(row, principal, now)), total };
   }
 
   async view(principal: Principal, id: number): Promise<QueryView> {

@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { likeContains } from '../../platform/db/paging.js';
-import type { AnnotationClassType, StudySortKey } from '@lamina/domain';
+import type { StudySortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 
 /** Queries of the studies module: SQL only, no rules (those live in studyService.ts). */
@@ -205,29 +205,4 @@ export async function studyNameTaken(db: Q, name: string, exceptId?: number): Pr
     .where(sql`lower(name)`, '=', name.toLowerCase());
   if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
   return (await query.executeTakeFirst()) !== undefined;
-}
-
-export interface ClassInsert {
-  type: AnnotationClassType;
-  name: string;
-  color: string;
-  sortOrder: number;
-  enabled: boolean;
-}
-
-export async function insertClasses(db: Q, studyId: number, classes: readonly ClassInsert[]): Promise<void> {
-  if (classes.length === 0) return;
-  await db
-    .insertInto('annotation_classes')
-    .values(
-      classes.map((c) => ({
-        study_id: studyId,
-        type: c.type,
-        name: c.name,
-        color: c.color,
-        sort_order: c.sortOrder,
-        enabled: c.enabled,
-      })),
-    )
-    .execute();
 }
