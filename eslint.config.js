@@ -52,13 +52,38 @@ export default tseslint.config(
     files: ['packages/server/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*'] }] },
   },
-  // Layers (docs/ARCHITECTURE.md): the server's platform never imports a module; on the web,
+  // Layers (docs/ARCHITECTURE.md): on the server platform/, access/, modules/, commands/ and the
+  // route table (app.ts), each importing only those before it; on the web,
   // lib/ and util/ are the bottom, then api/, components/, features/, and app/ (the router and the
   // shell) on top: a feature never imports app/. `npm run check:cycles` refuses loops between
   // features (their order: docs/ARCHITECTURE.md, "The web's layers").
   {
     files: ['packages/server/src/platform/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*', '**/modules/**'] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['@lamina/web*', 'react*', '**/access/**', '**/modules/**', '**/commands/**', '**/app.js'] },
+      ],
+    },
+  },
+  {
+    files: ['packages/server/src/access/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['@lamina/web*', 'react*', '**/modules/**', '**/commands/**', '**/app.js'] },
+      ],
+    },
+  },
+  {
+    files: ['packages/server/src/modules/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*', '**/commands/**', '**/app.js'] }],
+    },
+  },
+  {
+    files: ['packages/server/src/commands/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*', '**/app.js'] }] },
   },
   {
     files: ['packages/web/src/api/**/*.{ts,tsx}'],
