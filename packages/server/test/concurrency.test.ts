@@ -73,11 +73,14 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const pool of pools) if (pool !== main) await pool.close();
   await main.close();
-  if (onPostgres) await new Promise((resolve) => setTimeout(resolve, 200));
   await drop();
   await rm(dir, { recursive: true, force: true });
 }, 60_000);
 
+/**
+ * Time spent on purpose, never a wait for something: work that holds a lock a while, a job that
+ * takes time, and the pace of the loops that observe while the writers write (issue 27 keeps these).
+ */
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function events(label: string, n: number) {
@@ -197,7 +200,7 @@ describe('the audit chain under concurrent writers', () => {
           .executeTakeFirstOrThrow();
         observations += 1;
         if (row.n !== row.max) holes.push(`a snapshot held ${row.n} rows up to id ${row.max}`);
-        await sleep(onPostgres ? 2 : 10);
+        await sleep(onPostgres ? 2 : 10); // the observer's pace
       }
     })();
     // The verifier may run while processes write: it walks the chain in batches (several
@@ -208,13 +211,13 @@ describe('the audit chain under concurrent writers', () => {
       while (!finished) {
         const result = await verifyAuditChain(db, { batchSize: 200 });
         verifications.push(result.ok ? 'ok' : JSON.stringify(result.brokenAt));
-        await sleep(50);
+        await sleep(50); // the verifier's pace
       }
     })();
     const anchoring = (async () => {
       while (!finished) {
         for (const w of anchorWriters) await w.anchorNow();
-        await sleep(onPostgres ? 5 : 20);
+        await sleep(onPostgres ? 5 : 20); // the anchoring's pace
       }
     })();
 
@@ -394,7 +397,7 @@ describe('pg-boss with several workers on one queue', () => {
         for (let w = 0; w < 2; w += 1) {
           await jobQueue.work<{ n: number }>(queue, async (job) => {
             handled.set(job.id, [...(handled.get(job.id) ?? []), `queue ${q} worker ${w}`]);
-            await sleep(5);
+            await sleep(5); // a job that takes a moment, so that the jobs spread over the workers
           });
         }
       }

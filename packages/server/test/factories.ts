@@ -314,9 +314,6 @@ export async function createSlideTestApp(
     async close() {
       await app.close();
       await database.close();
-      // pg's pool.end() resolves before its sockets are closed; a DROP … WITH (FORCE) at that moment
-      // makes the closing connections emit an unhandled 57P01. Give them a moment.
-      if (database.kind === 'postgres') await new Promise((resolve) => setTimeout(resolve, 200));
       await drop();
       await rm(dataDir, { recursive: true, force: true });
     },

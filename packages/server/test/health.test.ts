@@ -116,7 +116,6 @@ describe('GET /api/ready', () => {
       for (const secret of ['postgres', '127.0.0.1', '5432', 'lamina_test']) expect(text).not.toContain(secret);
     } finally {
       await app.close();
-      if (database.kind === 'postgres') await new Promise((resolve) => setTimeout(resolve, 200));
       await drop();
     }
   });

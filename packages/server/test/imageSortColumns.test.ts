@@ -10,6 +10,7 @@ import {
 } from '@lamina/domain';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
 import { createCase, createOrganization, createStudy, createStudyImage, createUser, PASSWORD } from './factories.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * The images' sort columns (migration 0015): the values of another table the Image Management list
@@ -400,8 +401,22 @@ describe('images sort columns', () => {
             await held;
           });
         await begun;
-        const second = (caseFirst ? move(db()) : edit(db())).then(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        let secondDone = false;
+        const second = (caseFirst ? move(db()) : edit(db())).then(() => {
+          secondDone = true;
+        });
+        // Released once the second waits for a lock the first holds (or, needing none, is done).
+        await waitFor(
+          'the second writer to wait for the first',
+          async () => {
+            if (secondDone) return true;
+            const { rows } = await sql<{ n: number }>`
+              select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock'`.execute(db());
+            return (rows[0]?.n ?? 0) > 0;
+          },
+          { timeoutMs: 10_000, everyMs: 10 },
+        );
         release();
         await Promise.all([first, second]);
         expect(await mismatches()).toEqual([]);

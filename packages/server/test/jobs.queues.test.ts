@@ -15,6 +15,7 @@ import {
   type SlideTestContext,
 } from './factories.js';
 import { writeTissueSlide } from './support/slides.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Issue 9, defect 4 (last part): large jobs must not starve small ones. Uploads of at least
@@ -76,21 +77,16 @@ describe('large and small uploads', () => {
       tmpDir: path.join(t.dataDir, 'tmp'),
     });
     try {
-      const started = Date.now();
-      for (;;) {
-        const s = await row(small);
-        if (s.processing_status === 'SUCCESS') break;
-        if (Date.now() - started > 60_000) throw new Error('the small slide was not processed');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor('the small slide to be processed', async () => (await row(small)).processing_status === 'SUCCESS', {
+        timeoutMs: 60_000,
+        everyMs: 100,
+      });
       // The large one started first and is still going.
       expect((await row(large)).processing_status).toBe('SUBMITTED');
-      for (;;) {
-        const l = await row(large);
-        if (l.processing_status === 'SUCCESS') break;
-        if (Date.now() - started > 120_000) throw new Error('the large slide was not processed');
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
+      await waitFor('the large slide to be processed', async () => (await row(large)).processing_status === 'SUCCESS', {
+        timeoutMs: 120_000,
+        everyMs: 250,
+      });
     } finally {
       await worker.stop();
     }

@@ -58,7 +58,6 @@ describe('migrate', () => {
         expect(locks[0]?.n).toBe(0);
       } finally {
         for (const database of databases) await database.close();
-        await new Promise((resolve) => setTimeout(resolve, 200));
         await created.drop();
       }
     },

@@ -9,6 +9,7 @@ import { loadConfig } from '../src/platform/config.js';
 import type { Database } from '../src/platform/db/database.js';
 import { headTimeouts } from '../src/modules/tiles/tileServer.js';
 import { openTestDatabase } from './testApp.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Issue 26 item 15: a request head that has not arrived HEADERS_TIMEOUT seconds after its first byte
@@ -55,6 +56,20 @@ async function serve(env: Record<string, string>): Promise<{ host: string; port:
   return { host: '127.0.0.1', port };
 }
 
+/** How many whole answers (head, and body by its Content-Length) `data` holds. */
+function wholeAnswers(data: string): number {
+  let count = 0;
+  let rest = data;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) return count;
+    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(rest.slice(0, end))?.[1] ?? 0);
+    if (rest.length < end + 4 + length) return count;
+    rest = rest.slice(end + 4 + length);
+    count += 1;
+  }
+}
+
 /**
  * Opens a connection, sends `before` whole (complete requests, answered), then a head a byte every
  * 150 ms that never ends; resolves with what came back after the slow head began and how long
@@ -72,10 +87,12 @@ async function slowHead(
   socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
   if (before !== '') {
     socket.write(before);
-    const deadline = Date.now() + 5000;
-    while (!/\r\n\r\n/.test(received) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    // The answer's body too (a short JSON).
-    await new Promise((r) => setTimeout(r, 100));
+    const requests = before.split('\r\n\r\n').length - 1;
+    await waitFor(
+      'the answers to the complete requests, bodies included',
+      async () => wholeAnswers(received) >= requests,
+      { timeoutMs: 5000, everyMs: 10 },
+    );
   }
   const answeredBefore = received.length;
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));

@@ -10,6 +10,7 @@ import { openDatabase, type Database } from '../src/platform/db/database.js';
 import { migrate } from '../src/platform/db/migrate.js';
 import { syncReferenceData } from '../src/platform/rbac/referenceData.js';
 import { seedQueryReasons } from '../src/modules/queries/queryReasonService.js';
+import { waitFor } from './support/wait.js';
 
 export interface TestContext {
   app: FastifyInstance;
@@ -54,6 +55,20 @@ export async function createServerDatabase(
     drop: async () => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
+      // pg's pool.end() resolves before its sockets are closed: a DROP … WITH (FORCE) while they
+      // close terminates their backends, and the closing clients emit an unhandled 57P01. Wait
+      // until the server has no connection to the database left (then FORCE ends none), at most 5 s.
+      await waitFor(
+        `the connections to ${name} to close`,
+        async () => {
+          const { rows } = await client.query<{ n: number }>(
+            'select count(*)::int as n from pg_stat_activity where datname = $1',
+            [name],
+          );
+          return rows[0]?.n === 0;
+        },
+        { timeoutMs: 5000, everyMs: 20 },
+      ).catch(() => undefined);
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
     },
