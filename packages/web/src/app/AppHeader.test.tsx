@@ -24,8 +24,8 @@ describe('AppHeader', () => {
   it('shows the logo, permitted tabs, the work-as role and the user menu', () => {
     renderWithProviders(<AppHeader config={makeConfig()} user={makeUser()} embedded={false} />);
     expect(screen.getByRole('link', { name: 'Lamina home' }).getAttribute('href')).toBe('/');
-    expect(screen.getByRole('link', { name: 'Studies' })).toBeTruthy();
-    expect(screen.getByRole('link', { name: 'Users' })).toBeTruthy();
+    screen.getByRole('link', { name: 'Studies' });
+    screen.getByRole('link', { name: 'Users' });
     expect(screen.queryByRole('link', { name: 'Reports' })).toBeNull();
     expect(screen.getByTestId('work-as-role').textContent).toBe('ISC Reviewer');
     expect(screen.getByTestId('user-menu').textContent).toContain('Ada Lovelace');
@@ -62,7 +62,7 @@ describe('AppHeader', () => {
     setCsrfToken('tok');
     renderWithProviders(<AppHeader config={config} user={makeUser()} embedded={false} />, { config });
     fireEvent.click(screen.getByTestId('user-menu'));
-    expect(await screen.findByRole('menuitem', { name: 'Work As...' })).toBeTruthy();
+    await screen.findByRole('menuitem', { name: 'Work As...' });
     expect(screen.getByRole('menuitem', { name: 'Hub' }).getAttribute('href')).toBe('https://hub.example.com/');
     fireEvent.click(screen.getByRole('menuitem', { name: 'Logout' }));
     await waitFor(() => expect(fullPageNavigate).toHaveBeenCalledWith('https://hub.example.com/logout'));
@@ -118,8 +118,8 @@ describe('AppHeader', () => {
     );
     expect(screen.queryByRole('navigation', { name: 'Main' })).toBeNull();
     fireEvent.click(screen.getByTestId('user-menu'));
-    expect(await screen.findByRole('menuitem', { name: 'Change password' })).toBeTruthy();
-    expect(screen.getByRole('menuitem', { name: 'Logout' })).toBeTruthy();
+    await screen.findByRole('menuitem', { name: 'Change password' });
+    screen.getByRole('menuitem', { name: 'Logout' });
     expect(screen.queryByRole('menuitem', { name: 'Work As...' })).toBeNull();
   });
 
@@ -135,6 +135,6 @@ describe('AppHeader', () => {
     renderWithProviders(<AppHeader config={makeConfig()} user={makeUser()} embedded={false} />);
     fireEvent.click(screen.getByTestId('user-menu'));
     fireEvent.click(await screen.findByRole('menuitem', { name: 'Work As...' }));
-    expect(await screen.findByRole('radio', { name: 'Data Manager' })).toBeTruthy();
+    await screen.findByRole('radio', { name: 'Data Manager' });
   });
 });

@@ -86,7 +86,7 @@ describe('guarded routes', () => {
     await waitFor(() =>
       expect(fullPageReplace).toHaveBeenCalledWith('/login?redirect=%2Fstudies%2F3%2Fcases%3Fsort%3Dname'),
     );
-    expect(screen.getByRole('link', { name: 'Log in' })).toBeTruthy();
+    screen.getByRole('link', { name: 'Log in' });
   });
 
   it('sends a user with a one-time password to /changePassword first, with the path to come back to', async () => {
@@ -103,8 +103,8 @@ describe('guarded routes', () => {
   it('opens /changePassword to a user with a one-time password, registered or not, without tabs', async () => {
     serve(makeUser({ mustChangePassword: true, registered: false }));
     renderRoutes(appRoutes, { path: '/changePassword?redirect=%2Fstudies' });
-    expect(await screen.findByText(MESSAGES.passwordChangeRequired)).toBeTruthy();
-    expect(screen.getByLabelText('Current password')).toBeTruthy();
+    await screen.findByText(MESSAGES.passwordChangeRequired);
+    screen.getByLabelText('Current password');
     expect(screen.queryByRole('navigation', { name: 'Main' })).toBeNull();
     expect(fullPageReplace).not.toHaveBeenCalled();
   });
@@ -124,8 +124,8 @@ describe('guarded routes', () => {
   it('shows the welcome text and a Logout button to an unregistered user', async () => {
     serve(makeUser({ registered: false }));
     renderRoutes(appRoutes, { path: '/welcome' });
-    expect(await screen.findByText(MESSAGES.welcome)).toBeTruthy();
-    expect(screen.getByRole('button', { name: 'Logout' })).toBeTruthy();
+    await screen.findByText(MESSAGES.welcome);
+    screen.getByRole('button', { name: 'Logout' });
     expect(fullPageReplace).not.toHaveBeenCalled();
   });
 
@@ -183,7 +183,7 @@ describe('guarded routes', () => {
     renderRoutes(appRoutes, { path: '/studies' });
     const link = await screen.findByRole('link', { name: 'ENDO-5' });
     expect(link.getAttribute('href')).toBe('/studies/2/cases/5?embeddedBy=NOTO');
-    expect(screen.getByText(/reading platform \(NOTO\)/)).toBeTruthy();
+    screen.getByText(/reading platform \(NOTO\)/);
     expect(fullPageReplace).not.toHaveBeenCalledWith('/accessDenied');
   });
 
@@ -205,7 +205,7 @@ describe('guarded routes', () => {
       'GET /api/users/info': { body: makeUser({ isSystemAdmin: true }) },
     });
     renderRoutes(appRoutes, { path: '/admin/query-reasons' });
-    expect(await screen.findByText(MESSAGES.accessDeniedHelp)).toBeTruthy();
+    await screen.findByText(MESSAGES.accessDeniedHelp);
     cleanup();
     mockFetch({
       'GET /api/config': { body: makeConfig() },
@@ -218,14 +218,14 @@ describe('guarded routes', () => {
       'GET /api/query-reasons': { body: { success: true, reasons: [] } },
     });
     renderRoutes(appRoutes, { path: '/admin/query-reasons' });
-    expect(await screen.findByRole('heading', { level: 2, name: 'Query reasons' })).toBeTruthy();
+    await screen.findByRole('heading', { level: 2, name: 'Query reasons' });
   });
 
   it('offers Work As on /accessDenied to a user with other roles', async () => {
     serve(makeUser({ actions: [] }));
     renderRoutes(appRoutes, { path: '/accessDenied' });
-    expect(await screen.findByText(MESSAGES.accessDeniedHelp)).toBeTruthy();
-    expect(screen.getByRole('button', { name: 'Work As...' })).toBeTruthy();
+    await screen.findByText(MESSAGES.accessDeniedHelp);
+    screen.getByRole('button', { name: 'Work As...' });
   });
 
   it('does not offer Work As on /accessDenied to a user with one role', async () => {
@@ -238,7 +238,7 @@ describe('guarded routes', () => {
   it('shows a permitted page with its title and the header', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/studies' });
-    expect(await screen.findByRole('heading', { level: 2, name: 'Studies' })).toBeTruthy();
+    await screen.findByRole('heading', { level: 2, name: 'Studies' });
     expect(screen.getByRole('link', { name: 'Studies' }).getAttribute('aria-current')).toBe('page');
     expect(screen.getByTestId('work-as-role').textContent).toBe('ISC Reviewer');
     expect(fullPageReplace).not.toHaveBeenCalled();
@@ -247,13 +247,13 @@ describe('guarded routes', () => {
   it('redirects / to /studies', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/' });
-    expect(await screen.findByRole('heading', { level: 2, name: 'Studies' })).toBeTruthy();
+    await screen.findByRole('heading', { level: 2, name: 'Studies' });
   });
 
   it('opens the image viewer, not the study tab, for /studies/:id/images/:x', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/studies/3/images/9' });
-    expect(await screen.findByRole('heading', { level: 2, name: 'Image 9' })).toBeTruthy();
+    await screen.findByRole('heading', { level: 2, name: 'Image 9' });
   });
 
   it('selects the default tab and rejects unknown tabs', async () => {
@@ -262,27 +262,27 @@ describe('guarded routes', () => {
     expect((await screen.findByRole('tab', { name: 'Images' })).getAttribute('aria-selected')).toBe('true');
     cleanup();
     renderRoutes(appRoutes, { path: '/studies/3/bogus' });
-    expect(await screen.findByText(MESSAGES.pageNotFound)).toBeTruthy();
+    await screen.findByText(MESSAGES.pageNotFound);
   });
 
   it('hides the users tab when creating a study', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/studies/new/configure' });
-    expect(await screen.findByRole('heading', { level: 2, name: 'Create Study' })).toBeTruthy();
+    await screen.findByRole('heading', { level: 2, name: 'Create Study' });
     expect(screen.queryByRole('tab', { name: 'Users' })).toBeNull();
   });
 
   it('shows the scored message on /successMessage', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/successMessage' });
-    expect(await screen.findByText(MESSAGES.imageMarkedScored)).toBeTruthy();
-    expect(screen.getByText(MESSAGES.returnToDashboard)).toBeTruthy();
+    await screen.findByText(MESSAGES.imageMarkedScored);
+    screen.getByText(MESSAGES.returnToDashboard);
   });
 
   it('shows Page not found with a link to /studies for an unknown path', async () => {
     serve(everything);
     renderRoutes(appRoutes, { path: '/no/such/page' });
-    expect(await screen.findByText(MESSAGES.pageNotFound)).toBeTruthy();
+    await screen.findByText(MESSAGES.pageNotFound);
     expect(screen.getByRole('link', { name: 'Go to Studies' }).getAttribute('href')).toBe('/studies');
   });
 });

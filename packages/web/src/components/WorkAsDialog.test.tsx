@@ -40,9 +40,9 @@ describe('WorkAsDialog', () => {
   it("lists only the user's other roles", async () => {
     mockFetch({ 'GET /api/users/availableRoles': { body: roles } });
     renderDialog();
-    expect(screen.getByText('Work As...')).toBeTruthy();
-    expect(await screen.findByRole('radio', { name: 'Data Manager' })).toBeTruthy();
-    expect(screen.getByRole('radio', { name: 'Central Reader' })).toBeTruthy();
+    screen.getByText('Work As...');
+    await screen.findByRole('radio', { name: 'Data Manager' });
+    screen.getByRole('radio', { name: 'Central Reader' });
     expect(screen.queryByRole('radio', { name: 'ISC Reviewer' })).toBeNull();
     // The first choice has the focus, not the dialog's focus trap (issue 20).
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('radio', { name: 'Data Manager' })));
@@ -51,7 +51,7 @@ describe('WorkAsDialog', () => {
   it('says there is no other role when the current one is all there is', async () => {
     mockFetch({ 'GET /api/users/availableRoles': { body: [{ id: 2, displayName: 'ISC Reviewer' }] } });
     renderDialog();
-    expect(await screen.findByText(MESSAGES.noOtherRoles)).toBeTruthy();
+    await screen.findByText(MESSAGES.noOtherRoles);
     expect(screen.queryByRole('radio')).toBeNull();
     expect(saveButton().hasAttribute('disabled')).toBe(true);
   });
@@ -90,7 +90,7 @@ describe('WorkAsDialog', () => {
     fireEvent.click(saveButton());
     const callout = await screen.findByText(MESSAGES.errorSwitchingRoles);
     expect(callout.closest('.bp6-callout')?.classList.contains('bp6-intent-danger')).toBe(true);
-    expect(screen.getByText('Work As...')).toBeTruthy();
+    screen.getByText('Work As...');
     expect(onClose).not.toHaveBeenCalled();
     expect(reloadPage).not.toHaveBeenCalled();
   });
@@ -98,7 +98,7 @@ describe('WorkAsDialog', () => {
   it('shows the error when the roles cannot be loaded', async () => {
     mockFetch({ 'GET /api/users/availableRoles': { status: 500, body: { success: false, message: 'Database down' } } });
     renderDialog();
-    expect(await screen.findByText('Database down')).toBeTruthy();
+    await screen.findByText('Database down');
     expect(saveButton().hasAttribute('disabled')).toBe(true);
   });
 

@@ -140,13 +140,13 @@ describe('the imported AI annotation tree (doc 3 §2)', () => {
     server();
     renderViewer();
     const section = await aiSection();
-    expect(await within(section).findByText(MLD.name)).toBeTruthy();
+    await within(section).findByText(MLD.name);
     expect(within(section).getByTestId('app-sequence').textContent).toBe('12');
     expect(section.textContent).toContain('heatmap');
     const classes = within(section).getByRole('tree', { name: 'AI classes' });
     expect(rows(classes)).toEqual(['Inflamed field 1', 'Lymphocyte 3', 'Tissue 1']);
     const tree = within(section).getByRole('tree', { name: 'AI annotation tree' });
-    expect(within(section).getByText('AI HPFs (1) · points (3)')).toBeTruthy();
+    within(section).getByText('AI HPFs (1) · points (3)');
     expect(rows(tree)).toEqual(['Inflamed field 1', 'HPF 1 2', 'Orphan 1']);
     fireEvent.click(within(tree).getByRole('button', { name: 'Expand HPF 1' }));
     fireEvent.click(within(tree).getByRole('button', { name: 'Expand Orphan' }));
@@ -154,7 +154,7 @@ describe('the imported AI annotation tree (doc 3 §2)', () => {
     // Read-only for everyone: no delete menu, although this reader may delete their own annotations.
     expect(within(section).queryByRole('button', { name: /Delete/ })).toBeNull();
     // The readers' own tree holds none of them.
-    expect(screen.getByText('HPFs (0) · points (0)')).toBeTruthy();
+    screen.getByText('HPFs (0) · points (0)');
   });
 
   it('each node has a visibility checkbox', async () => {

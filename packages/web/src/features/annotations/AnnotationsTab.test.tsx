@@ -151,9 +151,9 @@ describe('Annotations tab (doc 3 §2)', () => {
     renderTab(READER);
     await openTab();
     const others = await screen.findByRole('region', { name: 'Other annotations' });
-    await waitFor(() => expect(within(others).getByText('Line 123 µm')).toBeTruthy());
-    expect(within(others).getByText('Unit 1 Villus Height 250 µm')).toBeTruthy();
-    expect(within(others).getByText('Unit 1 Crypt Depth 100 µm')).toBeTruthy();
+    await within(others).findByText('Line 123 µm');
+    within(others).getByText('Unit 1 Villus Height 250 µm');
+    within(others).getByText('Unit 1 Crypt Depth 100 µm');
     const table = screen.getByRole('table', { name: 'Celiac Line Measurements' });
     const cells = within(table)
       .getAllByRole('row')

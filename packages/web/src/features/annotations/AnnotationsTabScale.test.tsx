@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, screen, within } from '@testing-library/react';
 import type { AnnotationListResponse } from '@lamina/domain';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeClass, makeConfig, makeImage, makeStudy, makeUserAs } from '../../test/fixtures';
@@ -56,7 +56,7 @@ describe('Annotations tab with many HPFs', () => {
     expect(screen.queryByRole('tree', { name: 'Annotation tree' })).toBeNull();
     fireEvent.click(tab);
     const root = await screen.findByRole('tree', { name: 'Annotation tree' });
-    await waitFor(() => expect(within(root).getByRole('button', { name: 'Expand Peak' })).toBeTruthy());
+    await within(root).findByRole('button', { name: 'Expand Peak' });
     expect(within(root).getAllByRole('treeitem')).toHaveLength(1);
     fireEvent.click(within(root).getByRole('button', { name: 'Expand Peak' }));
     expect(within(root).getAllByRole('treeitem')).toHaveLength(1 + 100);

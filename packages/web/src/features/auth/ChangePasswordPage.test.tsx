@@ -47,11 +47,11 @@ function fill(current: string, next: string, confirm = next) {
 describe('ChangePasswordPage', () => {
   it('tells a user with a one-time password why they are here, and shows the rules', () => {
     renderPage('/changePassword?redirect=%2Fstudies');
-    expect(screen.getByRole('heading', { level: 2, name: 'Change password' })).toBeTruthy();
+    screen.getByRole('heading', { level: 2, name: 'Change password' });
     const callout = screen.getByText(MESSAGES.passwordChangeRequired).closest('.bp6-callout');
     expect(callout?.classList.contains('bp6-intent-warning')).toBe(true);
-    expect(screen.getByText(/At least 12 characters/)).toBeTruthy();
-    expect(screen.getByRole('button', { name: 'Logout' })).toBeTruthy();
+    screen.getByText(/At least 12 characters/);
+    screen.getByRole('button', { name: 'Logout' });
     expect(submit().hasAttribute('disabled')).toBe(true);
   });
 
@@ -59,20 +59,20 @@ describe('ChangePasswordPage', () => {
     renderPage('/changePassword');
     type('Current password', 'one-time-password');
     type('New password', 'short');
-    expect(screen.getByText(MESSAGES.passwordTooShort)).toBeTruthy();
+    screen.getByText(MESSAGES.passwordTooShort);
     expect(submit().hasAttribute('disabled')).toBe(true);
 
     type('New password', 'one-time-password');
-    expect(screen.getByText(MESSAGES.passwordUnchanged)).toBeTruthy();
+    screen.getByText(MESSAGES.passwordUnchanged);
 
     type('New password', 'I am ADA.LOVELACE, hello');
-    expect(screen.getByText(MESSAGES.passwordContainsUsername)).toBeTruthy();
+    screen.getByText(MESSAGES.passwordContainsUsername);
     expect(screen.queryByText(MESSAGES.passwordTooShort)).toBeNull();
 
     type('New password', GOOD);
     expect(screen.queryByText(MESSAGES.passwordContainsUsername)).toBeNull();
     type('Confirm new password', `${GOOD}!`);
-    expect(screen.getByText(MESSAGES.passwordsDoNotMatch)).toBeTruthy();
+    screen.getByText(MESSAGES.passwordsDoNotMatch);
     expect(submit().hasAttribute('disabled')).toBe(true);
 
     type('Confirm new password', GOOD);
@@ -81,7 +81,7 @@ describe('ChangePasswordPage', () => {
 
     type('Current password', '');
     fireEvent.blur(field('Current password'));
-    expect(screen.getByText(MESSAGES.currentPasswordRequired)).toBeTruthy();
+    screen.getByText(MESSAGES.currentPasswordRequired);
     expect(submit().hasAttribute('disabled')).toBe(true);
   });
 
@@ -115,7 +115,7 @@ describe('ChangePasswordPage', () => {
     // users/info was fetched again before leaving, so the next page's guard sees no pending change.
     expect(calls.filter((c) => c.path === '/api/users/info').length).toBeGreaterThan(0);
     expect(queryClient.getQueryData<UserInfo>(['users', 'info'])?.mustChangePassword).toBe(false);
-    expect(await screen.findByText(MESSAGES.passwordChanged)).toBeTruthy();
+    await screen.findByText(MESSAGES.passwordChanged);
     expect(fullPageNavigate).not.toHaveBeenCalled();
   });
 

@@ -52,7 +52,7 @@ describe('LoginPage', () => {
     });
     renderWithProviders(<LoginPage />, { path: '/login' });
     fillAndSubmit();
-    expect(await screen.findByText(MESSAGES.tooManyLogins)).toBeTruthy();
+    await screen.findByText(MESSAGES.tooManyLogins);
   });
 
   it('logs in without a CSRF header, keeps the token and follows a safe redirect with a page load', async () => {
@@ -151,7 +151,7 @@ describe('LoginPage', () => {
     button.focus();
     expect(document.activeElement).toBe(button);
     // The password form stays, and the provider's button replaces the hub link.
-    expect(screen.getByLabelText('Password')).toBeTruthy();
+    screen.getByLabelText('Password');
     expect(screen.queryByRole('link', { name: 'Log in with single sign-on' })).toBeNull();
   });
 

@@ -93,7 +93,7 @@ describe('image row actions (doc 2 §2.5)', () => {
     fireEvent.click(next);
     await screen.findByText(IMAGE_ACTION_MESSAGES.moveConfirmation);
     const table = screen.getByRole('table', { name: 'Data that will change' });
-    expect(within(table).getByText('Study 4')).toBeTruthy();
+    within(table).getByText('Study 4');
     fireEvent.click(screen.getByRole('button', { name: 'Move' }));
     await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Move Image' })).toBeNull());
     const moves = calls.filter((c) => c.path === '/api/images/21/study').map((c) => c.body);
@@ -117,14 +117,14 @@ describe('image row actions (doc 2 §2.5)', () => {
     await screen.findByText('c.svs');
     fireEvent.click(screen.getByRole('checkbox', { name: 'Select all images of this page' }));
     const bar = await screen.findByRole('region', { name: 'Selected images' });
-    expect(within(bar).getByText('3 selected')).toBeTruthy();
+    within(bar).getByText('3 selected');
     fireEvent.click(within(bar).getByRole('button', { name: 'Archive' }));
     const dialog = await screen.findByRole('dialog', { name: 'Archive images' });
     fireEvent.change(within(dialog).getByLabelText(/Reason for change/), { target: { value: 'Duplicate scans' } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Archive' }));
     const failed = await within(dialog).findByRole('alert');
     expect(failed.textContent).toContain('b.svs: The image is already archived');
-    expect(within(dialog).getByText(/3 of 3 processed: 2 done, 1 failed/)).toBeTruthy();
+    within(dialog).getByText(/3 of 3 processed: 2 done, 1 failed/);
     expect(
       calls
         .filter((c) => c.method === 'POST')

@@ -63,7 +63,7 @@ describe('study page, Cases tab (doc 2 §2.4)', () => {
       'Actions',
     ]);
     expect(lastListQuery(calls)).toEqual({ page: '1', pageSize: '50', sort: '-createdAt' });
-    expect(within(table).getByText('Rita Reader, Ravi Reader, …')).toBeTruthy();
+    within(table).getByText('Rita Reader, Ravi Reader, …');
     fireEvent.click(within(table).getByText('ENDO-40'));
     await waitFor(() => expect(screen.getByTestId('location').textContent).toBe('/studies/3/cases/40'));
   });
@@ -137,7 +137,7 @@ describe('study page, Cases tab (doc 2 §2.4)', () => {
       },
     );
     fireEvent.click(await screen.findByRole('button', { name: 'Actions for case ENDO-42' }));
-    expect(await screen.findByRole('menuitem', { name: 'Edit' })).toBeTruthy();
+    await screen.findByRole('menuitem', { name: 'Edit' });
     expect(screen.queryByRole('menuitem', { name: 'Revert status' })).toBeNull();
     fireEvent.keyDown(document.activeElement ?? document.body, { key: 'Escape' });
 
@@ -177,7 +177,7 @@ describe('study page, Cases tab (doc 2 §2.4)', () => {
     const procId = within(dialog).getByLabelText('Endo Procedure ID');
     fireEvent.change(procId, { target: { value: 'ENDO<1>' } });
     fireEvent.blur(procId);
-    expect(await within(dialog).findByText('Endo Procedure ID must be alphanumeric')).toBeTruthy();
+    await within(dialog).findByText('Endo Procedure ID must be alphanumeric');
     fireEvent.change(procId, { target: { value: 'ENDO-1' } });
     fireEvent.change(within(dialog).getByLabelText('Subject ID'), { target: { value: 'S-1' } });
     expect(

@@ -43,11 +43,9 @@ afterEach(() => {
 describe('Image Management: the Annotations tab (doc 2 §2.3)', () => {
   it('shows the help text and the columns of doc 2 §2.3 in order', async () => {
     renderTab();
-    expect(
-      await screen.findByText(
-        'Layers are imported from .mld files to give central readers AI annotations: heatmap, HPFs, tissue detection and point counts.',
-      ),
-    ).toBeTruthy();
+    await screen.findByText(
+      'Layers are imported from .mld files to give central readers AI annotations: heatmap, HPFs, tissue detection and point counts.',
+    );
     await within(table()).findByText('APP12_S1001_A.mld');
     const headers = Array.from(table().querySelectorAll('thead th'), (th) => th.textContent?.trim());
     expect(headers).toEqual([
@@ -66,14 +64,14 @@ describe('Image Management: the Annotations tab (doc 2 §2.3)', () => {
     renderTab();
     const row = (await within(table()).findByText('APP12_S1001_A.mld')).closest('tr')!;
     const cells = within(row);
-    expect(cells.getByText('1.50 MB')).toBeTruthy();
+    cells.getByText('1.50 MB');
     expect(cells.getByTestId('mld-status').textContent?.trim()).toBe('Complete');
     expect(row.querySelector('[data-icon="tick-circle"]')).toBeTruthy();
-    expect(cells.getByText('12')).toBeTruthy();
-    expect(cells.getByText('3')).toBeTruthy();
+    cells.getByText('12');
+    cells.getByText('3');
     expect(cells.getByRole('link', { name: 'S1001_A.tif' }).getAttribute('href')).toBe('/studies/3/images/7');
     expect(cells.getByRole('link', { name: 'ENDO-1001 / HISTO-77' }).getAttribute('href')).toBe('/studies/3/cases/40');
-    expect(cells.getByText('isc')).toBeTruthy();
+    cells.getByText('isc');
     fireEvent.click(cells.getByRole('link', { name: 'S1001_A.tif' }));
     expect((await screen.findByTestId('location')).textContent).toBe('/studies/3/images/7');
   });
@@ -189,6 +187,6 @@ describe('Image Management: the Annotations tab (doc 2 §2.3)', () => {
     expect(screen.queryByRole('button', { name: 'Import Annotations' })).toBeNull();
     cleanup();
     renderTab();
-    expect(await screen.findByRole('button', { name: 'Import Annotations' })).toBeTruthy();
+    await screen.findByRole('button', { name: 'Import Annotations' });
   });
 });

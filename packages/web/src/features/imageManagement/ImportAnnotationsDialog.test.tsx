@@ -74,7 +74,7 @@ describe('Import Annotations (doc 2 §2.3, §4)', () => {
     expect(input.multiple).toBe(true);
     expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Upload' }).disabled).toBe(true);
     choose(mld('a.mld'), mld('notes.txt'), mld('B.MLD'));
-    expect(screen.getByText('Only .mld files can be imported: notes.txt')).toBeTruthy();
+    screen.getByText('Only .mld files can be imported: notes.txt');
     const list = screen.getByRole('list', { name: 'Files' });
     expect(list.textContent).toContain('a.mld');
     expect(list.textContent).toContain('B.MLD');
@@ -103,7 +103,7 @@ describe('Import Annotations (doc 2 §2.3, §4)', () => {
     ]);
     expect(onImported).toHaveBeenCalledTimes(1);
     expect(onImported.mock.calls[0]?.[0]).toHaveLength(2);
-    expect(await screen.findByText('The file was uploaded and its import queued: 2 files')).toBeTruthy();
+    await screen.findByText('The file was uploaded and its import queued: 2 files');
   });
 
   it('links every file to the image chosen in the picker (imageId)', async () => {
@@ -123,7 +123,7 @@ describe('Import Annotations (doc 2 §2.3, §4)', () => {
     );
     const name = 'S3001_BASELINE_A.tif · DEMO-NASH-003 · ENDO-3001';
     fireEvent.click(within(await screen.findByRole('option', { name })).getByText(name));
-    expect(screen.getByText('Every file of this upload is imported onto this image.')).toBeTruthy();
+    screen.getByText('Every file of this upload is imported onto this image.');
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
     await waitFor(() => expect(onClose).toHaveBeenCalled());
     expect(calls.find((c) => c.path === '/api/mld')?.body).toEqual({
@@ -141,12 +141,8 @@ describe('Import Annotations (doc 2 §2.3, §4)', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
     await screen.findAllByText(/Uploading/);
     fireEvent.click(screen.getByRole('button', { name: 'Stop' }));
-    expect(
-      await screen.findByText('Cancelled upload of slow.mld to /api/storage/mld/uploads/5/u-slow.mld/slow.mld'),
-    ).toBeTruthy();
-    expect(
-      screen.getByText('Cancelled upload of slower.mld to /api/storage/mld/uploads/5/u-slower.mld/slower.mld'),
-    ).toBeTruthy();
+    await screen.findByText('Cancelled upload of slow.mld to /api/storage/mld/uploads/5/u-slow.mld/slow.mld');
+    screen.getByText('Cancelled upload of slower.mld to /api/storage/mld/uploads/5/u-slower.mld/slower.mld');
     expect(document.body.textContent).not.toContain('sig=secret');
     expect(calls.some((c) => c.path === '/api/mld')).toBe(false);
     expect(onClose).not.toHaveBeenCalled();
@@ -163,7 +159,7 @@ describe('Import Annotations (doc 2 §2.3, §4)', () => {
     const message = await screen.findByText('Error uploading bad.mld to /api/storage/mld/uploads/5/u-bad.mld/bad.mld');
     const callout = message.closest('.bp6-callout')!;
     expect(callout.className).toContain('bp6-intent-danger');
-    expect(within(callout as HTMLElement).getByText('Unable to upload MLD file')).toBeTruthy();
+    within(callout as HTMLElement).getByText('Unable to upload MLD file');
     expect(calls.filter((c) => c.path === '/api/mld').map((c) => (c.body as { name: string }).name)).toEqual([
       'good.mld',
     ]);
@@ -182,7 +178,7 @@ describe('Import Annotations (doc 2 §2.3, §4)', () => {
     renderDialog();
     choose(mld('x.mld'));
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
-    expect(await screen.findByText('Only .mld files can be imported: x.mld')).toBeTruthy();
+    await screen.findByText('Only .mld files can be imported: x.mld');
     cleanup();
     server({ 'POST /api/mld/get-signed-urls': { status: 502, body: null } });
     renderDialog();

@@ -48,7 +48,7 @@ describe('the create-query wizard', () => {
     expect(screen.queryByRole('button', { name: 'New query' })).toBeNull();
     cleanup();
     renderTab(['Q_IssueImageQueryStudy'], { caseId: null });
-    expect(await screen.findByRole('button', { name: 'New query' })).toBeTruthy();
+    await screen.findByRole('button', { name: 'New query' });
   });
 
   it('walks the four steps and sends the query: category OTHER, follow-up 14 days by default', async () => {
@@ -70,12 +70,12 @@ describe('the create-query wizard', () => {
       'Other',
     ]);
     click('Next');
-    expect(wizard().getByText('Choose a reason')).toBeTruthy();
-    expect(wizard().getByText(QUERY_MESSAGES.commentsMandatory)).toBeTruthy();
+    wizard().getByText('Choose a reason');
+    wizard().getByText(QUERY_MESSAGES.commentsMandatory);
     fireEvent.change(reason, { target: { value: '11' } });
     fireEvent.change(wizard().getByLabelText('Comments'), { target: { value: 'Out of focus at 20x' } });
     click('Next');
-    expect(wizard().getByText('Choose a sub-reason')).toBeTruthy();
+    wizard().getByText('Choose a sub-reason');
     fireEvent.change(wizard().getByLabelText('Sub-reason'), { target: { value: '14' } });
     click('Next');
     // Step 3: 14 days from today.
@@ -85,8 +85,8 @@ describe('the create-query wizard', () => {
     // Step 4: confirm, Back keeps what was chosen.
     await wizard().findByText(/Step 4 of 4/);
     const summary = within(wizard().getByLabelText('Confirm the query'));
-    expect(summary.getByText('Blurry / out of focus – Part of the tissue')).toBeTruthy();
-    expect(summary.getByText('Lab Technician')).toBeTruthy();
+    summary.getByText('Blurry / out of focus – Part of the tissue');
+    summary.getByText('Lab Technician');
     click('Back');
     await wizard().findByText(/Step 3 of 4/);
     click('Next');
@@ -147,7 +147,7 @@ describe('the create-query wizard', () => {
     const select = await wizard().findByLabelText<HTMLSelectElement>('Reader');
     expect([...select.options].map((o) => o.textContent)).toEqual(['Choose the reader…', 'Ann Reader', 'Bob Reader']);
     click('Next');
-    expect(wizard().getByText('Choose the reader to query')).toBeTruthy();
+    wizard().getByText('Choose the reader to query');
     fireEvent.change(select, { target: { value: '32' } });
     click('Next');
     await wizard().findByText(/Step 2 of 4/);
@@ -156,7 +156,7 @@ describe('the create-query wizard', () => {
     click('Next');
     click('Next');
     await wizard().findByText(/Step 4 of 4/);
-    expect(within(wizard().getByLabelText('Confirm the query')).getByText('Central Reader · Bob Reader')).toBeTruthy();
+    within(wizard().getByLabelText('Confirm the query')).getByText('Central Reader · Bob Reader');
     click('Submit');
     await waitFor(() => expect(screen.queryByRole('region', { name: 'New query' })).toBeNull());
     expect(calls.find((c) => c.path === '/api/queries/new')?.body).toMatchObject({ withRoleId: 8, withUserId: 32 });
@@ -173,7 +173,7 @@ describe('the create-query wizard', () => {
     expect(wizard().getByLabelText<HTMLInputElement>('Data Manager').checked).toBe(false);
     click('Cancel');
     expect(screen.queryByRole('region', { name: 'New query' })).toBeNull();
-    expect(screen.getByRole('button', { name: 'New query' })).toBeTruthy();
+    screen.getByRole('button', { name: 'New query' });
   });
 
   it('a refused query shows the server’s message and the wizard stays on step 4', async () => {
@@ -196,7 +196,7 @@ describe('the create-query wizard', () => {
     click('Next');
     click('Submit');
     expect((await wizard().findByRole('alert')).textContent).toBe(message);
-    expect(wizard().getByText(/Step 4 of 4/)).toBeTruthy();
+    wizard().getByText(/Step 4 of 4/);
   });
 });
 

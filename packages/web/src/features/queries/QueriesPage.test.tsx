@@ -61,9 +61,9 @@ const lastList = (calls: RecordedCall[]) =>
 describe('the queries lists', () => {
   it('shows each tab with its permission; a tab the user may not see goes to the one they may', async () => {
     renderPage('/queries/cases', ['Q_ViewQueriesImages']);
-    await waitFor(() => expect(screen.getByRole('tab', { name: 'Images' })).toBeTruthy());
+    await screen.findByRole('tab', { name: 'Images' });
     expect(screen.queryByRole('tab', { name: 'Cases' })).toBeNull();
-    expect(await screen.findByRole('table', { name: 'Image queries' })).toBeTruthy();
+    await screen.findByRole('table', { name: 'Image queries' });
   });
 
   it('shows the stats header of the tab’s object type; a stat filters by it', async () => {
@@ -129,7 +129,7 @@ describe('the queries lists', () => {
       path: '/queries/cases',
       user: makeUserAs('ISC', ['Q_ViewQueriesCases']),
     });
-    expect(await screen.findByText(QUERY_MESSAGES.unableToFetchQueries)).toBeTruthy();
-    expect(await screen.findByText(QUERY_MESSAGES.unableToFetchStats)).toBeTruthy();
+    await screen.findByText(QUERY_MESSAGES.unableToFetchQueries);
+    await screen.findByText(QUERY_MESSAGES.unableToFetchStats);
   });
 });

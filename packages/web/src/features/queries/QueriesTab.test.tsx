@@ -66,13 +66,13 @@ describe('the Queries tab: cards', () => {
     const cards = within(list).getAllByRole('article');
     expect(cards.map((c) => c.getAttribute('aria-label'))).toEqual(['Query 6', 'Query 5']);
     const five = within(cards[1]!);
-    expect(five.getByText('Image slide-1.svs')).toBeTruthy();
-    expect(five.getByText('Blurry / out of focus – Whole slide')).toBeTruthy();
-    expect(five.getByText('Lab Technician')).toBeTruthy();
-    expect(five.getByText(/by isc \(ISC\)/)).toBeTruthy();
-    expect(five.getByText('Jan 15 2099')).toBeTruthy();
+    five.getByText('Image slide-1.svs');
+    five.getByText('Blurry / out of focus – Whole slide');
+    five.getByText('Lab Technician');
+    five.getByText(/by isc \(ISC\)/);
+    five.getByText('Jan 15 2099');
     expect(five.getByTestId('query-status').textContent).toBe('Open');
-    expect(within(cards[0]!).getByText('Case')).toBeTruthy();
+    within(cards[0]!).getByText('Case');
   });
 
   it('shows overdue follow-ups in red, answered in green and a cancelled query as Cancelled', async () => {
@@ -141,15 +141,15 @@ describe('the Queries tab: cards', () => {
       'Comment',
       'Resolved',
     ]);
-    expect(history.getByText('Rescanning')).toBeTruthy();
-    expect(history.getByText('Image replaced')).toBeTruthy();
+    history.getByText('Rescanning');
+    history.getByText('Image replaced');
   });
 
   it('?queryId= opens that query’s history and highlights it', async () => {
     renderTab({ imageQueries: [makeQuery({ id: 5 }), makeQuery({ id: 9 })], path: '/?queryId=5' });
     const five = await card(5);
     expect(five.className).toContain('lamina-query-card-focused');
-    expect(within(five).getByRole('list', { name: 'History' })).toBeTruthy();
+    within(five).getByRole('list', { name: 'History' });
     expect((await card(9)).className).not.toContain('lamina-query-card-focused');
   });
 
@@ -160,8 +160,8 @@ describe('the Queries tab: cards', () => {
         'GET /api/queries/image/1': { status: 404, body: { success: false, message: 'Image not found' } },
       },
     });
-    expect(await screen.findByText(QUERY_MESSAGES.unableToFetchForCase(40))).toBeTruthy();
-    expect(await screen.findByText('Image not found')).toBeTruthy();
+    await screen.findByText(QUERY_MESSAGES.unableToFetchForCase(40));
+    await screen.findByText('Image not found');
   });
 
   it('a query needs attention when it waits for the user’s answer, close, or overdue follow-up', () => {
@@ -180,7 +180,7 @@ describe('the Queries tab: dialogs', () => {
     const { calls } = renderTab({ imageQueries: [q], replies: { 'POST /api/queries/5/comment': actionReply(q) } });
     fireEvent.click(within(await card(5)).getByRole('button', { name: 'Add Comment' }));
     const dialog = await screen.findByRole('dialog', { name: 'Add Comment' });
-    expect(within(dialog).getByText(QUERY_MESSAGES.disclaimer)).toBeTruthy();
+    within(dialog).getByText(QUERY_MESSAGES.disclaimer);
     const submit = within(dialog).getByRole('button', { name: 'Add Comment' });
     expect(submit.hasAttribute('disabled')).toBe(true);
     fireEvent.change(within(dialog).getByLabelText('Comment'), { target: { value: ' Rescan please ' } });
@@ -292,7 +292,7 @@ describe('the Queries tab: dialogs', () => {
     });
     fireEvent.click(within(await card(5)).getByRole('button', { name: 'Replace image' }));
     const dialog = await screen.findByRole('dialog', { name: 'Replace image' });
-    expect(within(dialog).getByText('slide-1.svs')).toBeTruthy();
+    within(dialog).getByText('slide-1.svs');
     const input = dialog.querySelector<HTMLInputElement>('input[type="file"]')!;
     fireEvent.change(input, { target: { files: [new File([new Uint8Array(10)], 'new.svs')] } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Upload' }));

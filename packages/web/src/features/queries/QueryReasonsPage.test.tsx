@@ -45,11 +45,11 @@ describe('the query reason catalogue', () => {
       .map((li) => li.querySelector('.lamina-reason-text')?.textContent);
     expect(top).toEqual(['Blurry / out of focus', 'Wrong stain', 'Other']);
     const children = within(screen.getByRole('list', { name: 'Sub-reasons of Blurry / out of focus' }));
-    expect(children.getByText('Whole slide')).toBeTruthy();
-    expect(within(tree).getByText('Inactive')).toBeTruthy();
-    expect(within(tree).getByText('2 queries')).toBeTruthy();
+    children.getByText('Whole slide');
+    within(tree).getByText('Inactive');
+    within(tree).getByText('2 queries');
     fireEvent.change(screen.getByLabelText('Kind of query'), { target: { value: 'CASE' } });
-    expect(await screen.findByText('Visit ID mismatch')).toBeTruthy();
+    await screen.findByText('Visit ID mismatch');
     expect(screen.queryByText('Blurry / out of focus')).toBeNull();
   });
 

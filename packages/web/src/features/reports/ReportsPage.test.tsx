@@ -105,9 +105,9 @@ describe('Reports page: sections by permission (doc 1 §2.9, §6)', () => {
       'Access Report',
     ]);
     const audit = section('Audit Trail');
-    expect(within(audit).getByRole('button', { name: 'Download PDF' })).toBeTruthy();
-    expect(within(audit).getByRole('button', { name: 'Download CSV' })).toBeTruthy();
-    expect(within(audit).getByRole('combobox', { name: 'User' })).toBeTruthy();
+    within(audit).getByRole('button', { name: 'Download PDF' });
+    within(audit).getByRole('button', { name: 'Download CSV' });
+    within(audit).getByRole('combobox', { name: 'User' });
   });
 
   it('a sponsor sees only the two image details sections, without the user filter', async () => {
@@ -120,13 +120,13 @@ describe('Reports page: sections by permission (doc 1 §2.9, §6)', () => {
   it('a project manager downloads the audit trail as PDF only', async () => {
     renderPage(as('PM'));
     const audit = await screen.findByRole('region', { name: 'Audit Trail' });
-    expect(within(audit).getByRole('button', { name: 'Download PDF' })).toBeTruthy();
+    within(audit).getByRole('button', { name: 'Download PDF' });
     expect(within(audit).queryByRole('button', { name: 'Download CSV' })).toBeNull();
   });
 
   it('a role without any report permission is told so', async () => {
     renderPage(makeUserAs('ISC', ['R_ViewReportsTab']));
-    expect(await screen.findByText('No reports')).toBeTruthy();
+    await screen.findByText('No reports');
     expect(sectionTitles()).toEqual([]);
   });
 });
@@ -137,7 +137,7 @@ describe('Reports page: study required, Global for system admins (doc 1 §5)', (
     const images = await screen.findByRole('region', { name: 'Image Details Report' });
     const button = within(images).getByRole('button', { name: 'Download CSV' });
     expect(button).toHaveProperty('disabled', true);
-    expect(within(images).getByText(REPORT_MESSAGES.studyRequired)).toBeTruthy();
+    within(images).getByText(REPORT_MESSAGES.studyRequired);
     await chooseStudy(images, 'GUT-301');
     expect(button).toHaveProperty('disabled', false);
   });
@@ -168,7 +168,7 @@ describe('Reports page: study required, Global for system admins (doc 1 §5)', (
     renderPage(as('DM'));
     const celiac = await screen.findByRole('region', { name: 'Celiac Annotations Report' });
     fireEvent.focus(within(celiac).getByRole('combobox', { name: 'Celiac study' }));
-    expect(await screen.findByRole('option', { name: 'CELIAC-7' })).toBeTruthy();
+    await screen.findByRole('option', { name: 'CELIAC-7' });
     expect(screen.queryByRole('option', { name: 'GUT-301' })).toBeNull();
   });
 });
@@ -266,7 +266,7 @@ describe('Reports page: the requests (doc 1 §7)', () => {
     fireEvent.click(within(images).getByRole('button', { name: 'Download CSV' }));
     push?.('x'.repeat(2500));
     expect((await within(images).findByRole('status')).textContent).toMatch(/2\.5 KB received/);
-    expect(within(images).getByRole('progressbar', { name: /downloading/ })).toBeTruthy();
+    within(images).getByRole('progressbar', { name: /downloading/ });
     close?.();
     await waitFor(() => expect(saved).toEqual(['Global_image-details_05-Mar-2026.csv']));
     expect(within(images).queryByRole('progressbar', { name: /downloading/ })).toBeNull();

@@ -93,13 +93,13 @@ describe('studies list', () => {
     ]);
     renderPage();
     const active = (await screen.findByText('Active one')).closest('tr')!;
-    expect(within(active).getByText('Active')).toBeTruthy();
-    expect(within(active).getByText('Celiac Disease')).toBeTruthy();
-    expect(within(active).getByText('Ileum, Colon')).toBeTruthy();
-    expect(within(active).getByText('Histopathology, Endoscopy')).toBeTruthy();
+    within(active).getByText('Active');
+    within(active).getByText('Celiac Disease');
+    within(active).getByText('Ileum, Colon');
+    within(active).getByText('Histopathology, Endoscopy');
     const held = screen.getByText('Held one').closest('tr')!;
-    expect(within(held).getByText('On hold')).toBeTruthy();
-    expect(within(held).getByLabelText('On hold: Awaiting sponsor')).toBeTruthy();
+    within(held).getByText('On hold');
+    within(held).getByLabelText('On hold: Awaiting sponsor');
   });
 
   it('asks for page 1 of 20, newest first, by default', async () => {
@@ -114,7 +114,7 @@ describe('studies list', () => {
     const { calls } = serveStudies([makeStudyRow()], 45);
     renderPage();
     await screen.findByText('1–20 of 45');
-    expect(screen.getByText('Page 1 of 3')).toBeTruthy();
+    screen.getByText('Page 1 of 3');
     expect(screen.getByRole('button', { name: 'Previous page' }).hasAttribute('disabled')).toBe(true);
     fireEvent.click(screen.getByRole('button', { name: 'Next page' }));
     await screen.findByText('21–40 of 45');
@@ -205,7 +205,7 @@ describe('studies list', () => {
   it('says No studies when there are none', async () => {
     serveStudies([]);
     renderPage();
-    expect(await screen.findByText('No studies')).toBeTruthy();
+    await screen.findByText('No studies');
   });
 
   it("shows the server's message in a red callout in place of the table", async () => {
@@ -219,6 +219,6 @@ describe('studies list', () => {
   it('says Unable to fetch studies when the server gives no message', async () => {
     mockFetch({ 'GET /api/studies/list': { status: 502 } });
     renderPage();
-    expect(await screen.findByText(STUDY_MESSAGES.unableToFetchStudies)).toBeTruthy();
+    await screen.findByText(STUDY_MESSAGES.unableToFetchStudies);
   });
 });

@@ -52,7 +52,7 @@ function renderPage(user: UserInfo = ADMIN, members = [member], usersTotal = 1) 
 describe('study access screen /studies/{id}/configure/associate-users (doc 1 §2.1, §2.8)', () => {
   it('lists the users with access, with role display names', async () => {
     renderPage();
-    expect(await screen.findByRole('heading', { level: 2, name: 'GUT-301: study access' })).toBeTruthy();
+    await screen.findByRole('heading', { level: 2, name: 'GUT-301: study access' });
     const table = await screen.findByRole('table', { name: 'Users with access' });
     const row = within(table).getByText('reader2@example.org').closest('tr')!;
     expect(
@@ -88,10 +88,8 @@ describe('study access screen /studies/{id}/configure/associate-users (doc 1 §2
     fireEvent.change(screen.getByLabelText('Role'), { target: { value: String(roleByName('DM').id) } });
     fireEvent.click(screen.getByRole('button', { name: '+ Add' }));
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByText(USER_MESSAGES.confirmStudyAccessTitle)).toBeTruthy();
-    expect(
-      within(dialog).getByText('dm@example.org: The user will be assigned as Data Manager to GUT-301.'),
-    ).toBeTruthy();
+    within(dialog).getByText(USER_MESSAGES.confirmStudyAccessTitle);
+    within(dialog).getByText('dm@example.org: The user will be assigned as Data Manager to GUT-301.');
     fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
     await waitFor(() => expect(calls.some((c) => c.method === 'PATCH')).toBe(true));
     expect(calls.find((c) => c.method === 'PATCH')!.body).toEqual({
@@ -107,10 +105,8 @@ describe('study access screen /studies/{id}/configure/associate-users (doc 1 §2
       await screen.findByRole('button', { name: 'Remove Access of reader2@example.org as Central Reader' }),
     );
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByText(USER_MESSAGES.removeStudyAccessQuestion)).toBeTruthy();
-    expect(
-      within(dialog).getByText('reader2@example.org (Central Reader): The user will no longer have access to GUT-301.'),
-    ).toBeTruthy();
+    within(dialog).getByText(USER_MESSAGES.removeStudyAccessQuestion);
+    within(dialog).getByText('reader2@example.org (Central Reader): The user will no longer have access to GUT-301.');
     fireEvent.click(within(dialog).getByRole('button', { name: 'Remove Access' }));
     await waitFor(() => expect(calls.some((c) => c.method === 'PUT')).toBe(true));
     expect(calls.find((c) => c.method === 'PUT')!.body).toEqual({
@@ -122,7 +118,7 @@ describe('study access screen /studies/{id}/configure/associate-users (doc 1 §2
 
   it('asks for a narrower search when more users match than the picker offers', async () => {
     renderPage(ADMIN, [member], 150);
-    expect(await screen.findByText('Showing the first 100; search to narrow.')).toBeTruthy();
+    await screen.findByText('Showing the first 100; search to narrow.');
   });
 
   it('shows neither + Add nor Remove Access without the grant and revoke permissions', async () => {

@@ -1,5 +1,5 @@
 import { MESSAGES, roleByName, STUDY_MESSAGES, type RoleName, type StudyView } from '@lamina/domain';
-import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, screen, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setCsrfToken } from '../../api/client';
 import { makeClass, makeStudy, makeUserAs } from '../../test/fixtures';
@@ -45,7 +45,7 @@ describe('create a study', () => {
         body: { success: true, message: STUDY_MESSAGES.studyCreated, study: makeStudy({ id: 77 }) },
       },
     });
-    expect(screen.getByRole('heading', { level: 2, name: 'Create Study' })).toBeTruthy();
+    screen.getByRole('heading', { level: 2, name: 'Create Study' });
     expect(screen.queryByRole('tab', { name: 'Users' })).toBeNull();
     // No red messages on an empty form (issue 20): Save says why it is disabled, and its links lead
     // to the fields, whose messages then show.
@@ -56,7 +56,7 @@ describe('create a study', () => {
     const why = screen.getByRole('status', { name: 'Why Save is disabled' });
     expect(why.textContent).toBe('4 fields need attention: Name, Indications, Number of Anatomical Segments, Modality');
     fireEvent.click(within(why).getByRole('button', { name: 'Name' }));
-    expect(screen.getByText(STUDY_MESSAGES.nameRequired)).toBeTruthy();
+    screen.getByText(STUDY_MESSAGES.nameRequired);
     expect(screen.queryByText(STUDY_MESSAGES.modalityRequired)).toBeNull();
     expect(screen.queryByRole('textbox', { name: /^Reason for change/ })).toBeNull();
 
@@ -84,15 +84,15 @@ describe('create a study', () => {
   it('needs an on-hold reason when on hold and counts its characters', () => {
     renderConfigure('/studies/new/configure/settings');
     // The section and its field no longer share the title 'Status' (issue 20).
-    expect(screen.getByText('Study status')).toBeTruthy();
-    expect(screen.getByText('On hold')).toBeTruthy();
+    screen.getByText('Study status');
+    screen.getByText('On hold');
     expect(screen.queryByText('Status', { exact: true })).toBeNull();
     fireEvent.click(checkbox('On Hold'));
-    expect(screen.getByText(STUDY_MESSAGES.onHoldReasonRequired)).toBeTruthy();
+    screen.getByText(STUDY_MESSAGES.onHoldReasonRequired);
     const reason = screen.getByLabelText('On Hold Reason');
     expect(reason.getAttribute('maxlength')).toBe('178');
     type(reason, 'Waiting');
-    expect(screen.getByText('7/178')).toBeTruthy();
+    screen.getByText('7/178');
     expect(screen.queryByText(STUDY_MESSAGES.onHoldReasonRequired)).toBeNull();
   });
 
@@ -143,8 +143,8 @@ describe('indications', () => {
     renderConfigure('/studies/new/configure/settings');
     type(textbox('Name'), ' ');
     type(screen.getByLabelText('Number of Anatomical Segments'), '1.5');
-    expect(screen.getByText(STUDY_MESSAGES.segmentsRange)).toBeTruthy();
-    expect(screen.getByText(STUDY_MESSAGES.nameRequired)).toBeTruthy();
+    screen.getByText(STUDY_MESSAGES.segmentsRange);
+    screen.getByText(STUDY_MESSAGES.nameRequired);
     expect(screen.queryByText(/must be int/)).toBeNull();
   });
 
@@ -172,7 +172,7 @@ describe('lists of the settings', () => {
     type(textbox('Protocol IDs'), ' P-1 ');
     expect(isDisabled(add)).toBe(false);
     fireEvent.click(add);
-    expect(screen.getByRole('button', { name: 'Remove protocol ID P-1' })).toBeTruthy();
+    screen.getByRole('button', { name: 'Remove protocol ID P-1' });
     type(textbox('Protocol IDs'), 'P-1');
     expect(isDisabled(add)).toBe(true);
     type(textbox('Protocol IDs'), 'P-2');
@@ -186,10 +186,10 @@ describe('lists of the settings', () => {
     type(textbox('Visit ID'), 'V1');
     type(textbox('Lab Visit ID (optional)'), 'L1');
     fireEvent.click(add);
-    expect(screen.getByRole('table', { name: 'Visit ID pairs' })).toBeTruthy();
+    screen.getByRole('table', { name: 'Visit ID pairs' });
     type(textbox('Visit ID'), 'V2');
     type(textbox('Lab Visit ID (optional)'), 'L1');
-    expect(screen.getByText(STUDY_MESSAGES.visitPairNotUnique)).toBeTruthy();
+    screen.getByText(STUDY_MESSAGES.visitPairNotUnique);
     expect(isDisabled(add)).toBe(true);
     type(textbox('Lab Visit ID (optional)'), '');
     expect(screen.queryByText(STUDY_MESSAGES.visitPairNotUnique)).toBeNull();
@@ -209,7 +209,7 @@ describe('lists of the settings', () => {
     });
     await screen.findByRole('list', { name: 'Point classes' });
     expect(screen.queryByRole('button', { name: 'Delete Point class Used' })).toBeNull();
-    expect(screen.getByText('3 annotations')).toBeTruthy();
+    screen.getByText('3 annotations');
     fireEvent.click(screen.getByRole('button', { name: 'Delete Point class Unused' }));
     expect(within(screen.getByRole('list', { name: 'Point classes' })).getAllByRole('listitem')).toHaveLength(1);
     type(textbox('Reason for change: Point classes'), 'Not needed');
@@ -244,7 +244,7 @@ describe('lists of the settings', () => {
         .map((i) => (i as HTMLInputElement).value),
     ).toEqual(['Villus', 'Crypt']);
     type(textbox('HPF class 2 name'), '');
-    expect(screen.getByText(STUDY_MESSAGES.classNameInvalid)).toBeTruthy();
+    screen.getByText(STUDY_MESSAGES.classNameInvalid);
     fireEvent.click(screen.getByRole('checkbox', { name: 'HPF class Villus enabled' }));
     expect(screen.getByRole<HTMLInputElement>('checkbox', { name: 'HPF class Villus enabled' }).checked).toBe(false);
   });
@@ -257,7 +257,7 @@ describe('edit a study', () => {
       'PUT /api/studies/3': { body: { success: true, message: STUDY_MESSAGES.studyUpdated, study } },
     });
     const name = await screen.findByRole('textbox', { name: 'Name' });
-    expect(screen.getByRole('heading', { level: 2, name: 'Edit Study: GUT-301' })).toBeTruthy();
+    screen.getByRole('heading', { level: 2, name: 'Edit Study: GUT-301' });
     expect(isDisabled(saveButton())).toBe(true);
 
     type(name, 'GUT-302');
@@ -291,7 +291,7 @@ describe('edit a study', () => {
     renderEdit(makeStudy());
     const name = await screen.findByRole('textbox', { name: 'Name' });
     type(name, 'Other');
-    expect(textbox('Reason for change: Name')).toBeTruthy();
+    textbox('Reason for change: Name');
     type(name, 'GUT-301');
     expect(screen.queryByRole('textbox', { name: 'Reason for change: Name' })).toBeNull();
   });
@@ -306,7 +306,7 @@ describe('edit a study', () => {
     const message = await screen.findByText(STUDY_MESSAGES.nameTaken);
     const callout = message.closest('.bp6-callout');
     expect(callout?.classList.contains('bp6-intent-danger')).toBe(true);
-    expect(within(callout as HTMLElement).getByText('Error')).toBeTruthy();
+    within(callout as HTMLElement).getByText('Error');
     expect(screen.queryByTestId('location')).toBeNull();
   });
 
@@ -336,12 +336,12 @@ describe('edit a study', () => {
       }),
     );
     fireEvent.click(await screen.findByRole('tab', { name: 'Users' }));
-    await waitFor(() => expect(screen.getByRole('table', { name: 'Uploaders' })).toBeTruthy());
-    expect(screen.getByRole('table', { name: 'Readers' })).toBeTruthy();
-    expect(screen.getByText('No read-only users')).toBeTruthy();
+    await screen.findByRole('table', { name: 'Uploaders' });
+    screen.getByRole('table', { name: 'Readers' });
+    screen.getByText('No read-only users');
     // Roles by their display names, as on the Study Access tab.
-    expect(within(screen.getByRole('table', { name: 'Uploaders' })).getByText('Uploader')).toBeTruthy();
-    expect(within(screen.getByRole('table', { name: 'Readers' })).getByText('Central Reader')).toBeTruthy();
+    within(screen.getByRole('table', { name: 'Uploaders' })).getByText('Uploader');
+    within(screen.getByRole('table', { name: 'Readers' })).getByText('Central Reader');
     expect(screen.getByRole('link', { name: 'Study access of cr@x.org' }).getAttribute('href')).toBe(
       '/users/6/studyAccess',
     );

@@ -50,7 +50,7 @@ describe('resolveStudyTab (doc 1 §2.5)', () => {
 describe('study page', () => {
   it('shows the study name, both tabs and the cases tab by default', async () => {
     renderStudy('/studies/3', makeUserAs('DM', BOTH));
-    expect(await screen.findByRole('heading', { level: 2, name: 'GUT-301' })).toBeTruthy();
+    await screen.findByRole('heading', { level: 2, name: 'GUT-301' });
     expect(screen.getAllByRole('tab').map((t) => t.textContent)).toEqual(['Cases', 'Images']);
     expect(selectedTab()).toBe('Cases');
   });

@@ -54,7 +54,7 @@ const ok: FakeReply = { status: 200, headers: { ETag: '"abc"' } };
 describe('UploadImagesDialog', () => {
   it("is 'Upload images' with a chooser of .svs, .tif, .tiff taking several files", () => {
     renderDialog();
-    expect(screen.getByText('Upload images')).toBeTruthy();
+    screen.getByText('Upload images');
     const input = document.querySelector<HTMLInputElement>('input[type="file"]')!;
     expect(input.accept).toBe('.svs,.tif,.tiff');
     expect(input.multiple).toBe(true);
@@ -65,17 +65,17 @@ describe('UploadImagesDialog', () => {
 
   it("is 'Replace image' taking exactly one file", () => {
     renderDialog({ imageToReplace: { id: 5, name: 'old.svs' } });
-    expect(screen.getByText('Replace image')).toBeTruthy();
+    screen.getByText('Replace image');
     expect(document.querySelector<HTMLInputElement>('input[type="file"]')!.multiple).toBe(false);
     choose(file('a.svs'), file('b.svs'));
-    expect(screen.getByText('A replacement takes exactly one file')).toBeTruthy();
+    screen.getByText('A replacement takes exactly one file');
     expect(screen.getAllByRole('progressbar')).toHaveLength(1);
   });
 
   it('refuses other extensions with the server rule message, keeping the accepted files', () => {
     renderDialog();
     choose(file('slide.ndpi'), file('ok.SVS'));
-    expect(screen.getByText('File type not supported: slide.ndpi. Accepted files: .svs, .tif, .tiff')).toBeTruthy();
+    screen.getByText('File type not supported: slide.ndpi. Accepted files: .svs, .tif, .tiff');
     const list = screen.getByRole('list', { name: 'Files' });
     expect(list.textContent).toContain('ok.SVS');
     expect(list.textContent).not.toContain('slide.ndpi');
@@ -90,7 +90,7 @@ describe('UploadImagesDialog', () => {
     await waitFor(() => expect(onClose).toHaveBeenCalled());
     expect(onUploaded).toHaveBeenCalledTimes(1);
     // The dialog goes at once; a toast says what was uploaded (issue 20).
-    expect(await screen.findByText('Uploaded 2 files (a.svs, b.tiff): processing has started')).toBeTruthy();
+    await screen.findByText('Uploaded 2 files (a.svs, b.tiff): processing has started');
 
     expect(calls.find((c) => c.path === '/api/signed-urls')?.body).toEqual({
       studyId: 3,
@@ -131,7 +131,7 @@ describe('UploadImagesDialog', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
     const message = await screen.findByText('Error uploading bad.svs to /api/storage/uploads/3/u-bad.svs/bad.svs');
     expect(message.closest('.bp6-callout')?.className).toContain('bp6-intent-danger');
-    expect(screen.getByText('File upload failed')).toBeTruthy();
+    screen.getByText('File upload failed');
     // The signature of the URL is not shown.
     expect(document.body.textContent).not.toContain('sig=secret');
     expect(onClose).not.toHaveBeenCalled();
@@ -150,7 +150,7 @@ describe('UploadImagesDialog', () => {
     const { onClose } = renderDialog();
     choose(file('a.svs'));
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
-    expect(await screen.findByText('Unable to create signed URLs')).toBeTruthy();
+    await screen.findByText('Unable to create signed URLs');
     expect(onClose).not.toHaveBeenCalled();
   });
 
@@ -165,7 +165,7 @@ describe('UploadImagesDialog', () => {
     renderDialog();
     choose(file('a.svs'));
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
-    expect(await screen.findByText('You do not have permission to do this')).toBeTruthy();
+    await screen.findByText('You do not have permission to do this');
   });
 
   it("Stop cancels the uploads: 'Cancelled upload of {file} to {url}'", async () => {
@@ -175,9 +175,7 @@ describe('UploadImagesDialog', () => {
     choose(file('slow.svs'));
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
     fireEvent.click(await screen.findByRole('button', { name: 'Stop' }));
-    expect(
-      await screen.findByText('Cancelled upload of slow.svs to /api/storage/uploads/3/u-slow.svs/slow.svs'),
-    ).toBeTruthy();
+    await screen.findByText('Cancelled upload of slow.svs to /api/storage/uploads/3/u-slow.svs/slow.svs');
     expect(onClose).not.toHaveBeenCalled();
     expect(onUploaded).not.toHaveBeenCalled();
     expect(calls.some((c) => c.path === '/api/images')).toBe(false);
@@ -237,7 +235,7 @@ describe('UploadImagesDialog', () => {
     fakeXhr(() => new Promise<FakeReply>((resolve) => (release = () => resolve(ok))));
     renderDialog();
     choose(file('a.svs'));
-    expect(screen.getByText(/Waiting/)).toBeTruthy();
+    screen.getByText(/Waiting/);
     fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
     await screen.findByText(/Uploading/);
     await waitFor(() => expect(release).toBeDefined());

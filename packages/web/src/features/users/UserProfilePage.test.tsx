@@ -59,7 +59,7 @@ const disabled = (el: HTMLElement) => el.hasAttribute('disabled');
 describe('user settings (doc 1 §2.8)', () => {
   it('shows both tabs and the form, with the email read-only', async () => {
     renderProfile('/users/11');
-    expect(await screen.findByRole('heading', { level: 2, name: 'Rita Reader' })).toBeTruthy();
+    await screen.findByRole('heading', { level: 2, name: 'Rita Reader' });
     expect(screen.getAllByRole('tab').map((t) => t.textContent)).toEqual(['User Settings', 'Study Access']);
     expect(screen.getByLabelText<HTMLInputElement>('First Name').value).toBe('Rita');
     const email = screen.getByLabelText<HTMLInputElement>('Email Address');
@@ -86,10 +86,10 @@ describe('user settings (doc 1 §2.8)', () => {
   it('keeps Save disabled with a blank name and says First Name Required', async () => {
     renderProfile('/users/11/settings');
     fireEvent.change(await screen.findByLabelText('First Name'), { target: { value: '  ' } });
-    expect(await screen.findByText(USER_MESSAGES.firstNameRequired)).toBeTruthy();
+    await screen.findByText(USER_MESSAGES.firstNameRequired);
     expect(disabled(save())).toBe(true);
     fireEvent.change(screen.getByLabelText('Last Name'), { target: { value: '' } });
-    expect(await screen.findByText(USER_MESSAGES.lastNameRequired)).toBeTruthy();
+    await screen.findByText(USER_MESSAGES.lastNameRequired);
   });
 
   it('lets an unregistered user be saved unchanged, since saving registers them', async () => {
@@ -139,7 +139,7 @@ describe('user settings (doc 1 §2.8)', () => {
     expect(screen.getByLabelText<HTMLInputElement>('Last Name').readOnly).toBe(true);
     expect(screen.getByLabelText<HTMLSelectElement>('Organization').disabled).toBe(true);
     expect(screen.queryByRole('button', { name: 'Save' })).toBeNull();
-    expect(screen.getByText(USER_MESSAGES.systemAdminAccount)).toBeTruthy();
+    screen.getByText(USER_MESSAGES.systemAdminAccount);
   });
 
   it("lets a system admin edit a system admin's settings", async () => {
@@ -153,7 +153,7 @@ describe('user settings (doc 1 §2.8)', () => {
   it("says 'User not found' for an unknown user", async () => {
     mockFetch({ 'GET /api/users/99': { status: 404, body: { success: false, message: USER_MESSAGES.userNotFound } } });
     renderRoutes([{ path: '/users/:id/:tab?', element: <UserProfilePage /> }], { path: '/users/99', user: MANAGER });
-    expect(await screen.findByText(USER_MESSAGES.userNotFound)).toBeTruthy();
+    await screen.findByText(USER_MESSAGES.userNotFound);
   });
 });
 
@@ -167,8 +167,8 @@ describe('study access (doc 1 §2.8)', () => {
         .map((th) => th.textContent),
     ).toEqual(['Study Name', 'Role', 'Remove']);
     const row = within(table).getByText('GUT-301').closest('tr')!;
-    expect(within(row).getByText('Uploader')).toBeTruthy();
-    expect(within(row).getByRole('button', { name: /Remove Access/ })).toBeTruthy();
+    within(row).getByText('Uploader');
+    within(row).getByRole('button', { name: /Remove Access/ });
   });
 
   it('offers only the assignable roles', async () => {
@@ -226,7 +226,7 @@ describe('study access (doc 1 §2.8)', () => {
     fireEvent.change(screen.getByLabelText('Role'), { target: { value: '10' } });
     fireEvent.click(screen.getByRole('button', { name: '+ Add' }));
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByText(confirmStudyAccessText('Site', 'LIV-9'))).toBeTruthy();
+    within(dialog).getByText(confirmStudyAccessText('Site', 'LIV-9'));
     fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(calls.find((c) => c.method === 'PATCH')?.body).toEqual({ studyId: 4, userId: 11, roleId: 10 });
@@ -247,7 +247,7 @@ describe('study access (doc 1 §2.8)', () => {
     await screen.findByRole('table', { name: 'Study access' });
     expect(screen.queryByRole('button', { name: '+ Add' })).toBeNull();
     expect(screen.queryByRole('button', { name: /Remove Access/ })).toBeNull();
-    expect(screen.getByText(USER_MESSAGES.systemAdminAccount)).toBeTruthy();
+    screen.getByText(USER_MESSAGES.systemAdminAccount);
   });
 
   it('enables + Add only with a study and a role, confirms, then adds', async () => {
@@ -271,8 +271,8 @@ describe('study access (doc 1 §2.8)', () => {
 
     fireEvent.click(add);
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByText(USER_MESSAGES.confirmStudyAccessTitle)).toBeTruthy();
-    expect(within(dialog).getByText(confirmStudyAccessText('Central Reader', 'LIV-9'))).toBeTruthy();
+    within(dialog).getByText(USER_MESSAGES.confirmStudyAccessTitle);
+    within(dialog).getByText(confirmStudyAccessText('Central Reader', 'LIV-9'));
     fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(calls.find((c) => c.method === 'PATCH')?.body).toEqual({ studyId: 4, userId: 11, roleId: 8 });
@@ -281,7 +281,7 @@ describe('study access (doc 1 §2.8)', () => {
       pageSize: '100',
       sort: 'name',
     });
-    expect(await screen.findByText('LIV-9', { selector: 'td' })).toBeTruthy();
+    await screen.findByText('LIV-9', { selector: 'td' });
   });
 
   it('keeps + Add disabled with a hint for access the user already holds (issue 20)', async () => {
@@ -292,7 +292,7 @@ describe('study access (doc 1 §2.8)', () => {
     await screen.findByRole('option', { name: 'Uploader' });
     fireEvent.change(screen.getByLabelText('Role'), { target: { value: '7' } });
     expect(disabled(add)).toBe(true);
-    expect(screen.getByText(USER_MESSAGES.accessAlreadyHeld)).toBeTruthy();
+    screen.getByText(USER_MESSAGES.accessAlreadyHeld);
     fireEvent.change(screen.getByLabelText('Role'), { target: { value: '8' } });
     expect(disabled(add)).toBe(false);
     expect(screen.queryByText(USER_MESSAGES.accessAlreadyHeld)).toBeNull();
@@ -315,7 +315,7 @@ describe('study access (doc 1 §2.8)', () => {
     fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
     const message = await within(dialog).findByText(USER_MESSAGES.studyAccessExists);
     expect(message.closest('.bp6-callout')?.classList.contains('bp6-intent-danger')).toBe(true);
-    expect(screen.getByRole('dialog')).toBeTruthy();
+    screen.getByRole('dialog');
   });
 
   it('asks before removing access, then removes it', async () => {
@@ -326,8 +326,8 @@ describe('study access (doc 1 §2.8)', () => {
     });
     fireEvent.click(await screen.findByRole('button', { name: /Remove Access/ }));
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByText(USER_MESSAGES.removeStudyAccessQuestion)).toBeTruthy();
-    expect(within(dialog).getByText(removeStudyAccessText('GUT-301'))).toBeTruthy();
+    within(dialog).getByText(USER_MESSAGES.removeStudyAccessQuestion);
+    within(dialog).getByText(removeStudyAccessText('GUT-301'));
     fireEvent.click(within(dialog).getByRole('button', { name: 'Remove Access' }));
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(calls.find((c) => c.path === '/api/users/studies/remove')?.body).toEqual({
@@ -335,7 +335,7 @@ describe('study access (doc 1 §2.8)', () => {
       userId: 11,
       roleId: 7,
     });
-    expect(await screen.findByText('No study access')).toBeTruthy();
+    await screen.findByText('No study access');
   });
 
   it('keeps the remove dialog open with the error in a red callout', async () => {
@@ -370,8 +370,8 @@ describe('account status', () => {
     const dialog = await screen.findByRole('dialog');
     fireEvent.change(within(dialog).getByLabelText('Reason (optional)'), { target: { value: 'Left the trial' } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Deactivate' }));
-    expect(await screen.findByRole('button', { name: 'Activate' })).toBeTruthy();
-    expect(screen.getByText('Deactivated')).toBeTruthy();
+    await screen.findByRole('button', { name: 'Activate' });
+    screen.getByText('Deactivated');
     expect(calls.find((c) => c.method === 'PATCH')?.body).toEqual({ reason: 'Left the trial' });
   });
 

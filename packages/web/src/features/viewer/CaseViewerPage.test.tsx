@@ -133,7 +133,7 @@ describe('the case viewer: QC and scoring', () => {
     expect(screen.queryByRole('button', { name: /Pass QC of/ })).toBeNull();
     fireEvent.click(await screen.findByRole('button', { name: 'Mark as Scored' }));
     const dialog = await screen.findByRole('dialog', { name: 'Mark as Scored' });
-    expect(within(dialog).getByText(/completes when every assigned reader/)).toBeTruthy();
+    within(dialog).getByText(/completes when every assigned reader/);
     expect(within(dialog).queryByText(/AI annotation/)).toBeNull();
     fireEvent.click(within(dialog).getByRole('button', { name: 'Mark as Scored' }));
     await waitFor(() => expect(calls.some((x) => x.path === '/api/cases/40/status/forward')).toBe(true));
@@ -180,7 +180,7 @@ describe('the case viewer: QC and scoring', () => {
     await waitFor(() => expect(calls.some((x) => x.path === '/api/images/1')).toBe(true));
     fireEvent.click(await screen.findByRole('button', { name: 'Mark as Scored' }));
     const dialog = await screen.findByRole('dialog', { name: 'Mark as Scored' });
-    expect(within(dialog).getByText(/Include or exclude their counts/)).toBeTruthy();
+    within(dialog).getByText(/Include or exclude their counts/);
     fireEvent.click(within(dialog).getByRole('radio', { name: 'Include imported AI annotation counts' }));
     fireEvent.click(within(dialog).getByRole('button', { name: 'Mark as Scored' }));
     await waitFor(() => expect(calls.some((x) => x.path === '/api/cases/40/status/forward')).toBe(true));
@@ -221,8 +221,8 @@ describe('the case viewer: Overview', () => {
     ).toEqual(['Histo Procedure ID', 'Endo Procedure ID']);
     expect(toggle.getAttribute('aria-expanded')).toBe('false');
     fireEvent.click(toggle);
-    expect(within(details).getByText('SUBJ-40')).toBeTruthy();
-    expect(within(details).getByText('reader1, reader2, reader3, reader4, reader5, …')).toBeTruthy();
+    within(details).getByText('SUBJ-40');
+    within(details).getByText('reader1, reader2, reader3, reader4, reader5, …');
     expect(screen.getByRole('button', { name: 'Hide details' }).getAttribute('aria-expanded')).toBe('true');
   });
 
@@ -233,7 +233,7 @@ describe('the case viewer: Overview', () => {
     renderCase(c, labtech());
     fireEvent.click(await screen.findByRole('button', { name: 'ACC-77' }));
     await waitFor(() => expect(writeText).toHaveBeenCalledWith('ACC-77'));
-    expect(await screen.findByText('Accession number ACC-77 copied')).toBeTruthy();
+    await screen.findByText('Accession number ACC-77 copied');
   });
 
   it('edits the shown image (with the edit permissions)', async () => {
@@ -292,7 +292,7 @@ describe('the case viewer: Show to reader / Hide from reader', () => {
   it('is offered with the ISC-QC permission, and only for an image in a query chain', async () => {
     const c = makeCase({ status: 'PENDING_QC', images: [queried(), image(2, 'ISC_QC_PENDING')] });
     renderCase(c, isc());
-    expect(await screen.findByRole('button', { name: 'Hide from reader' })).toBeTruthy();
+    await screen.findByRole('button', { name: 'Hide from reader' });
     // Image 2 is in no query chain: the server would refuse it, so nothing is offered.
     fireEvent.click(screen.getByRole('radio', { name: 'slide-2.svs' }));
     await waitFor(() =>
@@ -319,9 +319,9 @@ describe('the case viewer: Show to reader / Hide from reader', () => {
       },
     });
     fireEvent.click(await screen.findByRole('button', { name: 'Hide from reader' }));
-    expect(await screen.findByText(IMAGE_ACTION_MESSAGES.hiddenFromReaders)).toBeTruthy();
-    expect(await screen.findByRole('button', { name: 'Show to reader' })).toBeTruthy();
-    expect(screen.getByText('Hidden from readers')).toBeTruthy();
+    await screen.findByText(IMAGE_ACTION_MESSAGES.hiddenFromReaders);
+    await screen.findByRole('button', { name: 'Show to reader' });
+    screen.getByText('Hidden from readers');
     const patches = calls.filter((x) => x.method === 'PATCH');
     expect(patches.map((x) => x.path)).toEqual(['/api/images/1/toggle-image-visibility']);
     // The page reloads: the case and the image are fetched again.
@@ -370,11 +370,11 @@ describe('the case viewer: Add comment', () => {
         body: { caseId: 40, imageId: 1, comment: 'Fold at the lower edge' },
       }),
     );
-    expect(await screen.findByText(CASE_MESSAGES.commentAdded)).toBeTruthy();
+    await screen.findByText(CASE_MESSAGES.commentAdded);
     expect(screen.queryByRole('form', { name: 'Add comment' })).toBeNull();
     // The details open on the new last comment.
     const details = screen.getByLabelText('Case details');
-    expect(await within(details).findByText(/Fold at the lower edge/)).toBeTruthy();
+    await within(details).findByText(/Fold at the lower edge/);
   });
 
   it('a refused comment shows the server’s message in a red callout; Cancel closes the form', async () => {
@@ -392,7 +392,7 @@ describe('the case viewer: Add comment', () => {
     expect(alert.className).toContain('bp6-intent-danger');
     fireEvent.click(within(form).getByRole('button', { name: 'Cancel' }));
     expect(screen.queryByRole('form', { name: 'Add comment' })).toBeNull();
-    expect(screen.getByRole('button', { name: 'Add comment' })).toBeTruthy();
+    screen.getByRole('button', { name: 'Add comment' });
   });
 
   it('is not offered without a permission to open the case', async () => {
@@ -459,9 +459,9 @@ describe('the case viewer: frame', () => {
       },
     });
     const tab = await screen.findByRole('tab', { name: /Queries/ });
-    await waitFor(() => expect(within(tab).getByLabelText('needs attention')).toBeTruthy());
+    await within(tab).findByLabelText('needs attention');
     fireEvent.click(tab);
-    expect(await screen.findByRole('article', { name: 'Query 5' })).toBeTruthy();
+    await screen.findByRole('article', { name: 'Query 5' });
   });
 
   it('close goes back to the study tab it came from; an embedded reader has blank space instead', async () => {

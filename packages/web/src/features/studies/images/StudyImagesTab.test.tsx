@@ -71,7 +71,7 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
     ).toEqual(['File Name', 'Uploaded', 'Accession #', 'Anatomical Segment', 'Processed', 'Query', 'Case', 'Actions']);
     expect(lastListQuery(calls)).toEqual({ page: '1', pageSize: '50', sort: '-uploadedAt' });
     const row = within(table).getByText('CMU-1-Small-Region.svs').closest('tr')!;
-    expect(within(row).getByText('March 4, 2025')).toBeTruthy();
+    within(row).getByText('March 4, 2025');
     expect(within(row).getByRole('link', { name: 'ENDO-8' }).getAttribute('href')).toBe(
       '/studies/3/cases/8?tab=images',
     );
@@ -89,7 +89,7 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
     renderTab([{ images: [processing] }, { images: [makeStudyImage()] }]);
     const bar = await screen.findByRole('progressbar', { name: 'Processing CMU-1-Small-Region.svs' });
     expect(bar.getAttribute('aria-valuenow')).toBe('40');
-    expect(screen.getByText('40%')).toBeTruthy();
+    screen.getByText('40%');
     await waitFor(() => expect(screen.queryByRole('progressbar')).toBeNull(), { timeout: 5000 });
     await screen.findByText('Succeeded');
   });
@@ -107,7 +107,7 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Actions for CMU-1-Small-Region.svs' }));
     fireEvent.click(await screen.findByRole('menuitem', { name: /Replace/ }));
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByText('Replace image')).toBeTruthy();
+    within(dialog).getByText('Replace image');
     expect(within(dialog).getByLabelText('Choose a file').hasAttribute('multiple')).toBe(false);
     // The row click did not open the viewer underneath.
     expect(screen.queryByTestId('location')).toBeNull();
@@ -127,7 +127,7 @@ describe('study page, Images tab (doc 2 §2.5)', () => {
     await screen.findByText('No images yet');
     fireEvent.click(screen.getByRole('button', { name: 'Upload image' }));
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByText('Upload images')).toBeTruthy();
+    within(dialog).getByText('Upload images');
     const input = within(dialog).getByLabelText('Choose files');
     expect(input.hasAttribute('multiple')).toBe(true);
     expect(input.getAttribute('accept')).toBe('.svs,.tif,.tiff');
