@@ -8,4 +8,6 @@ configure({ asyncUtilTimeout: 5000 });
 // Blueprint's overlays open and close through ~300 ms transitions (react-transition-group timers).
 // Let any still pending at the end of a file run while the test environment exists: fired after
 // jsdom is torn down they throw 'window is not defined' as an unhandled error, which fails the run.
+// A sleep on purpose: the timers are Blueprint's and react-transition-group's, which nothing
+// announces and which outlive the unmounted components (no condition to wait on).
 afterAll(() => new Promise<void>((resolve) => setTimeout(resolve, 400)));

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { setCsrfToken } from '../../api/client';
 import { mockFetch } from '../../test/mockFetch';
 import { fakeXhr, type FakeReply, type FakeRequest } from './fakeXhr';
@@ -135,11 +135,9 @@ describe('uploadMultipart (Uppy @uppy/aws-s3, server-signed)', () => {
       partBytes: 5 * MB,
       signal: controller.signal,
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(s3.log).toContain('part 1');
+    await vi.waitFor(() => expect(s3.log).toContain('part 1'));
     controller.abort();
     await expect(upload).rejects.toBeInstanceOf(UploadAbortedError);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(s3.log).toContain('abort');
+    await vi.waitFor(() => expect(s3.log).toContain('abort'));
   });
 });
