@@ -38,12 +38,10 @@ const WORKFLOW_STATUSES: readonly string[] = [
   'ISC_QC_PENDING',
 ];
 
-/**
- * Move Image (doc 2 §4): an image goes into another case of its study, or into another study.
- * Either way it leaves its case, whose readers lose it (their tile tokens stop), and its status
- * follows the case workflow: the image, its cases and reader access change in one transaction with
- * their audit rows. With `preview` nothing changes and the answer is the warnings list.
- */
+// Move Image (doc 2 §4): an image goes into another case of its study, or into another study.
+// Either way it leaves its case, whose readers lose it (their tile tokens stop), and its status
+// follows the case workflow: the image, its cases and reader access change in one transaction with
+// their audit rows. With `preview` nothing changes and the answer is the warnings list.
 
 /** PATCH /api/images/{id}/case: into another case of the image's study. */
 export async function moveImageToCase(

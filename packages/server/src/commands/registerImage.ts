@@ -23,9 +23,9 @@ export interface RegisterImageDeps {
 
 /**
  * POST /api/images: the upload exists and belongs to the study; the row is created and processing
- * enqueued. A replacement (doc 3 §6, issue 15) needs an open query sent to the replacer: the
- * replaced image is archived, the new one takes its case, and its open queries go over to the new
- * image — images, cases and queries change in one transaction with their audit rows.
+ * enqueued. A replacement (doc 3 §6, issue 15; who may replace: imageReplacement.ts) archives the
+ * replaced image, gives the new one its case and carries its open queries over to the new image:
+ * images, case membership and queries change in one transaction with their audit rows.
  */
 export async function registerImage(
   deps: RegisterImageDeps,
