@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { test } from 'vitest';
 import { RESULTS_DIR } from './paths.js';
 
@@ -82,6 +82,26 @@ export async function saveScreenshot(
   const file = path.join(RESULTS_DIR, fileName);
   await page.screenshot({ path: file, fullPage: options.fullPage ?? false });
   return file;
+}
+
+/**
+ * Waits until `locator`'s element has finished appearing: it and its ancestors fully opaque, and no
+ * CSS transition or finite animation running on it, its ancestors or its descendants (Blueprint's
+ * overlays and popovers open through ~300 ms transitions). Before a screenshot of something just
+ * opened.
+ */
+export async function atRest(locator: Locator): Promise<void> {
+  const element = await locator.elementHandle();
+  await locator.page().waitForFunction((el) => {
+    if (!el) return false;
+    for (let e: Element | null = el; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
+    return document.getAnimations().every((animation) => {
+      const target = animation.effect instanceof KeyframeEffect ? animation.effect.target : null;
+      if (!target || !(target.contains(el) || el.contains(target))) return true;
+      const endless = animation.effect?.getComputedTiming().iterations === Infinity;
+      return endless || (animation.playState !== 'running' && !animation.pending);
+    });
+  }, element);
 }
 
 interface BrowserFixtures {

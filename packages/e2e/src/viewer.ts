@@ -6,6 +6,43 @@ import { appUrl } from './env.js';
 
 /** What the viewer tests share: the demo cases, and whether the slide shows tissue. */
 
+/**
+ * Zooms the focused viewer in with '+', a step at a time, until `reached` or the zoom limit (view
+ * resolution 0.5: one digital step beyond the scan's full resolution). After each press the next
+ * check waits for a frame drawn closer in (the engine's 'lamina-viewer-frame' events carry the
+ * view's resolution; the magnification readout cannot tell, it shows '—' without a scan power).
+ */
+export async function zoomInUntil(page: Page, reached: () => Promise<boolean>): Promise<void> {
+  await page.evaluate(() => {
+    const w = window as unknown as { __laminaFrames?: number[] };
+    if (w.__laminaFrames) return;
+    const frames: number[] = (w.__laminaFrames = []);
+    document.addEventListener(
+      'lamina-viewer-frame',
+      (e) => frames.push((e as CustomEvent<{ resolution: number }>).detail.resolution),
+      true,
+    );
+  });
+  const latest = () =>
+    page.evaluate(() => (window as unknown as { __laminaFrames: number[] }).__laminaFrames.at(-1) ?? null);
+  let resolution = await latest();
+  while (!(await reached())) {
+    if (resolution !== null && resolution <= 0.5 + 1e-9) return;
+    const from = resolution;
+    await page.keyboard.press('+');
+    await expect
+      .poll(
+        async () => {
+          const now = await latest();
+          return now !== null && (from === null || now < from);
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(true);
+    resolution = await latest();
+  }
+}
+
 /** The demo cases exist once the demo slide is processed (up to ~2 min after the server starts). */
 export const DEMO_READY_TIMEOUT = 150_000;
 

@@ -26,8 +26,9 @@ describe('Image Management (issue 12)', () => {
       await expect
         .poll(
           async () => {
+            const listed = page.waitForResponse((r) => r.url().endsWith('/api/imageManagement/images'));
             await page.getByRole('button', { name: 'Refresh' }).click();
-            await page.waitForTimeout(500);
+            await listed;
             return table.getByText(/^S100\d_/).count();
           },
           { timeout: DEMO_READY_TIMEOUT, interval: 2000 },

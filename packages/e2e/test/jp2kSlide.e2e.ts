@@ -9,6 +9,7 @@ import { appUrl } from '../src/env.js';
 import { loginViaUi, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { REPO_ROOT } from '../src/paths.js';
+import { zoomInUntil } from '../src/viewer.js';
 import { meanAbsoluteDifference, openslideRegion, type RgbImage } from '../../server/test/support/openslide.js';
 
 /**
@@ -133,10 +134,7 @@ describe('JPEG 2000 slides (issue 18)', () => {
         // Zoom in to full resolution: its tiles are checked too.
         await map.focus();
         const atFull = async () => (await Promise.all(checks)).some((c) => c.z === MAX_ZOOM);
-        for (let i = 0; i < 12 && !(await atFull()); i++) {
-          await page.keyboard.press('+');
-          await page.waitForTimeout(400);
-        }
+        await zoomInUntil(page, atFull);
         await expect.poll(atFull, { timeout: 30_000 }).toBe(true);
         await saveScreenshot(page, 'viewer-jp2k-full-resolution.png');
 

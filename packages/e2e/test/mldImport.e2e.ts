@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { describe, expect } from 'vitest';
 import { demoStudyId, eventually, loginViaUi, logout, waitForPath } from '../src/app.js';
-import { e2eTest as test, saveScreenshot } from '../src/browser.js';
+import { atRest, e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
 import { demoCaseId, expectTissue, tissueFraction } from '../src/viewer.js';
 
@@ -242,8 +242,10 @@ describe('imported AI annotations (issue 17)', () => {
       const scored = page.getByRole('dialog', { name: 'Mark as Scored' });
       await scored.getByText('This image has imported AI annotations. Include or exclude their counts?').waitFor();
       expect(await scored.getByRole('radio', { name: 'Exclude imported AI annotation counts' }).isChecked()).toBe(true);
-      await scored.getByRole('radio', { name: 'Include imported AI annotation counts' }).check();
-      await page.waitForTimeout(400); // the dialog's opening transition
+      // Chosen by its label, as a user does: Blueprint's indicator covers the radio input itself.
+      await scored.getByText('Include imported AI annotation counts').click();
+      expect(await scored.getByRole('radio', { name: 'Include imported AI annotation counts' }).isChecked()).toBe(true);
+      await atRest(scored);
       await saveScreenshot(page, 'mld-reader-mark-as-scored.png');
       await scored.getByRole('button', { name: 'Cancel' }).click();
       await scored.waitFor({ state: 'detached' });

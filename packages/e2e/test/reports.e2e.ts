@@ -3,7 +3,7 @@ import { fileNamePart, REPORT_LABELS, REPORT_TYPES, type ReportType } from '@lam
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import { DEMO_STUDY, loginViaUi, pageHeading, waitForPath } from '../src/app.js';
-import { e2eTest as test, saveScreenshot } from '../src/browser.js';
+import { atRest, e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
 
 /** The reading study with line measurements: the celiac report's study. */
@@ -165,7 +165,7 @@ describe('Reports (issue 16)', () => {
     const options = page.getByRole('option');
     await expect.poll(() => options.count()).toBeGreaterThan(1);
     await input.press('ArrowDown');
-    await page.waitForTimeout(300); // the list's opening transition
+    await atRest(options.nth(1));
     await saveScreenshot(page, 'reports-sponsor-typeahead.png');
     const second = (await options.nth(1).innerText()).trim();
     await input.press('Enter');

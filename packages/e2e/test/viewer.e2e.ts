@@ -3,7 +3,7 @@ import type { Frame, Locator, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import { demoStudyId, loginViaUi, logout, mutationHeaders, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
-import { DEMO_READY_TIMEOUT, demoCaseId, expectTissue } from '../src/viewer.js';
+import { DEMO_READY_TIMEOUT, demoCaseId, expectTissue, zoomInUntil } from '../src/viewer.js';
 import { appUrl } from '../src/env.js';
 
 async function caseStatus(page: Page, caseId: number): Promise<string> {
@@ -64,10 +64,7 @@ describe('viewer, QC and scoring (issue 13)', () => {
       await page.getByTestId('slide-map').focus();
       // Zoom in to the scan's full resolution (the slider shows only there).
       const plane = page.getByRole('slider', { name: 'Z-stack plane' });
-      for (let i = 0; i < 12 && (await plane.count()) === 0; i++) {
-        await page.keyboard.press('+');
-        await page.waitForTimeout(400);
-      }
+      await zoomInUntil(page, async () => (await plane.count()) > 0);
       await plane.waitFor();
       // Another plane: its tiles come from the server's plane (?stack=n) and show tissue too.
       const stacked = page.waitForResponse((r) => /\/tiles\/.*[?&]stack=2/.test(r.url()) && r.status() === 200);
