@@ -1,3 +1,4 @@
+// engine: postgres — the audit chain under concurrent writers on pooled connections (its advisory lock)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+// engine: postgres — several pools and api processes on one database: the audit chain's lock, login throttling, pg-boss
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// engine: postgres — readiness when the database is gone or slow: the pool's errors and timeouts
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReadinessReport } from '@lamina/domain';
 import { buildApp } from '../src/app.js';

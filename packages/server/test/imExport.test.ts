@@ -1,3 +1,4 @@
+// engine: postgres — CSV exports through a server-side cursor (DECLARE/FETCH) holding a pooled connection
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import {

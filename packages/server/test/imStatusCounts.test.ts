@@ -1,3 +1,4 @@
+// engine: postgres — the status counts' trigger under two concurrent writers moving images in opposite directions
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestApp, type TestContext } from './testApp.js';

@@ -1,3 +1,4 @@
+// engine: postgres — the sort columns' triggers against a concurrent transaction on another connection, in either order
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { Db } from '../src/platform/db/database.js';

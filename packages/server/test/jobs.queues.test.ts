@@ -1,3 +1,4 @@
+// engine: postgres — pg-boss working two queues side by side on a server
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

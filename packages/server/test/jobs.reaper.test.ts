@@ -1,3 +1,4 @@
+// engine: postgres — several reapers at once on separate connections take each job once
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IMAGE_MESSAGES } from '@lamina/domain';

@@ -1,3 +1,4 @@
+// engine: postgres — the reaper of every queue on pg-boss's own pool, jobs of a dead worker taken back
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MLD_IMPORT_MESSAGES, type MldRecord } from '@lamina/domain';
 import { writePixelMld } from '@lamina/test-support/mldWriter';

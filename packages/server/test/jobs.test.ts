@@ -1,3 +1,4 @@
+// engine: postgres — pg-boss on its own connection pool: enqueue, processing, retries with backoff, expiry
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// engine: postgres — migrations under their advisory lock, six migrators started together on a new database
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/platform/db/database.js';
 import { MIGRATION_LOCK, migrate, migrationFiles, pendingMigrations } from '../src/platform/db/migrate.js';
@@ -16,8 +17,10 @@ describe('migrate', () => {
     try {
       expect(await migrate(database)).toEqual([]);
       expect(await pendingMigrations(database, await migrationFiles())).toEqual([]);
+      // This database's: other test files migrate their own databases on the same server meanwhile.
       const locks = await database.raw.query<{ n: number }>(
-        `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1`,
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1
+           and database = (select oid from pg_database where datname = current_database())`,
         [MIGRATION_LOCK],
       );
       expect(locks[0]?.n).toBe(0);
@@ -52,7 +55,9 @@ describe('migrate', () => {
         expect(rows.map((r) => r.name)).toEqual(files);
         expect(await pendingMigrations(databases[0] as Database, files)).toEqual([]);
         const locks = await (databases[0] as Database).raw.query<{ n: number }>(
-          `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1`,
+          // This database's: other test files migrate their own databases on the same server meanwhile.
+          `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1
+             and database = (select oid from pg_database where datname = current_database())`,
           [MIGRATION_LOCK],
         );
         expect(locks[0]?.n).toBe(0);

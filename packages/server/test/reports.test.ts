@@ -1,3 +1,4 @@
+// engine: postgres — audit trail exports (CSV, PDF) through a server-side cursor on a pooled connection
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';

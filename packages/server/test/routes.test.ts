@@ -1,3 +1,4 @@
+// engine: postgres — every route's allowed request on the pg driver and the server's version (PGlite is 18, CI's 15)
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

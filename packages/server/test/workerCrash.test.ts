@@ -1,3 +1,4 @@
+// engine: postgres — a real server process killed mid-job; its job retried after the restart on the shared database
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
