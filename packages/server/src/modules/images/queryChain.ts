@@ -1,7 +1,5 @@
 import type { ExpressionBuilder, ExpressionWrapper, SqlBool } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
-import { selectCase } from '../cases/caseQueries.js';
-export const CYCLE_PROBE = selectCase;
 
 /**
  * "In a query chain" (doc 3 §4, doc 2 §4): a live image that a query has been raised on (a query of
