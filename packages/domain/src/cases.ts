@@ -580,6 +580,8 @@ export const caseSearchResponseSchema = z.object({
     }),
   ),
 });
+/** One case of the search, its subject, site and visit IDs only as the user may view them. */
+export type CaseSearchResult = z.infer<typeof caseSearchResponseSchema>['cases'][number];
 
 /** GET /api/studies/{studyId}/users?name and GET /api/users/suggest-readers?studyId&subjectId. */
 export const readerSearchQuerySchema = z.object({ name: z.string().max(TEXT_LIMITS.search).optional() });

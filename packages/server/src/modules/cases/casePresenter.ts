@@ -4,6 +4,7 @@ import {
   userDisplayName,
   type CaseImage,
   type CaseReader,
+  type CaseSearchResult,
   type CaseStatus,
   type CaseView,
   type ImageStatus,
@@ -11,7 +12,14 @@ import {
 } from '@lamina/domain';
 import type { Principal } from '../../platform/auth/principal.js';
 import { imageName } from '../../access/imageLabel.js';
-import type { CaseCommentRow, CaseImageRow, CaseRow, ReaderRow, StudyCaseListRow } from './caseQueries.js';
+import type {
+  CaseCommentRow,
+  CaseImageRow,
+  CaseRow,
+  CaseSearchRow,
+  ReaderRow,
+  StudyCaseListRow,
+} from './caseQueries.js';
 
 /**
  * What a case shows to whom (issue 11): subject, site and visit IDs only with their view
@@ -133,5 +141,17 @@ export function presentStudyCaseRow(row: StudyCaseListRow, viewer: Viewer): Stud
         : null,
     assignedReaders: reader ? null : row.reader_names,
     numberOfImages: row.number_of_images ?? 0,
+  };
+}
+
+/** A case found by the Assign to Case and Move dialogs' search (GET /api/cases). */
+export function presentCaseSearchRow(row: CaseSearchRow, viewer: Viewer): CaseSearchResult {
+  return {
+    caseId: row.id,
+    procId: row.proc_id,
+    subjectId: blinded(viewer, 'subjectId', row.subject_id),
+    visitId: blinded(viewer, 'visitId', row.visit_id),
+    siteId: blinded(viewer, 'siteId', row.site_id),
+    caseStatus: row.status as CaseStatus,
   };
 }

@@ -308,6 +308,7 @@ export async function searchCases(
   }
   return query.orderBy('cases.created_at', 'desc').orderBy('cases.id', 'desc').limit(50).execute();
 }
+export type CaseSearchRow = Awaited<ReturnType<typeof searchCases>>[number];
 
 /** The cases assigned to a user, live, in the studies they can see (the NOTO landing), newest first. */
 export async function assignedCases(db: Q, principal: Principal) {

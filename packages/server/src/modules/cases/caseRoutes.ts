@@ -12,7 +12,6 @@ import {
   MANUAL_READER_PERMISSION,
   REVERT_ANY_PERMISSION,
   VIEW_CASE_PERMISSIONS,
-  VIEW_FILE_NAME_PERMISSION,
   assignImageRequestSchema,
   assignedCasesResponseSchema,
   caseImagesQuerySchema,
@@ -23,7 +22,6 @@ import {
   caseSearchResponseSchema,
   createCaseRequestSchema,
   editCaseRequestSchema,
-  mayViewCaseField,
   readsAssignedCasesOnly,
   readerSearchQuerySchema,
   readersResponseSchema,
@@ -31,34 +29,23 @@ import {
   studyCaseListQuerySchema,
   studyCaseListResponseSchema,
   suggestReadersQuerySchema,
-  CASE_ASSIGNABLE,
-  CASE_MOVE_EXCLUDED,
-  CASE_STATUSES,
   IMAGE_ACTION_MESSAGES,
   IMAGE_QC_STEPS,
   caseCommentRequestSchema,
   forwardCaseRequestSchema,
   imageActionResponseSchema,
+  type CaseStatus,
   type Permission,
-  type StudyCaseSortKey,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { policy, scope, studyFromBody, studyFromParam, studyFromQuery } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
-import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { caseScope } from '../../access/caseScope.js';
 import { imageScope } from '../../access/imageScope.js';
 import { CaseService } from './caseService.js';
-import {
-  assignableImages,
-  assignedCases,
-  listStudyCases,
-  searchCases,
-  searchStudyReaders,
-  suggestReaders,
-} from './caseQueries.js';
-import { presentCaseImage, presentReader, presentStudyCaseRow } from './casePresenter.js';
+import { assignedCases, searchStudyReaders, suggestReaders } from './caseQueries.js';
+import { presentCaseImage, presentCaseSearchRow, presentReader, presentStudyCaseRow } from './casePresenter.js';
 
 /** Who may search a study's cases: the case lists, and the Assign to Case and Move dialogs. */
 const SEARCH_CASES: readonly Permission[] = [
@@ -119,7 +106,7 @@ export function caseRoutes(db: Db) {
           studyName: row.study_name,
           procId: row.proc_id,
           histoProcedureId: row.histo_procedure_id,
-          status: row.status as (typeof CASE_STATUSES)[number],
+          status: row.status as CaseStatus,
           numberOfImages: row.number_of_images ?? 0,
           assignedAt: row.assigned_at.toISOString(),
           readAt: row.read_at ? row.read_at.toISOString() : null,
@@ -247,32 +234,8 @@ export function caseRoutes(db: Db) {
       },
       async (request) => {
         const principal = principalOf(request);
-        const { studyId, searchText, purpose } = request.query;
-        const statuses =
-          purpose === 'assign'
-            ? CASE_ASSIGNABLE
-            : purpose === 'move'
-              ? CASE_STATUSES.filter((s) => !CASE_MOVE_EXCLUDED.includes(s))
-              : undefined;
-        const rows = await searchCases(db, principal, {
-          studyId,
-          text: searchText?.trim() || undefined,
-          ...(statuses ? { statuses } : {}),
-          blindedFields: (['subjectId', 'siteId', 'visitId'] as const).every((f) =>
-            mayViewCaseField(principal.actions, f),
-          ),
-        });
-        return {
-          success: true as const,
-          cases: rows.map((row) => ({
-            caseId: row.id,
-            procId: row.proc_id,
-            subjectId: mayViewCaseField(principal.actions, 'subjectId') ? row.subject_id : null,
-            visitId: mayViewCaseField(principal.actions, 'visitId') ? row.visit_id : null,
-            siteId: mayViewCaseField(principal.actions, 'siteId') ? row.site_id : null,
-            caseStatus: row.status as (typeof CASE_STATUSES)[number],
-          })),
-        };
+        const rows = await cases.search(principal, request.query);
+        return { success: true as const, cases: rows.map((row) => presentCaseSearchRow(row, principal)) };
       },
     );
 
@@ -288,22 +251,7 @@ export function caseRoutes(db: Db) {
       },
       async (request) => {
         const principal = principalOf(request);
-        const { procId, status, assignee, page, pageSize, sort } = request.query;
-        const parsed = parseSort<StudyCaseSortKey>(sort);
-        // Blinded fields are never sorted by for a user who may not see them (the order would tell).
-        const sortable =
-          (parsed.key !== 'subjectId' && parsed.key !== 'visitId') || mayViewCaseField(principal.actions, parsed.key);
-        const { key, descending } = sortable ? parsed : parseSort<StudyCaseSortKey>('-createdAt');
-        const { rows, total } = await listStudyCases(db, principal, {
-          studyId: request.params.id,
-          procId: procId?.trim() || undefined,
-          status,
-          assignee:
-            assignee === undefined || assignee === 'any' || assignee === 'unassigned' ? assignee : Number(assignee),
-          sort: key,
-          descending,
-          ...pageWindow(page, pageSize),
-        });
+        const { rows, total } = await cases.studyCases(principal, request.params.id, request.query);
         return { success: true as const, cases: rows.map((row) => presentStudyCaseRow(row, principal)), total };
       },
     );
@@ -346,17 +294,8 @@ export function caseRoutes(db: Db) {
       },
       async (request) => {
         const principal = principalOf(request);
-        const { id, name, exclude } = request.query;
-        const rows = await assignableImages(db, request.params.id, {
-          id,
-          name: name?.trim() || undefined,
-          exclude: exclude ? exclude.split(',').map(Number) : [],
-          searchNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
-        });
-        return {
-          success: true as const,
-          images: rows.map((row) => presentCaseImage(row, principal, null)),
-        };
+        const rows = await cases.assignableImages(principal, request.params.id, request.query);
+        return { success: true as const, images: rows.map((row) => presentCaseImage(row, principal, null)) };
       },
     );
   };

@@ -1,6 +1,14 @@
 import { sql, type Transaction } from 'kysely';
+import type { z } from 'zod';
 import {
   ARCHIVE_CASE_PERMISSION,
+  CASE_MOVE_EXCLUDED,
+  CASE_STATUSES,
+  VIEW_FILE_NAME_PERMISSION,
+  type caseImagesQuerySchema,
+  type caseSearchQuerySchema,
+  type studyCaseListQuerySchema,
+  type StudyCaseSortKey,
   readsAssignedCasesOnly,
   CASE_ASSIGNABLE,
   CASE_FIELD_RULES,
@@ -45,7 +53,17 @@ import {
   type ReasonRule,
 } from '../../platform/audit/changes.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../platform/errors.js';
-import { caseImages, caseReaders, latestCaseComment, readersInStudy, selectCase } from './caseQueries.js';
+import { pageWindow, parseSort } from '../../platform/db/paging.js';
+import {
+  assignableImages,
+  caseImages,
+  caseReaders,
+  latestCaseComment,
+  listStudyCases,
+  readersInStudy,
+  searchCases,
+  selectCase,
+} from './caseQueries.js';
 import { revokeCaseReaders } from '../../access/readerVisibility.js';
 import { lockImage } from '../images/imageQueries.js';
 import { presentCase } from './casePresenter.js';
@@ -119,7 +137,9 @@ function requiredReason(reason: string | null | undefined, message: string): str
 /**
  * Cases: creation, edits with reasons, the workflow of docs/WORKFLOW.md (forward, back, hold,
  * archive), image assignment. Every mutation locks the case row, checks its rule, changes the case
- * and its images and writes the audit rows in one transaction; a refusal changes nothing.
+ * and its images and writes the audit rows in one transaction; a refusal changes nothing. The lists
+ * (the case search, the Cases tab, the case dialog's images) apply here what a user may search and
+ * sort by; their presenters, what the user may see of each row.
  */
 export class CaseService {
   constructor(private readonly db: Db) {}
@@ -134,6 +154,62 @@ export class CaseService {
       latestCaseComment(this.db, caseId, principal),
     ]);
     return presentCase(row, readers, images, principal, comment);
+  }
+
+  /**
+   * GET /api/cases: the case search of the Assign to Case dialog (cases that take images) and the
+   * Move dialog (not Completed or Processed). Subject, site and visit IDs are searched only for a
+   * user who may view all three: a match would reveal them.
+   */
+  async search(principal: Principal, query: z.output<typeof caseSearchQuerySchema>) {
+    const { studyId, searchText, purpose } = query;
+    const statuses =
+      purpose === 'assign'
+        ? CASE_ASSIGNABLE
+        : purpose === 'move'
+          ? CASE_STATUSES.filter((s) => !CASE_MOVE_EXCLUDED.includes(s))
+          : undefined;
+    return searchCases(this.db, principal, {
+      studyId,
+      text: searchText?.trim() || undefined,
+      ...(statuses ? { statuses } : {}),
+      blindedFields: (['subjectId', 'siteId', 'visitId'] as const).every((f) => mayViewCaseField(principal.actions, f)),
+    });
+  }
+
+  /**
+   * GET /api/studies/{id}/cases: one page of the study's Cases tab. Blinded fields are never sorted
+   * by for a user who may not see them (the order would tell): the list falls back to the newest first.
+   */
+  async studyCases(principal: Principal, studyId: number, query: z.output<typeof studyCaseListQuerySchema>) {
+    const { procId, status, assignee, page, pageSize, sort } = query;
+    const parsed = parseSort<StudyCaseSortKey>(sort);
+    const sortable =
+      (parsed.key !== 'subjectId' && parsed.key !== 'visitId') || mayViewCaseField(principal.actions, parsed.key);
+    const { key, descending } = sortable ? parsed : parseSort<StudyCaseSortKey>('-createdAt');
+    return listStudyCases(this.db, principal, {
+      studyId,
+      procId: procId?.trim() || undefined,
+      status,
+      assignee: assignee === undefined || assignee === 'any' || assignee === 'unassigned' ? assignee : Number(assignee),
+      sort: key,
+      descending,
+      ...pageWindow(page, pageSize),
+    });
+  }
+
+  /**
+   * GET /api/studies/{id}/cases/images: the case dialog's images that may join a case, by id, or by
+   * file name only for a user with the file-name permission (else a match would reveal the name).
+   */
+  async assignableImages(principal: Principal, studyId: number, query: z.output<typeof caseImagesQuerySchema>) {
+    const { id, name, exclude } = query;
+    return assignableImages(this.db, studyId, {
+      id,
+      name: name?.trim() || undefined,
+      exclude: exclude ? exclude.split(',').map(Number) : [],
+      searchNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
+    });
   }
 
   /** POST /api/cases. */
