@@ -3,11 +3,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   LABEL_PERMISSIONS,
   notifyUploadRequestSchema,
-  VIEW_FILE_NAME_PERMISSION,
   studyImageListQuerySchema,
   studyImageListResponseSchema,
   type Permission,
-  type StudyImageSortKey,
   notifyUploadResponseSchema,
   imageViewSchema,
   signedUrlResponseSchema,
@@ -27,9 +25,7 @@ import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
 import type { TileTokens } from '../../platform/tiles/tileToken.js';
-import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { idParams } from '../../platform/http/params.js';
-import { listStudyImages } from './imageQueries.js';
 import { presentImage, presentStudyImageRow, tileUrlOptions } from './imagePresenter.js';
 import type { ImageService } from './imageService.js';
 import { imageScope } from '../../access/imageScope.js';
@@ -176,22 +172,7 @@ export function imageRoutes({ db, config, tileTokens, images }: ImageRouteDeps) 
       },
       async (request) => {
         const principal = principalOf(request);
-        const { name, hasQueries, isUnassigned, page, pageSize, sort } = request.query;
-        // Without the file-name permission, names are neither searched nor sorted by: the order
-        // or the matches would reveal what the neutral labels hide.
-        const fileNames = principal.actions.has(VIEW_FILE_NAME_PERMISSION);
-        const parsed = parseSort<StudyImageSortKey>(sort);
-        const { key, descending } =
-          fileNames || parsed.key !== 'name' ? parsed : parseSort<StudyImageSortKey>('-uploadedAt');
-        const { rows, total } = await listStudyImages(db, {
-          studyId: request.params.id,
-          name: (fileNames && name?.trim()) || undefined,
-          hasQueries: hasQueries === 'true',
-          isUnassigned: isUnassigned === 'true',
-          sort: key,
-          descending,
-          ...pageWindow(page, pageSize),
-        });
+        const { rows, total } = await images.studyImages(principal, request.params.id, request.query);
         return { success: true as const, images: rows.map((row) => presentStudyImageRow(row, principal)), total };
       },
     );

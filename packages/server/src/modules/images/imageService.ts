@@ -1,6 +1,16 @@
 import type { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import { IMAGE_MESSAGES, MESSAGES, NOTIFY_UPLOAD_LIMIT, mayViewLabel, roleByName } from '@lamina/domain';
+import type { z } from 'zod';
+import {
+  IMAGE_MESSAGES,
+  MESSAGES,
+  NOTIFY_UPLOAD_LIMIT,
+  VIEW_FILE_NAME_PERMISSION,
+  mayViewLabel,
+  roleByName,
+  type StudyImageSortKey,
+  type studyImageListQuerySchema,
+} from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor } from '../../platform/audit/audit.js';
@@ -9,7 +19,8 @@ import { checkObject } from '../../platform/storage/integrity.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { mailAddresses, mailText, type Mailer, type OutgoingMail } from '../../platform/mail/mailer.js';
 import type { ImageViewRow } from './imagePresenter.js';
-import { selectImageView } from './imageQueries.js';
+import { pageWindow, parseSort } from '../../platform/db/paging.js';
+import { listStudyImages, selectImageView } from './imageQueries.js';
 
 /** Advisory lock class of the upload-notification limit (the second key is the user id). */
 const NOTIFY_LOCK = 727_003;
@@ -21,9 +32,9 @@ export interface ImageServiceDeps {
 }
 
 /**
- * Images: the viewer's Image, the signed download of the original, the upload notification. The
- * registration of an upload (which may replace an image, with its queries) is a command
- * (commands/registerImage.ts).
+ * Images: the viewer's Image, the study page's Images tab (what it may search and sort by), the
+ * signed download of the original, the upload notification. The registration of an upload (which
+ * may replace an image, with its queries) is a command (commands/registerImage.ts).
  */
 export class ImageService {
   constructor(private readonly deps: ImageServiceDeps) {}
@@ -36,6 +47,28 @@ export class ImageService {
     const row = await selectImageView(this.deps.db).where('images.id', '=', imageId).executeTakeFirst();
     if (!row) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
     return row;
+  }
+
+  /**
+   * GET /api/studies/{id}/images: one page of the study's Images tab. Without the file-name
+   * permission, names are neither searched nor sorted by: the order or the matches would reveal
+   * what the neutral labels hide (the list falls back to the newest first).
+   */
+  async studyImages(principal: Principal, studyId: number, query: z.output<typeof studyImageListQuerySchema>) {
+    const { name, hasQueries, isUnassigned, page, pageSize, sort } = query;
+    const fileNames = principal.actions.has(VIEW_FILE_NAME_PERMISSION);
+    const parsed = parseSort<StudyImageSortKey>(sort);
+    const { key, descending } =
+      fileNames || parsed.key !== 'name' ? parsed : parseSort<StudyImageSortKey>('-uploadedAt');
+    return listStudyImages(this.deps.db, {
+      studyId,
+      name: (fileNames && name?.trim()) || undefined,
+      hasQueries: hasQueries === 'true',
+      isUnassigned: isUnassigned === 'true',
+      sort: key,
+      descending,
+      ...pageWindow(page, pageSize),
+    });
   }
 
   /**
