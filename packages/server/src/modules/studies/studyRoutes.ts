@@ -1,26 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
-  VIEW_SPONSOR_PERMISSION,
-  STUDY_COUNTS_BY_KIND,
   STUDY_MESSAGES,
   studyCreateSchema,
-  studyListKind,
   studyListQuerySchema,
   studyListResponseSchema,
   studySaveResponseSchema,
   studyUpdateSchema,
   studyViewSchema,
   type Permission,
-  type StudyCountKey,
-  type StudySortKey,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { policy, scope, studyFromParam } from '../../platform/rbac/policy.js';
-import { visibleStudies } from '../../platform/rbac/studyScope.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
-import { listStudies } from './studyQueries.js';
-import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { idParams } from '../../platform/http/params.js';
 import { presentStudyRow } from './studyPresenter.js';
 import { StudyService } from './studyService.js';
@@ -31,10 +23,6 @@ export const VIEW_STUDIES: readonly Permission[] = [
   'S_Main_ViewAllStudies',
   'S_Main_ViewAssignedStudies',
 ];
-
-function isCountKey(key: StudySortKey): key is StudySortKey & StudyCountKey {
-  return key.startsWith('numberOf');
-}
 
 /**
  * Studies (spec doc 1 §2.4–2.6, §7): the list with its counts, the study view, create and edit.
@@ -56,22 +44,7 @@ export function studyRoutes(db: Db) {
       },
       async (request) => {
         const principal = principalOf(request);
-        const { name, page, pageSize, sort } = request.query;
-        const parsed = parseSort<StudySortKey>(sort);
-        // A count the user's kind does not see is no sort key for them (its order would tell it).
-        const hidden =
-          (isCountKey(parsed.key) &&
-            !STUDY_COUNTS_BY_KIND[studyListKind(principal.workAsRole?.name)].includes(parsed.key)) ||
-          (parsed.key === 'sponsor' && !principal.actions.has(VIEW_SPONSOR_PERMISSION));
-        const { key, descending } = hidden ? { key: 'createdAt' as const, descending: true } : parsed;
-        const { rows, total } = await listStudies(db, {
-          userId: principal.id,
-          visible: visibleStudies(principal),
-          name: name?.trim() || undefined,
-          sort: key,
-          descending,
-          ...pageWindow(page, pageSize),
-        });
+        const { rows, total } = await studies.list(principal, request.query);
         return { success: true as const, studies: rows.map((row) => presentStudyRow(row, principal)), total };
       },
     );

@@ -1,5 +1,12 @@
+import type { z } from 'zod';
 import {
   ANNOTATION_CLASS_LISTS,
+  STUDY_COUNTS_BY_KIND,
+  VIEW_SPONSOR_PERMISSION,
+  studyListKind,
+  type StudyCountKey,
+  type StudySortKey,
+  type studyListQuerySchema,
   ANNOTATION_CLASS_LIST_NAMES,
   STUDY_MESSAGES,
   studyReasonForChangeError,
@@ -21,6 +28,8 @@ import type { Principal } from '../../platform/auth/principal.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { changeEvents, requireReasonsForChange, type FieldChange } from '../../platform/audit/changes.js';
 import { ConflictError, NotFoundError } from '../../platform/errors.js';
+import { pageWindow, parseSort } from '../../platform/db/paging.js';
+import { visibleStudies } from '../../platform/rbac/studyScope.js';
 import { applyClassPlan, classSnapshot, planClassList, type ClassListPlan, type PlannedClass } from './studyClasses.js';
 import {
   SCALAR_FIELDS,
@@ -34,7 +43,13 @@ import {
   type Scalars,
 } from './studyConfig.js';
 import { onlyAnnotationsOf } from '../../access/annotationVisibility.js';
-import { classesWithAnnotations, findStudySummary, listStudyClasses, studyNameTaken } from './studyQueries.js';
+import {
+  classesWithAnnotations,
+  findStudySummary,
+  listStudies,
+  listStudyClasses,
+  studyNameTaken,
+} from './studyQueries.js';
 import { presentStudyView } from './studyPresenter.js';
 import { grantStudyAccessInTransaction } from '../studyAccess/studyAccessService.js';
 import { assertMayGrantOnCreate, studyAccessOfPayload } from '../studyAccess/studyAccessPolicy.js';
@@ -66,9 +81,39 @@ function firstReason(...reasons: (string | null | undefined)[]): string | undefi
   return reasons.find((r): r is string => typeof r === 'string' && r.trim() !== '');
 }
 
-/** Study configuration: create and edit with every rule of spec doc 1 §5, audited field by field. */
+function isCountKey(key: StudySortKey): key is StudySortKey & StudyCountKey {
+  return key.startsWith('numberOf');
+}
+
+/**
+ * Study configuration: create and edit with every rule of spec doc 1 §5, audited field by field;
+ * the studies list and what it may be sorted by.
+ */
 export class StudyService {
   constructor(private readonly db: Db) {}
+
+  /**
+   * GET /api/studies/list: one page of the studies the user may see. A count the user's kind does
+   * not see, or the sponsor without the sponsor permission, is no sort key for them (its order would
+   * tell it): the list falls back to the newest first.
+   */
+  async list(principal: Principal, query: z.output<typeof studyListQuerySchema>) {
+    const { name, page, pageSize, sort } = query;
+    const parsed = parseSort<StudySortKey>(sort);
+    const hidden =
+      (isCountKey(parsed.key) &&
+        !STUDY_COUNTS_BY_KIND[studyListKind(principal.workAsRole?.name)].includes(parsed.key)) ||
+      (parsed.key === 'sponsor' && !principal.actions.has(VIEW_SPONSOR_PERMISSION));
+    const { key, descending } = hidden ? { key: 'createdAt' as const, descending: true } : parsed;
+    return listStudies(this.db, {
+      userId: principal.id,
+      visible: visibleStudies(principal),
+      name: name?.trim() || undefined,
+      sort: key,
+      descending,
+      ...pageWindow(page, pageSize),
+    });
+  }
 
   /** The study view (GET /api/studies/{id}); the caller has checked that the study is visible. */
   async view(studyId: number, principal: Principal, db: Db = this.db): Promise<StudyView> {
