@@ -1,14 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
-  MLD_CSV_HEADER,
   MLD_IMPORT_MESSAGES,
   MLD_IMPORT_PERMISSION,
-  MLD_STATUS_LABELS,
   VIEW_ANNOTATIONS_PERMISSIONS,
-  VIEW_FILE_NAME_PERMISSION,
   aiLayersResponseSchema,
-  ddMmmYyyy,
   imListQuerySchema,
   mldListRequestSchema,
   mldListResponseSchema,
@@ -25,13 +21,10 @@ import type { JobQueue } from '../../platform/jobs/jobQueue.js';
 import { policy, scope } from '../../platform/rbac/policy.js';
 import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
-import { parseSort } from '../../platform/db/paging.js';
-import { sendCsv } from '../../platform/http/csvStream.js';
 import { sendJsonStream } from '../../platform/http/jsonStream.js';
 import { imageScope, mldImageScope, optionalImageStudyFromBody } from '../../access/imageScope.js';
 import { emitVisibleAnnotations } from '../annotations/annotationQueries.js';
-import { MldService, presentMldRecord } from './mldService.js';
-import { mldCount, mldList } from './mldQueries.js';
+import { MldService } from './mldService.js';
 
 const importPolicy = policy.anyOf(
   [MLD_IMPORT_PERMISSION],
@@ -98,48 +91,8 @@ export function mldRoutes(deps: {
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const body = request.body;
-        const { key, descending } = parseSort(body.sort);
-        const filter = {
-          searchText: body.searchText,
-          searchImageNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
-          statuses: body.annotationStatusFilter,
-          studyIds: body.studyFilter?.selectedIds,
-          sort: key,
-          descending,
-        };
-        if (request.query.reportFormat === 'csv')
-          return sendCsv(reply, {
-            fileName: `image-mgmt-annotations_${ddMmmYyyy(new Date())}.csv`,
-            header: MLD_CSV_HEADER,
-            db,
-            query: mldList(db, principal, filter),
-            cells: (row) => {
-              const record = presentMldRecord(row, principal);
-              return [
-                record.mldName,
-                record.mldFileLength,
-                MLD_STATUS_LABELS[record.status],
-                record.errorMessage,
-                record.appSequenceId,
-                record.numLayers,
-                record.imageName,
-                record.procId,
-                record.histoProcedureId,
-                record.uploadedAt,
-                record.uploadedBy,
-              ];
-            },
-          });
-        const [rows, total] = await Promise.all([
-          mldList(db, principal, {
-            ...filter,
-            limit: body.pageSize,
-            offset: (body.page - 1) * body.pageSize,
-          }).execute(),
-          mldCount(db, principal, filter),
-        ]);
-        return { success: true as const, results: rows.map((row) => presentMldRecord(row, principal)), total };
+        if (request.query.reportFormat === 'csv') return mld.exportCsv(reply, principal, request.body);
+        return { success: true as const, ...(await mld.list(principal, request.body)) };
       },
     );
 

@@ -1,12 +1,20 @@
 import type { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import type { z } from 'zod';
 import {
   IMAGE_MESSAGES,
+  MLD_CSV_HEADER,
   MLD_IMPORT_MESSAGES,
   MLD_MAX_BYTES,
+  MLD_STATUS_LABELS,
+  VIEW_FILE_NAME_PERMISSION,
   appSequenceOf,
+  ddMmmYyyy,
   type AiLayers,
+  type CsvValue,
   type MldRecord,
   type RegisterMldRequest,
+  type mldListRequestSchema,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { Principal } from '../../platform/auth/principal.js';
@@ -19,7 +27,19 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../platform/er
 import { readerSeesImage } from '../../access/readerVisibility.js';
 import { imageName } from '../../access/imageLabel.js';
 import { canSeeStudy } from '../../platform/rbac/studyScope.js';
-import { aiLayers, heatmapKeyOf, selectMldRecords, type MldRecordRow } from './mldQueries.js';
+import { parseSort } from '../../platform/db/paging.js';
+import { sendCsv } from '../../platform/http/csvStream.js';
+import {
+  aiLayers,
+  heatmapKeyOf,
+  mldCount,
+  mldList,
+  selectMldRecords,
+  type MldListFilter,
+  type MldRecordRow,
+} from './mldQueries.js';
+
+type MldListRequestBody = z.output<typeof mldListRequestSchema>;
 
 /** A record of the Annotations tab as `principal` may see it (the image's name by the file-name permission). */
 export function presentMldRecord(row: MldRecordRow, principal: Principal): MldRecord {
@@ -49,6 +69,36 @@ export function presentMldRecord(row: MldRecordRow, principal: Principal): MldRe
   };
 }
 
+/** A record's line of the Annotations tab's CSV (the columns of MLD_CSV_HEADER). */
+function mldCsvCells(record: MldRecord): CsvValue[] {
+  return [
+    record.mldName,
+    record.mldFileLength,
+    MLD_STATUS_LABELS[record.status],
+    record.errorMessage,
+    record.appSequenceId,
+    record.numLayers,
+    record.imageName,
+    record.procId,
+    record.histoProcedureId,
+    record.uploadedAt,
+    record.uploadedBy,
+  ];
+}
+
+/** The Annotations tab's filter for `principal`: image names are searched only with the file-name permission. */
+function listFilter(principal: Principal, body: MldListRequestBody): MldListFilter {
+  const { key, descending } = parseSort(body.sort);
+  return {
+    searchText: body.searchText,
+    searchImageNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
+    statuses: body.annotationStatusFilter,
+    studyIds: body.studyFilter?.selectedIds,
+    sort: key,
+    descending,
+  };
+}
+
 /** The viewer's AI layers of an image: its completed imports (with their heatmaps) and AI classes. */
 function presentAiLayers(imageId: number, layers: Awaited<ReturnType<typeof aiLayers>>, accept: boolean): AiLayers {
   return {
@@ -70,8 +120,9 @@ function presentAiLayers(imageId: number, layers: Awaited<ReturnType<typeof aiLa
 
 /**
  * Imports of .mld files (issue 17; doc 2 §4 flow): signed upload URLs bound to the user, the
- * registration that queues the import (its job is commands/mldImport.ts), one record, and what the
- * viewer shows of the imports (the AI layers, the heatmap).
+ * registration that queues the import (its job is commands/mldImport.ts), one record, the
+ * Annotations tab (a page, or its CSV), and what the viewer shows of the imports (the AI layers,
+ * the heatmap).
  */
 export class MldService {
   constructor(
@@ -155,6 +206,29 @@ export class MldService {
       return created.id;
     });
     return this.record(principal, id);
+  }
+
+  /** POST /api/imageManagement/annotations: one page of the imports the user sees, with the total. */
+  async list(principal: Principal, body: MldListRequestBody): Promise<{ results: MldRecord[]; total: number }> {
+    const { db } = this.deps;
+    const filter = listFilter(principal, body);
+    const [rows, total] = await Promise.all([
+      mldList(db, principal, { ...filter, limit: body.pageSize, offset: (body.page - 1) * body.pageSize }).execute(),
+      mldCount(db, principal, filter),
+    ]);
+    return { results: rows.map((row) => presentMldRecord(row, principal)), total };
+  }
+
+  /** POST /api/imageManagement/annotations?reportFormat=csv: every matching import, streamed from a cursor. */
+  exportCsv(reply: FastifyReply, principal: Principal, body: MldListRequestBody): FastifyReply {
+    const { db } = this.deps;
+    return sendCsv(reply, {
+      fileName: `image-mgmt-annotations_${ddMmmYyyy(new Date())}.csv`,
+      header: MLD_CSV_HEADER,
+      db,
+      query: mldList(db, principal, listFilter(principal, body)),
+      cells: (row) => mldCsvCells(presentMldRecord(row, principal)),
+    });
   }
 
   /** GET /api/images/{id}/ai-layers (the route's scope has checked the image is visible). */
