@@ -85,6 +85,29 @@ export default tseslint.config(
     files: ['packages/server/src/commands/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ['@lamina/web*', 'react*', '**/app.js'] }] },
   },
+  // Rules out of handlers (docs/ARCHITECTURE.md, "The server's kinds of file"): a route handler
+  // parses, calls a service and presents. Who may do what is the route's policy; what a user may
+  // see is the presenter's; what a list may search or sort by, and who may export, the service's.
+  // So no handler reads the principal's permissions.
+  {
+    files: ['packages/server/src/**/*Routes.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.property.name='has']:matches([callee.object.property.name='actions'], [callee.object.name='actions'])",
+          message:
+            'A permission check in a route file is a rule: declare it in the policy, or move it into the service (what a list may search or sort by, who may export) or the presenter (what the user may see).',
+        },
+        {
+          selector: "CallExpression[callee.name='mayViewCaseField']",
+          message:
+            'Which case fields a user may see is the presenter’s (casePresenter.ts), and what a list may search or sort by the service’s: not a route handler’s.',
+        },
+      ],
+    },
+  },
   {
     files: ['packages/web/src/api/**/*.{ts,tsx}'],
     rules: {
