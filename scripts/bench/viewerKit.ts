@@ -102,6 +102,7 @@ export function webBuild(): string {
 /** Records in every page: the release times and, for Lamina, the engine's frame events. */
 export const RECORDER = `
   window.__bench = { frames: [], releases: [] };
+  performance.setResourceTimingBufferSize(5000);
   addEventListener('pointerup', (event) => window.__bench.releases.push(event.timeStamp), true);
   document.addEventListener('lamina-viewer-frame', (event) => {
     const d = event.detail;
