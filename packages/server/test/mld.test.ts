@@ -154,6 +154,7 @@ beforeAll(async () => {
   await db.updateTable('images').set({ name: 'QSlide-Alpha.svs' }).where('id', '=', imageId).execute();
   await user('isc', { studyRoles: [{ studyId, role: 'ISC' }] });
   await user('labtech', { studyRoles: [{ studyId, role: 'LabTech' }] });
+  await user('dm', { studyRoles: [{ studyId, role: 'DM' }] });
   await user('outsider', { studyRoles: [{ studyId: other, role: 'ISC' }] });
   const reader = await user('reader', { studyRoles: [{ studyId, role: 'CR' }] });
   await assignReader(db, { caseId, userId: reader.id });
@@ -415,6 +416,48 @@ describe('the Annotations tab', () => {
     const [header, ...rows] = parseCsv(csv.body.slice(1));
     expect(header?.[0]).toBe('Imported Annotations File');
     expect(rows.some((r) => r[0] === 'APP7_eosinophils.mld' && r[2] === 'Archived')).toBe(true);
+  });
+});
+
+describe('the Annotations tab without the file-name permission', () => {
+  it('does not sort by the hidden image names: the order would tell what the neutral labels hide', async () => {
+    const list = async (sort?: string) =>
+      mldListResponseSchema
+        .parse(
+          (
+            await s.dm!.request({
+              method: 'POST',
+              url: '/api/imageManagement/annotations',
+              payload: { pageSize: 100, ...(sort ? { sort } : {}) },
+            })
+          ).json(),
+        )
+        .results.map((r) => r.mldId);
+    // Two imports whose images' names sort against their upload order.
+    const db = t.database.db;
+    const named = async (name: string, uploadedAt: string) => {
+      const image = (await createStudyImage(db, { studyId, status: 'CASE_ASSIGNMENT_PENDING', width: 10, height: 10 }))
+        .id;
+      await db.updateTable('images').set({ name }).where('id', '=', image).execute();
+      await db
+        .insertInto('mld_files')
+        .values({
+          name: `${name}.mld`,
+          s3_key: `mld/u0-x-${name}/${name}.mld`,
+          size_bytes: 4,
+          image_id: image,
+          study_id: studyId,
+          uploaded_at: new Date(uploadedAt),
+          status: 'COMPLETE',
+        })
+        .execute();
+    };
+    await named('AAA-SUBJ-0001.svs', '2000-01-01T00:00:00Z');
+    await named('ZZZ-SUBJ-0002.svs', '2000-01-02T00:00:00Z');
+    const byDefault = await list();
+    expect(byDefault.length).toBeGreaterThanOrEqual(2);
+    expect(await list('imageName')).toEqual(byDefault);
+    expect(await list('-imageName')).toEqual(byDefault);
   });
 });
 

@@ -86,12 +86,18 @@ function mldCsvCells(record: MldRecord): CsvValue[] {
   ];
 }
 
-/** The Annotations tab's filter for `principal`: image names are searched only with the file-name permission. */
+/**
+ * The Annotations tab's filter for `principal`: image names are searched and sorted by only with
+ * the file-name permission (the order would tell what the neutral labels hide); without it a sort
+ * by image name is the default, newest first.
+ */
 function listFilter(principal: Principal, body: MldListRequestBody): MldListFilter {
-  const { key, descending } = parseSort(body.sort);
+  const fileNames = principal.actions.has(VIEW_FILE_NAME_PERMISSION);
+  const parsed = parseSort(body.sort);
+  const { key, descending } = fileNames || parsed.key !== 'imageName' ? parsed : parseSort('-uploadedAt');
   return {
     searchText: body.searchText,
-    searchImageNames: principal.actions.has(VIEW_FILE_NAME_PERMISSION),
+    searchImageNames: fileNames,
     statuses: body.annotationStatusFilter,
     studyIds: body.studyFilter?.selectedIds,
     sort: key,
