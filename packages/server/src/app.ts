@@ -47,6 +47,7 @@ import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
 import { healthRoutes } from './modules/health/healthRoutes.js';
 import { registerTileRoutes } from './modules/tiles/tileRoutes.js';
 import { createAppServer, TileFastPath } from './modules/tiles/tileServer.js';
+import { usesTileProcess } from './modules/tiles/tileProcess.js';
 import { registerImageRoutes } from './commands/registerImageRoutes.js';
 import { moveImageRoutes } from './commands/moveImageRoutes.js';
 import { imEditRoutes } from './commands/imEditRoutes.js';
@@ -89,7 +90,11 @@ export async function buildApp({
   installZodMessages();
   // Tile requests skip Fastify: the HTTP server answers them first (modules/tiles/tileServer.ts),
   // on the connections only once a self-test found the Node internals that needs (fastPathSelfTest.ts).
-  const tileFastPath = await TileFastPath.start(config.tiles, config.roles.has('tiles'));
+  // With a tile process (TILE_PROCESS=separate, main.ts) the connections also move between processes.
+  const tileFastPath = await TileFastPath.start(
+    { ...config.tiles, passesConnections: usesTileProcess(config) },
+    config.roles.has('tiles'),
+  );
   const app = Fastify({
     logger: logger ? { level: config.logLevel } : false,
     trustProxy: config.trustProxy,
@@ -98,6 +103,14 @@ export async function buildApp({
     genReqId: (request) => requestIdFrom(request.headers['x-request-id']),
     bodyLimit: 1024 * 1024,
     serverFactory: (handler) => createAppServer(handler, tileFastPath),
+  });
+  // Node's server closes idle keep-alive connections only when its close begins: one busy then (an
+  // upload) would stay open after its answer until its keep-alive timeout or the shutdown's grace.
+  // While the app closes, every connection that has become idle is closed within 100 ms.
+  let closingIdle: NodeJS.Timeout | null = null;
+  app.addHook('preClose', async () => {
+    closingIdle = setInterval(() => app.server.closeIdleConnections(), 100);
+    closingIdle.unref();
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -166,6 +179,12 @@ export async function buildApp({
       tileFastPath.stop();
     });
   }
+  app.addHook('onClose', async () => {
+    // Connections the tile process gave back (modules/tiles/tileProcess.ts): Node's server does not
+    // count them, so the close waits for them here, before the services they use are closed.
+    await tileFastPath.drained();
+    if (closingIdle) clearInterval(closingIdle);
+  });
 
   await registerWebApp(app, config.webDist);
   return app;

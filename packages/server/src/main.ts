@@ -19,6 +19,8 @@ import { ensureDemoZStack } from './modules/demo/demoZStack.js';
 import { startImageWorker } from './modules/processing/imageWorker.js';
 import { startMetricsServer, type MetricsServer } from './platform/metrics/metricsServer.js';
 import { DEFAULT_SLIDE_LIMITS } from './modules/processing/slideLimits.js';
+import { TileProcess, usesTileProcess } from './modules/tiles/tileProcess.js';
+import { databaseTileRows } from './platform/tiles/tileRows.js';
 
 // V8 lets its old space grow to up to 4x the live heap before a full collection while a process
 // allocates fast: a 10^6-row CSV export (~50 MB live) was collected at ~210 MB, so the server's
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
   const app = await buildApp({ config, database, logger: true });
   let stopWorker: (() => Promise<void>) | null = null;
   let metricsServer: MetricsServer | null = null;
+  let tileProcess: TileProcess | null = null;
   // The audit chain's head, copied outside the database (platform/audit/anchors.ts).
   const anchors = config.roles.has('api')
     ? new AuditAnchorWriter(database.db, {
@@ -89,7 +92,14 @@ async function main(): Promise<void> {
     }, graceMs);
     cutOff.unref();
     try {
-      await Promise.all([stopWorker?.(), app.slides.jobs.stop(graceMs), anchors?.stop(), app.close()]);
+      await Promise.all([
+        stopWorker?.(),
+        app.slides.jobs.stop(graceMs),
+        anchors?.stop(),
+        // The tile process drains its connections (a request for the API goes back to app.close's 503).
+        tileProcess?.stop(),
+        app.close(),
+      ]);
       clearTimeout(cutOff);
       await metricsServer?.close();
       await database.close();
@@ -104,6 +114,18 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void close('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  // Tiles in a process of their own beside the API (TILE_PROCESS=separate; modules/tiles/tileProcess.ts).
+  if (app.tileFastPath?.mode === 'connections' && usesTileProcess(config)) {
+    tileProcess = new TileProcess({
+      fastPath: app.tileFastPath,
+      rows: databaseTileRows(database.db),
+      log: app.log,
+      metrics: app.metrics.tiles,
+      env: { ...process.env, ROLES: 'tiles', SESSION_SECRET: config.sessionSecret },
+      graceMs,
+    });
+    tileProcess.start();
+  }
   if (config.metrics.port !== null) {
     // Prometheus metrics on their own port, never the public one (docs/DEPLOYMENT.md).
     metricsServer = await startMetricsServer(app.metrics, {
@@ -169,6 +191,9 @@ async function main(): Promise<void> {
     '',
     `Lamina is running on ${url}  (${database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'}; roles ${[...config.roles].join(',')})`,
     ...(metricsServer ? [`  metrics on http://${config.metrics.host}:${metricsServer.port}/metrics`] : []),
+    ...(tileProcess
+      ? [`  tiles answered by a tile process of their own (pid ${String(tileProcess.pid)}; TILE_PROCESS=inline: here)`]
+      : []),
     `  started in ${Date.now() - started} ms; migrations applied: ${applied.length > 0 ? applied.join(', ') : 'none'}; permissions granted ${reference.granted}, revoked ${reference.revoked}`,
   ];
   if (seeded) {

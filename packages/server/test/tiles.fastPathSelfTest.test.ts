@@ -172,7 +172,7 @@ describe('TileFastPath.start and report', () => {
   it('a passed self-test: the fast path as configured, one info line, the gauge at 1', async () => {
     const check = vi.fn(async () => null);
     const fastPath = await TileFastPath.start(SETTINGS, true, check);
-    expect(check).toHaveBeenCalledWith({ sendfile: nativeSendfile, socketReads: true });
+    expect(check).toHaveBeenCalledWith({ sendfile: nativeSendfile, socketReads: true, passing: false });
     expect(fastPath).toMatchObject({ mode: 'connections', offReason: null, socketReads: true });
     const logged = log();
     const metrics = new TileMetrics();
@@ -182,8 +182,11 @@ describe('TileFastPath.start and report', () => {
     ]);
     expect(metrics.fastPath).toBe(1);
     const stream = await TileFastPath.start({ ...SETTINGS, send: 'write', socketReads: 'stream' }, true, check);
-    expect(check).toHaveBeenLastCalledWith({ sendfile: null, socketReads: false });
+    expect(check).toHaveBeenLastCalledWith({ sendfile: null, socketReads: false, passing: false });
     expect(stream).toMatchObject({ mode: 'connections', sendfile: null, socketReads: false });
+    // A process whose connections move to or from a tile process: the self-test checks readStop too.
+    await TileFastPath.start({ ...SETTINGS, passesConnections: true }, true, check);
+    expect(check).toHaveBeenLastCalledWith({ sendfile: nativeSendfile, socketReads: true, passing: true });
   });
 
   it('no self-test where the fast path is not used: TILE_HTTP=http, or a process without the tiles role', async () => {

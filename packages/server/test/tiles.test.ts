@@ -13,6 +13,7 @@ import { initStorage } from '../src/platform/storage/createStorage.js';
 import { S3Storage } from '../src/platform/storage/s3Storage.js';
 import type { AppStorage } from '../src/platform/storage/uploadSigning.js';
 import { TileTokens } from '../src/platform/tiles/tileToken.js';
+import { databaseTileRows } from '../src/platform/tiles/tileRows.js';
 import { PyramidCache } from '../src/modules/tiles/pyramidCache.js';
 import { TILE_CACHE_CONTROL } from '../src/modules/tiles/tileRoutes.js';
 import { createImage } from './factories.js';
@@ -466,8 +467,14 @@ describe('GET /tiles/{imageId}/{z}/{x}/{y}', () => {
   });
 
   it('reads the same tiles through the thread pool (TILE_READS=async) as with blocking reads', async () => {
-    const sync = new PyramidCache({ db: database.db, storage: local.storage }, { localReads: 'sync' });
-    const pooled = new PyramidCache({ db: database.db, storage: local.storage }, { localReads: 'async' });
+    const sync = new PyramidCache(
+      { rows: databaseTileRows(database.db), storage: local.storage },
+      { localReads: 'sync' },
+    );
+    const pooled = new PyramidCache(
+      { rows: databaseTileRows(database.db), storage: local.storage },
+      { localReads: 'async' },
+    );
     const a = (await sync.get(images.classic))!;
     const b = (await pooled.get(images.classic))!;
     // The mode reaches the open file: only blocking reads offer the handler a synchronous read.
@@ -500,7 +507,7 @@ describe('GET /tiles/{imageId}/{z}/{x}/{y}', () => {
   });
 
   it('keeps the cache bounded, closing evicted files, and still serves evicted images', async () => {
-    const cache = new PyramidCache({ db: database.db, storage: local.storage }, { maxImages: 1 });
+    const cache = new PyramidCache({ rows: databaseTileRows(database.db), storage: local.storage }, { maxImages: 1 });
     const a = await cache.get(images.classic);
     const b = await cache.get(images.bigtiff);
     expect(a).not.toBeNull();

@@ -110,6 +110,14 @@ export interface TilesConfig {
   headersTimeoutSeconds: number;
   /** TILE_CACHE_MB in bytes: the memory of tiles read from object storage kept per process (0: off). */
   cacheBytes: number;
+  /**
+   * TILE_PROCESS: in a process with the tiles role and another (`npm start`: all three), whether
+   * tiles are answered by a tile process of its own (`separate`: a child process on the same port,
+   * reading pyramids with blocking reads as a dedicated tile host does, so the API never waits on
+   * them; modules/tiles/tileProcess.ts) or in this process (`inline`). Default `separate`; used
+   * only with the tile fast path on (TILE_HTTP=connections, its self-test passed).
+   */
+  process: 'separate' | 'inline';
 }
 
 export interface ProcessingConfig {
@@ -289,6 +297,7 @@ function tilesConfig(
     accessRefreshSeconds: positive(env.TILE_ACCESS_REFRESH, 'TILE_ACCESS_REFRESH', 15),
     headersTimeoutSeconds,
     cacheBytes: tileCacheMegabytes(env.TILE_CACHE_MB) * 1024 * 1024,
+    process: oneOf(env.TILE_PROCESS, 'TILE_PROCESS', ['separate', 'inline'], 'separate'),
   };
 }
 

@@ -2,8 +2,14 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { socketDescriptor, socketReadsProblem, takeHttpConnections, type NativeSendfile } from './rawSocket.js';
-import { TileConnection, TileResponseHeads, type TileConnectionOwner } from './tileConnection.js';
+import {
+  readStopProblem,
+  socketDescriptor,
+  socketReadsProblem,
+  takeHttpConnections,
+  type NativeSendfile,
+} from './rawSocket.js';
+import { releaseToHttp, TileConnection, TileResponseHeads, type TileConnectionOwner } from './tileConnection.js';
 import { tileHeaderTemplates, type TileAnswer, type TileResponder } from './tileHandler.js';
 
 /**
@@ -31,6 +37,11 @@ export interface FastPathNeeds {
   sendfile: NativeSendfile | null;
   /** Reads below the socket's stream (TILE_SOCKET_READS=direct). */
   socketReads: boolean;
+  /**
+   * Connections passed between this process and its tile process (TILE_PROCESS=separate,
+   * tileProcess.ts): their reads are stopped below the stream first (rawSocket.ts stopReads).
+   */
+  passing?: boolean;
 }
 
 const HOST = 'self-test';
@@ -174,7 +185,7 @@ export async function fastPathSelfTest(needs: FastPathNeeds, timeoutMs = 5000): 
     };
     let inspected: (problem: string | null) => void = () => {};
     const inspection = new Promise<string | null>((resolve) => (inspected = resolve));
-    takeHttpConnections(server, (socket, toHttp) => new TileConnection(socket, owner, toHttp));
+    takeHttpConnections(server, (socket, toHttp) => new TileConnection(socket, owner, releaseToHttp(toHttp)));
     // Ahead of the fast path's own listener: look at the accepted socket before it is touched.
     server.prependListener('connection', (socket: Socket) => {
       accepted = socket;
@@ -182,6 +193,7 @@ export async function fastPathSelfTest(needs: FastPathNeeds, timeoutMs = 5000): 
       if (problem === null && needs.sendfile && socketDescriptor(socket) < 0) {
         problem = 'net.Socket._handle.fd missing (no descriptor for sendfile(2))';
       }
+      if (problem === null && needs.passing) problem = readStopProblem(socket);
       inspected(problem);
     });
 

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Db } from '../../platform/db/database.js';
+import type { TileRows } from '../../platform/tiles/tileRows.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { LocalPyramidFile, StoragePyramidFile, type LocalReadMode, type PyramidFile } from './pyramidFile.js';
 import { buildPyramidIndex, type PyramidIndex } from './pyramidIndex.js';
@@ -40,7 +40,8 @@ export interface PyramidCacheOptions {
 }
 
 export interface PyramidSource {
-  db: Db;
+  /** Where an image's pyramid row is read (the database, or the process that owns it). */
+  rows: Pick<TileRows, 'image'>;
   storage: ObjectStorage;
   log?: FastifyBaseLogger | undefined;
 }
@@ -139,11 +140,7 @@ export class PyramidCache {
 
   private async open(imageId: number): Promise<OpenPyramid | null> {
     this.loads++;
-    const row = await this.source.db
-      .selectFrom('images')
-      .select(['cog_key', 'width', 'height'])
-      .where('id', '=', imageId)
-      .executeTakeFirst();
+    const row = await this.source.rows.image(imageId);
     if (!row?.cog_key) return null;
     const cogKey = row.cog_key;
     const { storage, log } = this.source;

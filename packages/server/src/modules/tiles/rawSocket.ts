@@ -8,8 +8,9 @@ import { fileURLToPath } from 'node:url';
  * Every Node internal the tile fast path touches is reached from this file (docs/ARCHITECTURE.md,
  * "The tile fast path: Node internals it uses"): the HTTP server's own 'connection' listener
  * (takeHttpConnections), the socket's libuv handle (`_handle`: its `fd` for sendfile(2), its
- * `useUserBuffer`) and the socket's private read symbols (kBuffer, kBufferCb, kBufferGen). The
- * start-up self-test (fastPathSelfTest.ts) checks each before a process uses any of them.
+ * `useUserBuffer`, its `readStop` before a connection moves to another process) and the socket's
+ * private read symbols (kBuffer, kBufferCb, kBufferGen). The start-up self-test
+ * (fastPathSelfTest.ts) checks each before a process uses any of them.
  *
  * What the tile connections take from below Node's socket streams: the native sendfile path and
  * reads into one buffer. Both fall back to the streams when unavailable.
@@ -172,4 +173,50 @@ export function takeHttpConnections(server: http.Server, onConnection: (socket: 
   server.removeListener('connection', listener);
   const toHttp: ToHttp = (socket) => listener.call(server, socket);
   server.on('connection', (socket: Socket) => onConnection(socket, toHttp));
+}
+
+/** Why reads cannot be stopped below the stream on this socket (stopReads), or null. */
+export function readStopProblem(socket: Socket): string | null {
+  const handle = (socket as unknown as { _handle?: { readStop?: unknown } | null })._handle;
+  if (!handle || typeof handle !== 'object') return 'net.Socket._handle missing';
+  if (typeof handle.readStop !== 'function') return 'net.Socket._handle.readStop missing';
+  return null;
+}
+
+/**
+ * Stops the socket's reads for good, before its descriptor goes to another process
+ * (tileProcess.ts): the handle stops reading at once, so no byte the client sends later is read
+ * here (Node's handle passing does not stop it, and what this process read after the hand-over
+ * would be lost); returns the bytes the socket's stream had read and not delivered (reads through
+ * 'data' only: below the stream nothing is kept), which go to the other process with the rest.
+ */
+export function stopReads(socket: Socket): Buffer {
+  socket.pause();
+  const chunks: Buffer[] = [];
+  while (socket.readableLength > 0) {
+    const chunk = socket.read() as Buffer | string | null;
+    if (chunk === null) break;
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk);
+  }
+  // read() may have asked the handle to read again: stopped after it, before any read can happen.
+  const handle = (socket as unknown as { _handle?: { reading?: boolean; readStop?: () => number } | null })._handle;
+  if (handle && typeof handle.readStop === 'function') {
+    handle.reading = false;
+    handle.readStop();
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+}
+
+/**
+ * Readies a socket for `child.send(message, socket)` (tileProcess.ts): its reads stopped
+ * (stopReads; what its stream held is returned, to send along), and its `server` cleared. Node's
+ * handle passing treats a socket with a `server` as cluster does — it counts the connection as the
+ * receiving process's from then on and, when the server closes, takes that process's word for
+ * all of them: the server's close would then no longer wait for its own connections. Without it the
+ * sender keeps counting the socket until it destroys the (then empty) socket object.
+ */
+export function passSocket(socket: Socket): Buffer {
+  const unread = stopReads(socket);
+  (socket as unknown as { server: unknown }).server = null;
+  return unread;
 }

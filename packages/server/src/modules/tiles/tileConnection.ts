@@ -24,6 +24,11 @@ import { answerLength, type TileAnswer, type TileHeaderTemplates, type TileRespo
  * While it answers tiles, a connection reads below the socket's stream and sends tiles it has read
  * once with sendfile(2) (rawSocket.ts; both fall back to the stream); at the hand-over its reads go
  * back to the stream.
+ *
+ * Where a connection goes at the hand-over is its owner's choice (`release`): Node's HTTP server of
+ * this process, or, in the tile process, back to the process that serves the API (tileProcess.ts).
+ * And when the owner has another process for tiles (`handOver`: the tile process beside `npm
+ * start`'s API), a connection goes there at a tile request, its unanswered bytes with it.
  */
 
 /** What a connection needs to answer tiles: the responder and the response heads. */
@@ -56,7 +61,40 @@ export interface TileConnectionOwner {
    * would hold the connection for ever.
    */
   readonly headersTimeoutMs: number;
+  /** Another process that answers tile connections, when there is one (tileProcess.ts). */
+  readonly handOver?: TileHandOver | null;
   forget(connection: TileConnection): void;
+}
+
+/**
+ * Another process that answers tile connections (the tile process beside `npm start`'s API,
+ * tileProcess.ts): a connection goes there at a tile request, with the bytes read and unanswered.
+ */
+export interface TileHandOver {
+  /** Whether it takes connections now (started, answering, reachable). */
+  accepting(): boolean;
+  /** Takes the connection; `unread` starts with the head of the tile request to answer first. */
+  take(socket: Socket, unread: string): void;
+}
+
+/**
+ * Where a connection goes when it stops being a tile connection, with the bytes read and not
+ * answered (latin1: one character per byte), the request that is not a tile request first.
+ */
+export type ReleaseConnection = (socket: Socket, unread: string) => void;
+
+/**
+ * The release to Node's HTTP server of this process (`toHttp`: its own 'connection' listener): the
+ * unread bytes are put back in front of the socket's stream, so Node parses them exactly as if it
+ * had read the connection from the start, then reads on.
+ */
+export function releaseToHttp(toHttp: (socket: Socket) => void): ReleaseConnection {
+  return (socket, unread) => {
+    socket.pause();
+    if (unread.length > 0) socket.unshift(Buffer.from(unread, 'latin1'));
+    toHttp(socket);
+    socket.resume();
+  };
 }
 
 /** Node's default limit on a request head (--max-http-header-size). */
@@ -257,12 +295,13 @@ export class TileConnection {
   private headTimer: NodeJS.Timeout | null = null;
 
   /**
-   * @param toHttp gives the socket to Node's HTTP server (the server's own 'connection' listener).
+   * @param release where the connection goes at the hand-over: Node's HTTP server of this process
+   * (its own 'connection' listener, the bytes put back in front of the stream), or another process.
    */
   constructor(
     private readonly socket: Socket,
     private readonly owner: TileConnectionOwner,
-    private readonly toHttp: (socket: Socket) => void,
+    private readonly release: ReleaseConnection,
   ) {
     this.fd = owner.sendfile ? socketDescriptor(socket) : -1;
     socket.setTimeout(owner.keepAliveMs);
@@ -275,10 +314,24 @@ export class TileConnection {
     socket.on('close', this.onClose);
   }
 
+  /**
+   * Bytes another process read on this connection before passing it here (tileProcess.ts): they
+   * are answered as if read here. Called once, after the owner has counted the connection.
+   */
+  receiveFirst(unread: string): void {
+    if (unread.length > 0) this.receive(unread);
+  }
+
   /** Server closing: an idle connection is closed now, a busy one after its answer. */
   closeWhenIdle(): void {
     this.ended = true;
     if (!this.busy && !this.draining) this.finish();
+  }
+
+  /** The shutdown's grace is over: the connection closes now, whatever it was doing. */
+  destroy(): void {
+    this.done = true;
+    this.socket.destroy();
   }
 
   private readonly onBytes = (buffer: Buffer, length: number) => {
@@ -366,6 +419,15 @@ export class TileConnection {
         this.handOff();
         return;
       }
+      // The tile process answers it (and the rest of the connection), when it takes connections now
+      // and nothing written here is still queued on the socket.
+      const handOver = this.owner.handOver;
+      if (handOver && this.socket.writableLength === 0 && handOver.accepting()) {
+        const unread = this.pending;
+        this.detach();
+        handOver.take(this.socket, unread);
+        return;
+      }
       const heads = serving.heads;
       this.pending = this.pending.slice(end + 4);
       const answer = serving.respond(request.url, request.ifNoneMatch, this.fd >= 0);
@@ -447,14 +509,21 @@ export class TileConnection {
   }
 
   /**
-   * Gives the connection to Node's HTTP server, the unanswered bytes put back in front of the
-   * stream: Node reads them before anything that arrives later (the flow resumes on the next tick,
-   * before the next network read).
+   * Gives the connection up (`release`: Node's HTTP server, or the API's process), with the bytes
+   * read and not answered; Node's HTTP server puts them back in front of the stream and reads them
+   * before anything that arrives later (the flow resumes on the next tick, before the next read).
    */
   private handOff(): void {
+    const unread = this.pending;
+    this.detach();
+    this.release(this.socket, unread);
+  }
+
+  /** This object lets the socket go: its listeners, timers and reads (given back to the stream). */
+  private detach(): void {
     const socket = this.socket;
     this.done = true;
-    this.clearHeadTimer(); // Node's HTTP server times the head from here (its own headersTimeout)
+    this.clearHeadTimer(); // whoever has it next times the head from there (Node: its headersTimeout)
     this.owner.forget(this);
     if (this.reads) this.reads.release();
     else socket.removeListener('data', this.onData);
@@ -464,10 +533,6 @@ export class TileConnection {
     socket.removeListener('drain', this.onDrain);
     socket.removeListener('close', this.onClose);
     socket.setTimeout(0);
-    socket.pause();
-    if (this.pending.length > 0) socket.unshift(Buffer.from(this.pending, 'latin1'));
     this.pending = '';
-    this.toHttp(socket);
-    socket.resume();
   }
 }

@@ -2,22 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../platform/db/database.js';
 import { policy } from '../../platform/rbac/policy.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
+import { databaseTileRows } from '../../platform/tiles/tileRows.js';
 import type { TileTokens } from '../../platform/tiles/tileToken.js';
-import { PyramidCache, type PyramidCacheOptions } from './pyramidCache.js';
+import type { PyramidCache, PyramidCacheOptions } from './pyramidCache.js';
 import {
-  createTileHandler,
-  createTileResponder,
-  measuredResponder,
   TILE_CACHE_CONTROL,
-  tileHeaderTemplates,
   type RawHandler,
   type TileAnswerRecorder,
   type TileHeaderTemplates,
   type TileResponder,
 } from './tileHandler.js';
-import { VerifiedTokens } from './verifiedTokens.js';
-import { TileRangeCache } from './tileRangeCache.js';
-import { TileAccess } from '../../platform/tiles/tileAccess.js';
+import type { TileRangeCache } from './tileRangeCache.js';
+import { createTileService } from './tileService.js';
 
 export { TILE_CACHE_CONTROL };
 
@@ -52,16 +48,6 @@ declare module 'fastify' {
   }
 }
 
-/** TILE_CACHE_MB's default: 256 MiB, some 24 000 tiles of 11 KB (the bench slide's mean). */
-const DEFAULT_RANGE_CACHE_BYTES = 256 * 1024 * 1024;
-
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-/** 'warn', or the app's level when that is quieter still. */
-function quietLevel(appLevel: string): string {
-  return LEVELS.indexOf(appLevel) > LEVELS.indexOf('warn') ? appLevel : 'warn';
-}
-
 /** What the HTTP server needs to answer tiles ahead of Fastify (TileFastPath.install). */
 export interface TileServing {
   handler: RawHandler;
@@ -82,45 +68,24 @@ export interface TileServing {
  * (request object, hooks, reply serialisation, request id).
  */
 export async function registerTileRoutes(app: FastifyInstance, deps: TileRouteDeps): Promise<TileServing> {
-  // Object storage only: local pyramids are read from the page cache, which needs no second copy.
-  const rangeCache = deps.storage.localPath
-    ? null
-    : new TileRangeCache(deps.rangeCacheBytes ?? DEFAULT_RANGE_CACHE_BYTES);
-  if (rangeCache && deps.metrics) deps.metrics.rangeCache = rangeCache;
-  const cache =
-    deps.cache ??
-    new PyramidCache(
-      { db: deps.db, storage: deps.storage, log: app.log },
-      { localReads: deps.localReads ?? 'async', rangeCache, ...deps.cacheOptions },
-    );
-  if (rangeCache && !app.hasDecorator('tileRangeCache')) app.decorate('tileRangeCache', rangeCache);
-  app.addHook('onClose', async () => rangeCache?.clear());
-  if (!app.hasDecorator('tileCache')) app.decorate('tileCache', cache);
-  app.addHook('onClose', async () => cache.clear());
-  // Revocation of tile tokens (logout, deactivation, lost access) from memory, refreshed.
-  const access = new TileAccess(deps.db, (deps.accessRefreshSeconds ?? 15) * 1000, app.log);
-  await access.start();
-  app.addHook('onClose', async () => access.stop());
+  const { db, ...rest } = deps;
+  const tiles = createTileService({ ...rest, rows: databaseTileRows(db), log: app.log });
+  if (tiles.rangeCache && !app.hasDecorator('tileRangeCache')) app.decorate('tileRangeCache', tiles.rangeCache);
+  if (!app.hasDecorator('tileCache')) app.decorate('tileCache', tiles.cache);
+  app.addHook('onClose', async () => tiles.close());
+  await tiles.start();
 
-  // Tiles are the hot path (hundreds per second per reader): no per-request log lines, and one
-  // shared logger instead of a child logger made (and re-levelled) for every request.
-  const tileLog = app.log.child({ module: 'tiles' }, { level: quietLevel(app.log.level) });
-  const unmeasured = createTileResponder({ cache, tokens: new VerifiedTokens(deps.tileTokens), access, log: tileLog });
-  // Every path (on the connection, Node's HTTP server, Fastify) answers through this one responder.
-  const respond = deps.metrics ? measuredResponder(unmeasured, deps.metrics) : unmeasured;
-  const templates = tileHeaderTemplates(deps.securityHeaders);
-  const handleTile = createTileHandler(respond, templates);
-
+  const handleTile = tiles.handler;
   app.get(
     '/tiles/:imageId/:z/:x/:y',
-    { config: { policy: policy.signedUrl() }, childLoggerFactory: () => tileLog },
+    { config: { policy: policy.signedUrl() }, childLoggerFactory: () => tiles.log },
     (request, reply) => {
       // The handler writes the response itself (status, headers, body), as on the fast path.
       reply.hijack();
       handleTile(request.raw, reply.raw);
     },
   );
-  return { handler: handleTile, respond, templates };
+  return { handler: handleTile, respond: tiles.respond, templates: tiles.templates };
 }
 
 /** As a Fastify plugin: `app.register(tilesPlugin, deps)`. */

@@ -1,15 +1,19 @@
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { TilesConfig } from '../../platform/config.js';
 import type { TileMetrics } from '../../platform/metrics/tileMetrics.js';
 import { fastPathSelfTest, type FastPathNeeds } from './fastPathSelfTest.js';
 import { nativeSendfile, takeHttpConnections, type NativeSendfile } from './rawSocket.js';
 import {
+  releaseToHttp,
   TileConnection,
   TileResponseHeads,
   type RawTileServing,
+  type ReleaseConnection,
   type TileConnectionCounts,
   type TileConnectionOwner,
+  type TileHandOver,
 } from './tileConnection.js';
 import type { RawHandler, TileHeaderTemplates, TileResponder } from './tileHandler.js';
 import { TILES_PREFIX } from './tileRequest.js';
@@ -32,8 +36,14 @@ const KEEP_ALIVE_MS = 72_000;
  */
 export type TileFastPathMode = 'connections' | 'http';
 
-/** The settings the fast path reads (config.tiles). */
-export type TileFastPathSettings = Pick<TilesConfig, 'http' | 'send' | 'socketReads' | 'headersTimeoutSeconds'>;
+/**
+ * The settings the fast path reads (config.tiles), and whether its connections may move between
+ * this process and a tile process (TILE_PROCESS=separate beside another role, or the tile process
+ * itself: tileProcess.ts), which the self-test then checks too.
+ */
+export type TileFastPathSettings = Pick<TilesConfig, 'http' | 'send' | 'socketReads' | 'headersTimeoutSeconds'> & {
+  passesConnections?: boolean;
+};
 
 /** The start-up self-test: null when every internal the fast path needs works, else what failed. */
 export type FastPathCheck = (needs: FastPathNeeds) => Promise<string | null>;
@@ -60,7 +70,18 @@ export class TileFastPath implements TileConnectionOwner {
    */
   readonly offReason: string | null;
   readonly counts: TileConnectionCounts = { sentFromFile: 0, restWritten: 0 };
+  /**
+   * The tile process, when this process has one (`npm start`: tileProcess.ts): connections go
+   * there at their tile requests while it takes them; null: tiles are answered here.
+   */
+  handOver: TileHandOver | null = null;
   private readonly connections = new Set<TileConnection>();
+  /** Node's HTTP server of this process, with a connection's unread bytes put back (attach). */
+  private toNodeHttp: ReleaseConnection | null = null;
+  /** Connections the tile process gave back, now with Node's HTTP server (takeBack). */
+  private readonly returned = new Set<Socket>();
+  private returnedGone: (() => void)[] = [];
+  private connectionsGone: (() => void)[] = [];
 
   /** `offReason`: the self-test's finding; the fast path is then off (mode `http`). */
   constructor(tiles: TileFastPathSettings, offReason: string | null = null) {
@@ -88,6 +109,7 @@ export class TileFastPath implements TileConnectionOwner {
     const needs: FastPathNeeds = {
       sendfile: tiles.send === 'sendfile' ? nativeSendfile : null,
       socketReads: tiles.socketReads === 'direct',
+      passing: tiles.passesConnections === true,
     };
     return new TileFastPath(tiles, await check(needs));
   }
@@ -118,8 +140,60 @@ export class TileFastPath implements TileConnectionOwner {
   stop(): void {
     this.handler = null;
     this.serving = null;
+    this.handOver = null;
     for (const connection of [...this.connections]) connection.closeWhenIdle();
   }
+
+  /** The shutdown's grace is over: every tile connection closes now (the tile process). */
+  closeAll(): void {
+    for (const connection of [...this.connections]) connection.destroy();
+  }
+
+  /**
+   * A connection another process read first (the tile process gets `npm start`'s tile connections
+   * this way; this process gets back one whose pass did not happen): a tile connection from here
+   * on, its `unread` bytes answered first; `release` is where it goes at the hand-over. While the
+   * server closes, it goes there at once.
+   */
+  adopt(socket: Socket, unread: string, release: ReleaseConnection = this.releaseHere): void {
+    if (this.serving === null) {
+      release(socket, unread);
+      return;
+    }
+    const connection = new TileConnection(socket, this, release);
+    this.connections.add(connection);
+    socket.resume();
+    connection.receiveFirst(unread);
+  }
+
+  /**
+   * A connection the tile process gave back at a request that is not a plain tile request: Node's
+   * HTTP server has it from here on, as at an in-process hand-over. Until it closes, the app's close
+   * waits for it (`drained`): Node's server does not count a socket that came from another process.
+   */
+  takeBack(socket: Socket, unread: string): void {
+    this.returned.add(socket);
+    socket.once('close', () => {
+      this.returned.delete(socket);
+      if (this.returned.size === 0) for (const gone of this.returnedGone.splice(0)) gone();
+    });
+    this.releaseHere(socket, unread);
+  }
+
+  /**
+   * Resolves once every connection the tile process gave back has closed (app.ts closes them once
+   * idle while the server closes).
+   */
+  drained(): Promise<void> {
+    if (this.returned.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.returnedGone.push(resolve));
+  }
+
+  /** Node's HTTP server of this process (attach), or, without one, the end of the connection. */
+  private readonly releaseHere: ReleaseConnection = (socket, unread) => {
+    if (this.toNodeHttp) this.toNodeHttp(socket, unread);
+    else socket.destroy();
+  };
 
   /** Open tile connections (for tests). */
   get openConnections(): number {
@@ -128,6 +202,13 @@ export class TileFastPath implements TileConnectionOwner {
 
   forget(connection: TileConnection): void {
     this.connections.delete(connection);
+    if (this.connections.size === 0) for (const gone of this.connectionsGone.splice(0)) gone();
+  }
+
+  /** Resolves once no tile connection is open (the tile process's drain). */
+  noConnections(): Promise<void> {
+    if (this.connections.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.connectionsGone.push(resolve));
   }
 
   /**
@@ -137,8 +218,9 @@ export class TileFastPath implements TileConnectionOwner {
    */
   attach(server: http.Server): void {
     takeHttpConnections(server, (socket, toHttp) => {
+      this.toNodeHttp ??= releaseToHttp(toHttp);
       if (this.serving === null) toHttp(socket);
-      else this.connections.add(new TileConnection(socket, this, toHttp));
+      else this.connections.add(new TileConnection(socket, this, this.releaseHere));
     });
   }
 }

@@ -38,6 +38,7 @@ export class Metrics {
   readonly uploads: Counter;
   readonly loginFailures: Counter<'reason'>;
   private queueDepthSource: (() => Promise<QueueDepthRow[]>) | null = null;
+  private tileScrape: Promise<ExposedMetric[]> | null = null;
 
   constructor(readonly enabled: boolean) {
     const registers = [this.registry];
@@ -94,7 +95,7 @@ export class Metrics {
         for (const row of rows) this.set({ queue: row.queue, state: row.state }, row.count);
       },
     });
-    this.registerExposed(() => tileMetricObjects(this.tiles));
+    this.registerExposed(tileMetricObjects(this.tiles), () => this.readTiles());
     if (enabled) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -122,12 +123,24 @@ export class Metrics {
   }
 
   /**
+   * The tile families at this scrape: this process's counters, plus those of its tile process when
+   * it has one (asked once per scrape: every family's get() shares the answer).
+   */
+  private readTiles(): Promise<ExposedMetric[]> {
+    this.tileScrape ??= (async () => {
+      const child = (await this.tiles.tileProcess.read?.().catch(() => null)) ?? null;
+      return tileMetricObjects(this.tiles, child);
+    })().finally(() => (this.tileScrape = null));
+    return this.tileScrape;
+  }
+
+  /**
    * Metric families computed at scrape time from counters kept outside prom-client (the tiles'):
    * registered as prom-client reads a metric, by its name and get().
    */
-  private registerExposed(read: () => ExposedMetric[]): void {
-    for (const [index, family] of read().entries()) {
-      const metric = { name: family.name, help: family.help, get: () => Promise.resolve(read()[index]), reset() {} };
+  private registerExposed(families: ExposedMetric[], read: () => Promise<ExposedMetric[]>): void {
+    for (const [index, family] of families.entries()) {
+      const metric = { name: family.name, help: family.help, get: async () => (await read())[index], reset() {} };
       this.registry.registerMetric(metric as unknown as Metric);
     }
   }

@@ -40,6 +40,15 @@ export interface TileRangeCacheStats {
   readonly counters: TileRangeCacheCounters;
 }
 
+/** The counters of a tile process, as the process that started it reads them at scrape (over IPC). */
+export interface TileMetricsSnapshot {
+  byClass: number[];
+  buckets: number[];
+  count: number;
+  sumSeconds: number;
+  rangeCache: { maxBytes: number; bytes: number; size: number; counters: TileRangeCacheCounters } | null;
+}
+
 /**
  * Tile counts and latency, kept in plain typed arrays: recording one tile is a few additions and a
  * short scan of the bucket bounds, with no allocation, labels or hashing (the tile fast path answers
@@ -57,6 +66,30 @@ export class TileMetrics {
   rangeCache: TileRangeCacheStats | null = null;
   /** 1 when tiles are answered on the connections (the fast path's self-test passed), else 0. */
   fastPath = 0;
+  /**
+   * The tile process this process started (`npm start`, TILE_PROCESS=separate: tileProcess.ts):
+   * whether it answers tiles now (1), how often it was started again after it ended, and how its
+   * counters are read at scrape (null: no such process, or it does not answer).
+   */
+  readonly tileProcess = {
+    serving: 0,
+    restarts: 0,
+    read: null as (() => Promise<TileMetricsSnapshot | null>) | null,
+  };
+
+  /** The counters as plain numbers (what a tile process sends its parent). */
+  snapshot(): TileMetricsSnapshot {
+    const cache = this.rangeCache;
+    return {
+      byClass: [...this.byClass],
+      buckets: [...this.buckets],
+      count: this.count,
+      sumSeconds: this.sumSeconds,
+      rangeCache: cache
+        ? { maxBytes: cache.maxBytes, bytes: cache.bytes, size: cache.size, counters: { ...cache.counters } }
+        : null,
+    };
+  }
 
   record(status: number, milliseconds: number): void {
     const seconds = milliseconds / 1000;
@@ -70,25 +103,31 @@ export class TileMetrics {
   }
 }
 
-/** The exposition of the tile counters: what prom-client's get() returns for a counter and a histogram. */
-export function tileMetricObjects(tiles: TileMetrics): ExposedMetric[] {
+/**
+ * The exposition of the tile counters: what prom-client's get() returns for a counter and a
+ * histogram. With a tile process (`child`: its counters, read at this scrape), each figure is the
+ * sum of both processes' (a connection is answered by one or the other); its range cache is the
+ * one reported, as it holds the tiles of every connection it has.
+ */
+export function tileMetricObjects(tiles: TileMetrics, child: TileMetricsSnapshot | null = null): ExposedMetric[] {
   const requests: ExposedMetric['values'] = STATUS_CLASSES.map((statusClass, i) => ({
     metricName: 'lamina_tile_requests_total',
     labels: { status_class: statusClass },
-    value: tiles.byClass[i] ?? 0,
+    value: (tiles.byClass[i] ?? 0) + (child?.byClass[i] ?? 0),
   }));
   const histogram: ExposedMetric['values'] = [];
   let cumulative = 0;
   TILE_SECONDS_BUCKETS.forEach((le, i) => {
-    cumulative += tiles.buckets[i] ?? 0;
+    cumulative += (tiles.buckets[i] ?? 0) + (child?.buckets[i] ?? 0);
     histogram.push({ metricName: 'lamina_tile_duration_seconds_bucket', labels: { le }, value: cumulative });
   });
+  const count = tiles.count + (child?.count ?? 0);
   histogram.push(
-    { metricName: 'lamina_tile_duration_seconds_bucket', labels: { le: '+Inf' }, value: tiles.count },
-    { metricName: 'lamina_tile_duration_seconds_sum', labels: {}, value: tiles.sumSeconds },
-    { metricName: 'lamina_tile_duration_seconds_count', labels: {}, value: tiles.count },
+    { metricName: 'lamina_tile_duration_seconds_bucket', labels: { le: '+Inf' }, value: count },
+    { metricName: 'lamina_tile_duration_seconds_sum', labels: {}, value: tiles.sumSeconds + (child?.sumSeconds ?? 0) },
+    { metricName: 'lamina_tile_duration_seconds_count', labels: {}, value: count },
   );
-  const cache = tiles.rangeCache;
+  const cache = child?.rangeCache ?? tiles.rangeCache;
   const counter = (name: string, help: string, value: number): ExposedMetric => ({
     name,
     help,
@@ -143,6 +182,16 @@ export function tileMetricObjects(tiles: TileMetrics): ExposedMetric[] {
       'lamina_tile_fast_path',
       "1: tiles answered on the connections (TILE_HTTP=connections, the start-up self-test passed); 0: through Node's HTTP server (TILE_HTTP=http, the self-test failed: the log says why, or no tiles role)",
       tiles.fastPath,
+    ),
+    gauge(
+      'lamina_tile_process',
+      'npm start and other processes with the tiles role beside another (TILE_PROCESS=separate): 1 while the tile process they started answers the tile connections; 0 when tiles are answered in this process (none started, not ready yet, or ended and being started again)',
+      tiles.tileProcess.serving,
+    ),
+    counter(
+      'lamina_tile_process_restarts_total',
+      'Times the tile process ended without being asked to and was started again (tiles answered in this process meanwhile)',
+      tiles.tileProcess.restarts,
     ),
   ];
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import { SESSION_TTL_HOURS } from '@lamina/domain';
 import type { Db } from '../db/database.js';
-import { SESSION_REF_LENGTH, type TileClaims } from './tileToken.js';
+import type { TileRows } from './tileRows.js';
+import type { TileClaims } from './tileToken.js';
 
 interface LiveSession {
   userId: number;
@@ -27,8 +27,9 @@ export class TileAccess {
   private timer: NodeJS.Timeout | null = null;
   private readonly lookups = new Map<string, Promise<LiveSession | null>>();
 
+  /** @param rows where the live sessions are read (the database, or the process that owns it). */
   constructor(
-    private readonly db: Db,
+    private readonly rows: Pick<TileRows, 'liveSessions'>,
     readonly refreshMs = 15_000,
     private readonly log?: { warn(obj: object, msg?: string): void },
   ) {}
@@ -46,26 +47,10 @@ export class TileAccess {
     this.timer = null;
   }
 
-  private sessions(ref?: string) {
-    let query = this.db
-      .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
-      .select([
-        sql<string>`left(sessions.id, ${SESSION_REF_LENGTH})`.as('ref'),
-        'sessions.user_id',
-        'users.access_generation',
-      ])
-      .where('users.active', '=', true)
-      .where('sessions.ended_at', 'is', null)
-      .where('sessions.created_at', '>', sql<Date>`now() - make_interval(hours => ${SESSION_TTL_HOURS})`);
-    if (ref !== undefined) query = query.where(sql<string>`left(sessions.id, ${SESSION_REF_LENGTH})`, '=', ref);
-    return query.execute();
-  }
-
   /** Reads every live session (one query). */
   async refresh(): Promise<void> {
     const startedAt = Date.now();
-    const rows = await this.sessions();
+    const rows = await this.rows.liveSessions();
     const live = new Map<string, LiveSession | null>();
     for (const row of rows) live.set(row.ref, { userId: row.user_id, generation: row.access_generation });
     this.live = live;
@@ -90,7 +75,8 @@ export class TileAccess {
   private lookup(ref: string): Promise<LiveSession | null> {
     const pending = this.lookups.get(ref);
     if (pending) return pending;
-    const looked = this.sessions(ref)
+    const looked = this.rows
+      .liveSessions(ref)
       .then((rows) => {
         const row = rows[0];
         const session = row ? { userId: row.user_id, generation: row.access_generation } : null;
