@@ -6,17 +6,21 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createQueryClient } from './api/queryClient';
 import { App } from './app/App';
+import { installAppIcons } from './app/appIcons';
 import { detectEmbeddedMode } from './components/embedded';
 import { createAppRouter } from './app/router';
 
 // Form messages read as the server's: the domain's zod error map, installed once.
 installZodMessages();
+// Only the icons the app draws, from the main bundle (issue 28); done before React's first render.
+void installAppIcons();
 
 const container = document.getElementById('root');
 if (!container) throw new Error('Missing #root element');
 
+const queryClient = createQueryClient();
 createRoot(container).render(
   <StrictMode>
-    <App queryClient={createQueryClient()} router={createAppRouter()} embedded={detectEmbeddedMode()} />
+    <App queryClient={queryClient} router={createAppRouter(queryClient)} embedded={detectEmbeddedMode()} />
   </StrictMode>,
 );

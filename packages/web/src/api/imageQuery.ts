@@ -1,5 +1,5 @@
 import type { ImageView } from '@lamina/domain';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback } from 'react';
 import { isApiError } from './ApiError';
 import { apiFetch } from './client';
@@ -28,17 +28,22 @@ export function parseImageId(raw: string | undefined): number | null {
 /**
  * GET /api/images/{id}: polled every 2 s while processing. A processed image is not refetched on
  * focus: each response carries a new tile token, and a new tile URL would reload every tile.
+ * The viewer routes' prefetch uses the same options with `redirectOn401: false`: it starts before
+ * the session is known, and a 401 then is the guard's to handle (one redirect, not two).
  */
-export function useImage(id: number | null) {
-  return useQuery({
-    queryKey: imageQueryKey(id ?? 0),
-    enabled: id !== null,
-    queryFn: ({ signal }) => apiFetch<ImageView>(`/api/images/${id ?? 0}`, { signal }),
+export function imageQueryOptions(id: number, { redirectOn401 = true } = {}) {
+  return queryOptions({
+    queryKey: imageQueryKey(id),
+    queryFn: ({ signal }) => apiFetch<ImageView>(`/api/images/${id}`, { signal, redirectOn401 }),
     refetchInterval: (query) => (query.state.data && isProcessing(query.state.data) ? PROCESSING_POLL_MS : false),
     refetchOnWindowFocus: false,
     staleTime: Infinity,
-    retry: (count, error) => !isApiError(error, 404) && !isApiError(error, 403) && count < 2,
+    retry: (count, error) => !isApiError(error, 401) && !isApiError(error, 404) && !isApiError(error, 403) && count < 2,
   });
+}
+
+export function useImage(id: number | null) {
+  return useQuery({ ...imageQueryOptions(id ?? 0), enabled: id !== null });
 }
 
 /**

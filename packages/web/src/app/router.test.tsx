@@ -4,9 +4,9 @@ import { matchRoutes } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeConfig, makeUser } from '../test/fixtures';
 import { mockFetch } from '../test/mockFetch';
-import { renderRoutes } from '../test/render';
+import { renderRoutes, testQueryClient } from '../test/render';
 import { fullPageReplace } from '../lib/browser';
-import { appRoutes } from './router';
+import { createAppRoutes } from './router';
 
 vi.mock(import('../lib/browser'), async (importOriginal) => ({
   ...(await importOriginal()),
@@ -20,8 +20,14 @@ afterEach(() => {
   vi.mocked(fullPageReplace).mockClear();
 });
 
+/** The app's routes, their loaders prefetching into the query client the test renders with. */
+function renderApp(options: Parameters<typeof renderRoutes>[1] & { path: string }) {
+  const queryClient = testQueryClient();
+  return renderRoutes(createAppRoutes(queryClient), { ...options, queryClient });
+}
+
 function matchedPath(pathname: string): string | undefined {
-  return matchRoutes(appRoutes, pathname)?.at(-1)?.route.path;
+  return matchRoutes(createAppRoutes(testQueryClient()), pathname)?.at(-1)?.route.path;
 }
 
 const everything = makeUser({
@@ -82,7 +88,7 @@ describe('route table (doc 1 §2.1)', () => {
 describe('guarded routes', () => {
   it('sends a logged-out visitor to /login with the path and query', async () => {
     serve({ success: false, message: MESSAGES.pleaseLogIn }, 401);
-    renderRoutes(appRoutes, { path: '/studies/3/cases?sort=name' });
+    renderApp({ path: '/studies/3/cases?sort=name' });
     await waitFor(() =>
       expect(fullPageReplace).toHaveBeenCalledWith('/login?redirect=%2Fstudies%2F3%2Fcases%3Fsort%3Dname'),
     );
@@ -91,18 +97,18 @@ describe('guarded routes', () => {
 
   it('sends a user with a one-time password to /changePassword first, with the path to come back to', async () => {
     serve(makeUser({ mustChangePassword: true }));
-    renderRoutes(appRoutes, { path: '/studies?x=1' });
+    renderApp({ path: '/studies?x=1' });
     await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/changePassword?redirect=%2Fstudies%3Fx%3D1'));
     cleanup();
     vi.mocked(fullPageReplace).mockClear();
     serve(makeUser({ mustChangePassword: true, registered: false }));
-    renderRoutes(appRoutes, { path: '/welcome' });
+    renderApp({ path: '/welcome' });
     await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/changePassword?redirect=%2Fwelcome'));
   });
 
   it('opens /changePassword to a user with a one-time password, registered or not, without tabs', async () => {
     serve(makeUser({ mustChangePassword: true, registered: false }));
-    renderRoutes(appRoutes, { path: '/changePassword?redirect=%2Fstudies' });
+    renderApp({ path: '/changePassword?redirect=%2Fstudies' });
     await screen.findByText(MESSAGES.passwordChangeRequired);
     screen.getByLabelText('Current password');
     expect(screen.queryByRole('navigation', { name: 'Main' })).toBeNull();
@@ -111,19 +117,19 @@ describe('guarded routes', () => {
 
   it('sends a logged-out visitor of /changePassword to /login', async () => {
     serve({ success: false, message: MESSAGES.pleaseLogIn }, 401);
-    renderRoutes(appRoutes, { path: '/changePassword' });
+    renderApp({ path: '/changePassword' });
     await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/login?redirect=%2FchangePassword'));
   });
 
   it('sends an unregistered user to /welcome', async () => {
     serve(makeUser({ registered: false }));
-    renderRoutes(appRoutes, { path: '/studies' });
+    renderApp({ path: '/studies' });
     await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/welcome'));
   });
 
   it('shows the welcome text and a Logout button to an unregistered user', async () => {
     serve(makeUser({ registered: false }));
-    renderRoutes(appRoutes, { path: '/welcome' });
+    renderApp({ path: '/welcome' });
     await screen.findByText(MESSAGES.welcome);
     screen.getByRole('button', { name: 'Logout' });
     expect(fullPageReplace).not.toHaveBeenCalled();
@@ -134,20 +140,20 @@ describe('guarded routes', () => {
       'GET /api/config': { body: makeConfig({ oidcName: 'Acme ID' }) },
       'GET /api/auth/session': { body: { authenticated: false } },
     });
-    renderRoutes(appRoutes, { path: '/welcome?sso=unknown' });
+    renderApp({ path: '/welcome?sso=unknown' });
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toBe(MESSAGES.ssoUnknownUser);
     expect(screen.getByRole('button', { name: 'Back to login' }).getAttribute('href')).toBe('/login');
     expect(calls.map((c) => c.path)).not.toContain('/api/users/info');
     expect(fullPageReplace).not.toHaveBeenCalled();
     cleanup();
-    renderRoutes(appRoutes, { path: '/welcome?sso=failed' });
+    renderApp({ path: '/welcome?sso=failed' });
     expect((await screen.findByRole('alert')).textContent).toBe(MESSAGES.ssoFailed);
   });
 
   it('sends a registered user from /welcome to their start page, not to finish registering (issue 20)', async () => {
     serve(everything);
-    renderRoutes(appRoutes, { path: '/welcome' });
+    renderApp({ path: '/welcome' });
     await screen.findByRole('heading', { name: 'Studies' });
     expect(screen.queryByText(MESSAGES.welcome)).toBeNull();
   });
@@ -180,7 +186,7 @@ describe('guarded routes', () => {
         },
       },
     });
-    renderRoutes(appRoutes, { path: '/studies' });
+    renderApp({ path: '/studies' });
     const link = await screen.findByRole('link', { name: 'ENDO-5' });
     expect(link.getAttribute('href')).toBe('/studies/2/cases/5?embeddedBy=NOTO');
     screen.getByText(/reading platform \(NOTO\)/);
@@ -189,13 +195,13 @@ describe('guarded routes', () => {
 
   it('sends a user without the permission to /accessDenied', async () => {
     serve(makeUser({ actions: ['S_Main_ViewStudyPage'] }));
-    renderRoutes(appRoutes, { path: '/users' });
+    renderApp({ path: '/users' });
     await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/accessDenied'));
   });
 
   it('guards the viewers with their own permission', async () => {
     serve(makeUser({ actions: ['S_Main_ViewStudyPage'] }));
-    renderRoutes(appRoutes, { path: '/studies/3/images/9' });
+    renderApp({ path: '/studies/3/images/9' });
     await waitFor(() => expect(fullPageReplace).toHaveBeenCalledWith('/accessDenied'));
   });
 
@@ -204,7 +210,7 @@ describe('guarded routes', () => {
       'GET /api/config': { body: makeConfig() },
       'GET /api/users/info': { body: makeUser({ isSystemAdmin: true }) },
     });
-    renderRoutes(appRoutes, { path: '/admin/query-reasons' });
+    renderApp({ path: '/admin/query-reasons' });
     await screen.findByText(MESSAGES.accessDeniedHelp);
     cleanup();
     mockFetch({
@@ -217,27 +223,27 @@ describe('guarded routes', () => {
       },
       'GET /api/query-reasons': { body: { success: true, reasons: [] } },
     });
-    renderRoutes(appRoutes, { path: '/admin/query-reasons' });
+    renderApp({ path: '/admin/query-reasons' });
     await screen.findByRole('heading', { level: 2, name: 'Query reasons' });
   });
 
   it('offers Work As on /accessDenied to a user with other roles', async () => {
     serve(makeUser({ actions: [] }));
-    renderRoutes(appRoutes, { path: '/accessDenied' });
+    renderApp({ path: '/accessDenied' });
     await screen.findByText(MESSAGES.accessDeniedHelp);
     screen.getByRole('button', { name: 'Work As...' });
   });
 
   it('does not offer Work As on /accessDenied to a user with one role', async () => {
     serve(makeUser({ actions: [], roles: [{ id: 2, name: 'ISC', displayName: 'ISC Reviewer' }] }));
-    renderRoutes(appRoutes, { path: '/accessDenied' });
+    renderApp({ path: '/accessDenied' });
     await screen.findByText(MESSAGES.accessDeniedHelp);
     expect(screen.queryByRole('button', { name: 'Work As...' })).toBeNull();
   });
 
   it('shows a permitted page with its title and the header', async () => {
     serve(everything);
-    renderRoutes(appRoutes, { path: '/studies' });
+    renderApp({ path: '/studies' });
     await screen.findByRole('heading', { level: 2, name: 'Studies' });
     expect(screen.getByRole('link', { name: 'Studies' }).getAttribute('aria-current')).toBe('page');
     expect(screen.getByTestId('work-as-role').textContent).toBe('ISC Reviewer');
@@ -246,42 +252,42 @@ describe('guarded routes', () => {
 
   it('redirects / to /studies', async () => {
     serve(everything);
-    renderRoutes(appRoutes, { path: '/' });
+    renderApp({ path: '/' });
     await screen.findByRole('heading', { level: 2, name: 'Studies' });
   });
 
   it('opens the image viewer, not the study tab, for /studies/:id/images/:x', async () => {
     serve(everything);
-    renderRoutes(appRoutes, { path: '/studies/3/images/9' });
+    renderApp({ path: '/studies/3/images/9' });
     await screen.findByRole('heading', { level: 2, name: 'Image 9' });
   });
 
   it('selects the default tab and rejects unknown tabs', async () => {
     serve(everything);
-    renderRoutes(appRoutes, { path: '/image-management' });
+    renderApp({ path: '/image-management' });
     expect((await screen.findByRole('tab', { name: 'Images' })).getAttribute('aria-selected')).toBe('true');
     cleanup();
-    renderRoutes(appRoutes, { path: '/studies/3/bogus' });
+    renderApp({ path: '/studies/3/bogus' });
     await screen.findByText(MESSAGES.pageNotFound);
   });
 
   it('hides the users tab when creating a study', async () => {
     serve(everything);
-    renderRoutes(appRoutes, { path: '/studies/new/configure' });
+    renderApp({ path: '/studies/new/configure' });
     await screen.findByRole('heading', { level: 2, name: 'Create Study' });
     expect(screen.queryByRole('tab', { name: 'Users' })).toBeNull();
   });
 
   it('shows the scored message on /successMessage', async () => {
     serve(everything);
-    renderRoutes(appRoutes, { path: '/successMessage' });
+    renderApp({ path: '/successMessage' });
     await screen.findByText(MESSAGES.imageMarkedScored);
     screen.getByText(MESSAGES.returnToDashboard);
   });
 
   it('shows Page not found with a link to /studies for an unknown path', async () => {
     serve(everything);
-    renderRoutes(appRoutes, { path: '/no/such/page' });
+    renderApp({ path: '/no/such/page' });
     await screen.findByText(MESSAGES.pageNotFound);
     expect(screen.getByRole('link', { name: 'Go to Studies' }).getAttribute('href')).toBe('/studies');
   });
@@ -290,14 +296,14 @@ describe('guarded routes', () => {
 describe('error screens', () => {
   it('shows a danger callout when the configuration cannot be loaded', async () => {
     mockFetch({ 'GET /api/config': { status: 500, body: { success: false, message: 'boom' } } });
-    renderRoutes(appRoutes, { path: '/studies' });
+    renderApp({ path: '/studies' });
     const text = await screen.findByText(MESSAGES.unableToConnect);
     expect(text.closest('.bp6-callout')?.classList.contains('bp6-intent-danger')).toBe(true);
   });
 
   it('shows a warning callout with the message when the user cannot be loaded', async () => {
     serve({ success: false, message: 'Session store unavailable' }, 500);
-    renderRoutes(appRoutes, { path: '/studies' });
+    renderApp({ path: '/studies' });
     const text = await screen.findByText('Session store unavailable');
     expect(text.closest('.bp6-callout')?.classList.contains('bp6-intent-warning')).toBe(true);
     expect(fullPageReplace).not.toHaveBeenCalled();

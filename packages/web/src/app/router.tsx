@@ -6,17 +6,28 @@ import {
   type Permission,
 } from '@lamina/domain';
 import type { ReactNode } from 'react';
-import { Navigate, createBrowserRouter, useLocation, useParams, useSearchParams, type RouteObject } from 'react-router';
+import type { QueryClient } from '@tanstack/react-query';
+import {
+  Navigate,
+  createBrowserRouter,
+  useLocation,
+  useParams,
+  useSearchParams,
+  type LoaderFunctionArgs,
+  type RouteObject,
+} from 'react-router';
 import { NEW_STUDY_ID } from '../features/studies/studyTabs';
 import { LoginPage } from '../features/auth/LoginPage';
 import { AppShell } from './AppShell';
 import { lazyPage } from './lazyPage';
 import { NotFoundPage } from '../components/NotFoundPage';
+import { PageSpinner } from '../components/PageSpinner';
 import { RequireAuth } from './RequireAuth';
 import { RouteErrorScreen } from './RouteErrorScreen';
 import { CHANGE_PASSWORD_PATH } from '../lib/safeRedirect';
 import { useUserInfo } from '../api/users';
 import { QUERY_REASONS_PATH } from './adminPaths';
+import { prefetchCaseViewer, prefetchImageViewer } from '../features/viewer/viewerPrefetch';
 
 const WelcomePage = lazyPage(() => import('../features/auth/WelcomePage'), 'WelcomePage');
 const SsoFailurePage = lazyPage(() => import('../features/auth/WelcomePage'), 'SsoFailurePage');
@@ -28,8 +39,10 @@ const StudiesPage = lazyPage(() => import('../features/studies/StudiesPage'), 'S
 const StudyPage = lazyPage(() => import('../features/studies/StudyPage'), 'StudyPage');
 const StudyConfigurePage = lazyPage(() => import('../features/studies/StudyConfigurePage'), 'StudyConfigurePage');
 const StudyAccessPage = lazyPage(() => import('../features/studies/StudyAccessPage'), 'StudyAccessPage');
-const ImageViewerPage = lazyPage(() => import('../features/viewer/ImageViewerPage'), 'ImageViewerPage');
-const CaseViewerPage = lazyPage(() => import('../features/viewer/CaseViewerPage'), 'CaseViewerPage');
+const loadImageViewer = () => import('../features/viewer/ImageViewerPage');
+const loadCaseViewer = () => import('../features/viewer/CaseViewerPage');
+const ImageViewerPage = lazyPage(loadImageViewer, 'ImageViewerPage');
+const CaseViewerPage = lazyPage(loadCaseViewer, 'CaseViewerPage');
 const UsersPage = lazyPage(() => import('../features/users/UsersPage'), 'UsersPage');
 const UserProfilePage = lazyPage(() => import('../features/users/UserProfilePage'), 'UserProfilePage');
 const ImageManagementPage = lazyPage(
@@ -91,11 +104,35 @@ function guarded(anyOf: readonly Permission[], page: ReactNode): ReactNode {
 }
 
 /**
+ * A viewer route's loader (issue 28): starts the page's chunk and its data the moment the URL is
+ * known, beside the session check rather than after it, and returns at once (the page renders as
+ * before; it finds the chunk loading and the data in TanStack Query's cache or on its way).
+ */
+function viewerLoader(
+  client: QueryClient,
+  loadPage: () => Promise<unknown>,
+  prefetch: (client: QueryClient, params: LoaderFunctionArgs['params']) => void,
+) {
+  return ({ params }: LoaderFunctionArgs): null => {
+    // A failed chunk load shows when the page itself imports it (the route's error screen).
+    loadPage().catch(() => undefined);
+    prefetch(client, params);
+    return null;
+  };
+}
+
+/** A viewer route's data is fetched again only for another image or case, not for ?queryId= and the like. */
+function otherViewerTarget({ currentParams, nextParams }: { currentParams: object; nextParams: object }): boolean {
+  return JSON.stringify(currentParams) !== JSON.stringify(nextParams);
+}
+
+/**
  * The route table of doc 1 §2.1. React Router ranks routes by specificity, so the viewer routes
  * (/studies/:studyId/images/:id) and the configure routes win over /studies/:id/:tab regardless of
- * order; they are listed first anyway, to read as they match.
+ * order; they are listed first anyway, to read as they match. The viewer routes' loaders prefetch
+ * into `client`, the app's query client.
  */
-export const appRoutes: RouteObject[] = [
+export const createAppRoutes = (client: QueryClient): RouteObject[] => [
   {
     element: <AppShell />,
     errorElement: <RouteErrorScreen />,
@@ -115,8 +152,22 @@ export const appRoutes: RouteObject[] = [
       { path: '/accessDenied', element: guarded([], <AccessDeniedPage />) },
       { path: '/successMessage', element: guarded([], <SuccessMessagePage />) },
 
-      { path: '/studies/:studyId/images/:id', element: guarded(ROUTE_PERMISSIONS.imageViewer, <ImageViewerPage />) },
-      { path: '/studies/:studyId/cases/:id', element: guarded(ROUTE_PERMISSIONS.caseViewer, <CaseViewerPage />) },
+      {
+        path: '/studies/:studyId/images/:id',
+        loader: viewerLoader(client, loadImageViewer, prefetchImageViewer),
+        shouldRevalidate: otherViewerTarget,
+        // While the loader runs on the first load: a tick, it waits for nothing.
+        hydrateFallbackElement: <PageSpinner />,
+        element: guarded(ROUTE_PERMISSIONS.imageViewer, <ImageViewerPage />),
+      },
+      {
+        path: '/studies/:studyId/cases/:id',
+        loader: viewerLoader(client, loadCaseViewer, prefetchCaseViewer),
+        shouldRevalidate: otherViewerTarget,
+        // While the loader runs on the first load: a tick, it waits for nothing.
+        hydrateFallbackElement: <PageSpinner />,
+        element: guarded(ROUTE_PERMISSIONS.caseViewer, <CaseViewerPage />),
+      },
       {
         path: '/studies/:id/configure/associate-users',
         element: guarded(ROUTE_PERMISSIONS.studyConfigure, <StudyAccessPage />),
@@ -145,6 +196,6 @@ export const appRoutes: RouteObject[] = [
   },
 ];
 
-export function createAppRouter() {
-  return createBrowserRouter(appRoutes);
+export function createAppRouter(client: QueryClient) {
+  return createBrowserRouter(createAppRoutes(client));
 }

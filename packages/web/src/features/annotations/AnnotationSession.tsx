@@ -53,6 +53,8 @@ interface ProviderProps {
   imageId: number | null;
   studyId: number | null;
   mpp: number | null;
+  /** False holds the list, the AI layers and the study back (until the first tiles, issue 28). Default true. */
+  load?: boolean;
   children: ReactNode;
 }
 
@@ -60,13 +62,13 @@ interface ProviderProps {
  * Loads the annotations of the image shown (when the user may see annotations) into a store made
  * for that image, and gives it to the map and the Annotations tab below.
  */
-export function AnnotationProvider({ imageId, studyId, mpp, children }: ProviderProps) {
+export function AnnotationProvider({ imageId, studyId, mpp, load = true, children }: ProviderProps) {
   const user = useUserInfo().data;
   const actions = useMemo(() => user?.actions ?? [], [user]);
   const mayView = hasAny(actions, VIEW_ANNOTATIONS_PERMISSIONS);
-  const list = useAnnotationList(mayView ? imageId : null);
-  const ai = useAiSession(mayView ? imageId : null);
-  const study = useStudy(mayView ? studyId : null);
+  const list = useAnnotationList(mayView && load ? imageId : null);
+  const ai = useAiSession(mayView && load ? imageId : null);
+  const study = useStudy(mayView && load ? studyId : null);
   // One store per image: switching the case's image starts empty, never shows the last one's.
   const current = useMemo(() => (imageId === null ? null : new AnnotationStore(imageId)), [imageId]);
   const classes = useMemo(() => studyClasses(study.data), [study.data]);

@@ -18,7 +18,7 @@ import {
   type ImageActionResponse,
   type StudyCaseListResponse,
 } from '@lamina/domain';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { withFallbackMessage } from '../../api/ApiError';
 import { apiFetch } from '../../api/client';
 import { listQuery } from '../../lib/listQuery';
@@ -74,19 +74,25 @@ export function useStudyCases(params: StudyCaseListParams) {
   });
 }
 
-/** GET /api/cases/{id}. */
-export function useCase(id: number | null) {
-  return useQuery({
-    queryKey: caseKeys.detail(id ?? 0),
+/**
+ * GET /api/cases/{id}. The case viewer route's prefetch uses the same options with
+ * `redirectOn401: false` (the guard handles a missing session).
+ */
+export function caseQueryOptions(id: number, { redirectOn401 = true } = {}) {
+  return queryOptions({
+    queryKey: caseKeys.detail(id),
     queryFn: async ({ signal }): Promise<CaseView> =>
       (
         await withFallbackMessage(
-          apiFetch(`/api/cases/${id}`, { schema: caseResponseSchema, signal }),
+          apiFetch(`/api/cases/${id}`, { schema: caseResponseSchema, signal, redirectOn401 }),
           CASE_MESSAGES.unableToFetchCase,
         )
       ).case,
-    enabled: id !== null,
   });
+}
+
+export function useCase(id: number | null) {
+  return useQuery({ ...caseQueryOptions(id ?? 0), enabled: id !== null });
 }
 
 /** GET /api/studies/{studyId}/users?name: the study's readers (the case dialog, the assignee filter). */

@@ -42,6 +42,7 @@ import { AnnotationsTab } from '../annotations/AnnotationsTab';
 import { QueriesTab, useQueriesAttention } from '../queries/QueriesTab';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
+import { useAfterFirstTiles } from './useAfterFirstTiles';
 import { readCaseImage, writeCaseImage } from './viewerPreferences';
 
 /** Readers shown in the case details before the ellipsis (doc 3 §2). */
@@ -77,7 +78,6 @@ export function CaseViewerPage() {
   const actions = useMemo(() => user?.actions ?? [], [user]);
   const reader = readsAssignedCasesOnly(user?.workAsRole ?? null);
   const loaded = useCase(caseId);
-  const study = useStudy(studyId);
   const [dialog, setDialog] = useState<CaseDialogKind | null>(null);
   const [chosenImage, setChosenImage] = useState<number | null>(() =>
     caseId === null ? null : (readCaseImage(caseId) ?? null),
@@ -91,6 +91,13 @@ export function CaseViewerPage() {
   const c = loaded.data && loaded.data.studyId === studyId ? loaded.data : undefined;
   const shown = c ? (c.images.find((image) => image.id === chosenImage) ?? c.images[0] ?? null) : null;
   const imageQuery = useImage(shown?.id ?? null);
+  // The sidebar's data (the study, queries, annotations, AI layers) once the first tiles are asked for.
+  const afterTiles = useAfterFirstTiles({
+    imageId: shown?.id ?? null,
+    image: imageQuery,
+    known: c !== undefined || loaded.isError,
+  });
+  const study = useStudy(afterTiles.ready ? studyId : null);
   usePageTitle(c ? `Case ${c.procId ?? c.id}` : 'Case');
 
   const chooseImage = (imageId: number) => {
@@ -101,7 +108,11 @@ export function CaseViewerPage() {
   // An embedded central reader has no close button: blank space (doc 3 §2).
   const onClose = embedded && reader ? null : () => void navigate(caseCloseTarget(studyId ?? 0, search.get('tab')));
   const tabs = viewerTabs(actions, !!user && imageQuery.data?.uploaderId === user.id);
-  const queriesAttention = useQueriesAttention(c?.id ?? null, shown?.id ?? null, tabs.includes('queries'));
+  const queriesAttention = useQueriesAttention(
+    c?.id ?? null,
+    shown?.id ?? null,
+    tabs.includes('queries') && afterTiles.ready,
+  );
 
   if (caseId === null || studyId === null || loaded.isError || (loaded.data && !c)) {
     return (
@@ -126,8 +137,10 @@ export function CaseViewerPage() {
       imageId={viewable?.id ?? null}
       studyId={c?.studyId ?? null}
       mpp={viewable?.physicalResolution ?? null}
+      load={afterTiles.ready}
     >
       <ViewerFrame
+        sidebarReady={afterTiles.ready}
         title={c ? `Case ${c.procId ?? c.id}` : 'Case'}
         badge={
           c && (
@@ -192,7 +205,13 @@ export function CaseViewerPage() {
         ) : shown === null ? (
           <NonIdealState icon="media" title="No image(s) found" />
         ) : (
-          <ImageViewerBody imageId={shown.id} query={imageQuery} initialView={carried} onView={keepView} />
+          <ImageViewerBody
+            imageId={shown.id}
+            query={imageQuery}
+            initialView={carried}
+            onView={keepView}
+            onFirstTiles={afterTiles.onFirstTiles}
+          />
         )}
         {c && dialog === 'edit' && study.data && (
           <CaseDialog study={study.data} existing={c} onClose={() => setDialog(null)} />

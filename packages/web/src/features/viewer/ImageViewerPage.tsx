@@ -26,6 +26,7 @@ import { QueriesTab, useQueriesAttention } from '../queries/QueriesTab';
 import { isViewable, SlideView } from './SlideView';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
+import { useAfterFirstTiles } from './useAfterFirstTiles';
 
 /** Where the close button goes: the study's images, or image management for an image without a study. */
 export function closeTarget(studyId: number | null): string {
@@ -48,14 +49,25 @@ export function ImageViewerPage() {
   const tabs = image.data ? viewerTabs(actions, !!user && image.data.uploaderId === user.id) : [];
 
   const shown = image.data && isViewable(image.data) ? image.data : null;
-  const queriesAttention = useQueriesAttention(null, image.data?.id ?? null, tabs.includes('queries'));
-  // The annotations load beside the image (not after it): the list of a busy slide is the longer call.
+  // The sidebar's data (queries, annotations, AI layers, study, case) once the first tiles are asked for.
+  const afterTiles = useAfterFirstTiles({ imageId, image });
+  const queriesAttention = useQueriesAttention(
+    null,
+    image.data?.id ?? null,
+    tabs.includes('queries') && afterTiles.ready,
+  );
   const failed = image.data && !shown && image.data.processingStatus === 'FAIL';
   return (
-    <AnnotationProvider imageId={failed ? null : imageId} studyId={studyId} mpp={shown?.physicalResolution ?? null}>
+    <AnnotationProvider
+      imageId={failed ? null : imageId}
+      studyId={studyId}
+      mpp={shown?.physicalResolution ?? null}
+      load={afterTiles.ready}
+    >
       <ViewerFrame
         title={title}
         image={image.data}
+        sidebarReady={afterTiles.ready}
         onClose={() => void navigate(closeTarget(studyId))}
         initialTab={search.get('queryId') ? 'queries' : undefined}
         sidebar={
@@ -79,7 +91,11 @@ export function ImageViewerPage() {
             : null
         }
       >
-        {imageId === null ? <NoImage /> : <ImageViewerBody imageId={imageId} query={image} />}
+        {imageId === null ? (
+          <NoImage />
+        ) : (
+          <ImageViewerBody imageId={imageId} query={image} onFirstTiles={afterTiles.onFirstTiles} />
+        )}
       </ViewerFrame>
     </AnnotationProvider>
   );
@@ -146,13 +162,15 @@ interface ViewerBodyProps {
   /** The case viewer: open at the view of the image shown before, and keep telling it. */
   initialView?: CarriedView | undefined;
   onView?: ((view: CarriedView) => void) | undefined;
+  /** Told once the slide's first tiles are requested (useAfterFirstTiles). */
+  onFirstTiles?: ((imageId: number) => void) | undefined;
 }
 
 /**
  * What the viewer shows for one image: loading, errors, processing, or the slide. The image viewer
  * and the case page (one image of the case at a time) both use it.
  */
-export function ImageViewerBody({ imageId, query, initialView, onView }: ViewerBodyProps) {
+export function ImageViewerBody({ imageId, query, initialView, onView, onFirstTiles }: ViewerBodyProps) {
   const recheck = useTileErrorRecheck(imageId);
   if (query.isPending) return <Spinner className="lamina-viewer-spinner" aria-label="Loading image" />;
   if (query.isError) {
@@ -186,5 +204,14 @@ export function ImageViewerBody({ imageId, query, initialView, onView }: ViewerB
     );
   }
   if (!isViewable(image)) return <NoImage />;
-  return <SlideView key={image.id} image={image} onTileError={recheck} initialView={initialView} onView={onView} />;
+  return (
+    <SlideView
+      key={image.id}
+      image={image}
+      onTileError={recheck}
+      initialView={initialView}
+      onView={onView}
+      onFirstTiles={onFirstTiles}
+    />
+  );
 }

@@ -92,6 +92,12 @@ export interface ViewerEvents {
   stack: { index: number };
   /** A tile failed to load (throttled to one event per 2 s): e.g. the tile token expired. */
   tileError: { url: string };
+  /**
+   * Once: the first tile of the slide is requested — or, at mount, the map has no area to draw in
+   * (no tiles would come: a hidden element, a test's DOM). The viewers load their sidebars after it
+   * (issue 28). {@link ViewerEngine.firstTilesRequested} tells a late listener.
+   */
+  firstTiles: Record<string, never>;
 }
 
 export interface ViewerEngineOptions {
@@ -173,6 +179,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
   private readonly animationMs: number;
   private readonly throttleMs: number;
   private lastTileError = -Infinity;
+  private tilesRequested = false;
   private stackIndex = 0;
   private miniMapExpanded: boolean;
   private overlaysVisible = true;
@@ -335,6 +342,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
 
   private createSource(url: string): XYZ {
     const source = new XYZ({ url, tileGrid: this.tileGrid, projection: this.projection, transition: 0 });
+    source.once('tileloadstart', () => this.announceFirstTiles());
     source.on('tileloaderror', (event) => {
       const now = Date.now();
       if (now - this.lastTileError < this.throttleMs) return;
@@ -368,6 +376,19 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     this.map.addControl(this.overview);
     this.map.setTarget(target);
     this.fitOnce();
+    const [width = 0, height = 0] = this.map.getSize() ?? [];
+    if (width === 0 || height === 0) this.announceFirstTiles();
+  }
+
+  /** Whether the first tiles have been requested (see the `firstTiles` event). */
+  get firstTilesRequested(): boolean {
+    return this.tilesRequested;
+  }
+
+  private announceFirstTiles(): void {
+    if (this.tilesRequested) return;
+    this.tilesRequested = true;
+    this.emit('firstTiles', {});
   }
 
   unmount(): void {

@@ -1,4 +1,4 @@
-import { Button, H2, Tab, Tabs, Tag } from '@blueprintjs/core';
+import { Button, H2, Spinner, Tab, Tabs, Tag } from '@blueprintjs/core';
 import type { ImageView } from '@lamina/domain';
 import { useState, type ReactNode } from 'react';
 import { MacroLabelPanel } from './MacroLabelPanel';
@@ -32,6 +32,11 @@ interface ViewerFrameProps {
   sidebar: SidebarPanels | null;
   /** The tab open first (the Queries tab when a query is named in the URL). */
   initialTab?: SidebarTab;
+  /**
+   * False until the slide's first tiles are requested: the panels (and what they load) wait, a
+   * spinner in their place (issue 28). Default true.
+   */
+  sidebarReady?: boolean;
   children: ReactNode;
 }
 
@@ -135,7 +140,15 @@ export function ViewerFrame(props: ViewerFrameProps) {
                       )}
                     </>
                   }
-                  panel={<div className="lamina-viewer-sidebar-panel">{sidebar[id]}</div>}
+                  panel={
+                    <div className="lamina-viewer-sidebar-panel">
+                      {props.sidebarReady === false ? (
+                        <Spinner size={20} aria-label="Loading the sidebar" />
+                      ) : (
+                        sidebar[id]
+                      )}
+                    </div>
+                  }
                 />
               ))}
             </Tabs>
