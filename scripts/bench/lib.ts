@@ -231,32 +231,32 @@ done = function(summary, latency, requests)
 end
 `;
 
-/** wrk with random paths from a file: `connections` keep-alive connections for `seconds`. */
-export function runWrk(
-  baseUrl: string,
-  pathsFile: string,
-  options: { connections: number; seconds: number; threads?: number },
-): LoadResult {
+interface WrkOptions {
+  connections: number;
+  seconds: number;
+  threads?: number;
+}
+
+function wrkArguments(baseUrl: string, pathsFile: string, options: WrkOptions): string[] {
   const script = path.join(BENCH_DIR, 'random-paths.lua');
-  spawnSync('sh', ['-c', `cat > '${script}'`], { input: WRK_SCRIPT });
-  const result = spawnSync(
-    'wrk',
-    [
-      `-t${options.threads ?? 2}`,
-      `-c${options.connections}`,
-      `-d${options.seconds}s`,
-      '--timeout',
-      '5s',
-      '-s',
-      script,
-      baseUrl,
-      '--',
-      pathsFile,
-    ],
-    { encoding: 'utf8' },
-  );
-  const line = /WRK_JSON (\{.*\})/.exec(result.stdout)?.[1];
-  if (!line) throw new Error(`wrk failed: ${result.stdout}\n${result.stderr}`);
+  writeFileSync(script, WRK_SCRIPT);
+  return [
+    `-t${options.threads ?? 2}`,
+    `-c${options.connections}`,
+    `-d${options.seconds}s`,
+    '--timeout',
+    '5s',
+    '-s',
+    script,
+    baseUrl,
+    '--',
+    pathsFile,
+  ];
+}
+
+function wrkResult(stdout: string, stderr: string): LoadResult {
+  const line = /WRK_JSON (\{.*\})/.exec(stdout)?.[1];
+  if (!line) throw new Error(`wrk failed: ${stdout}\n${stderr}`);
   const r = JSON.parse(line) as Record<string, number>;
   const seconds = (r.duration_us ?? 1) / 1e6;
   return {
@@ -271,6 +271,73 @@ export function runWrk(
     maxMs: (r.max ?? 0) / 1000,
     mbPerSecond: (r.bytes ?? 0) / seconds / 1024 / 1024,
   };
+}
+
+/** wrk with random paths from a file: `connections` keep-alive connections for `seconds`. */
+export function runWrk(baseUrl: string, pathsFile: string, options: WrkOptions): LoadResult {
+  const result = spawnSync('wrk', wrkArguments(baseUrl, pathsFile, options), { encoding: 'utf8' });
+  return wrkResult(result.stdout, result.stderr);
+}
+
+/** runWrk without blocking this process: something else can be measured while wrk runs. */
+export function runWrkAsync(baseUrl: string, pathsFile: string, options: WrkOptions): Promise<LoadResult> {
+  const child = spawn('wrk', wrkArguments(baseUrl, pathsFile, options), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', () => {
+      try {
+        resolve(wrkResult(stdout, stderr));
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  });
+}
+
+export interface LatencyResult {
+  requests: number;
+  failures: number;
+  p50ms: number;
+  p95ms: number;
+  maxMs: number;
+}
+
+/**
+ * One client calling `route` of the API again and again (each call after the last answer) until
+ * `stop` resolves: the latency a user of the API sees, e.g. while tiles are under load.
+ */
+export async function probeApi(
+  url: string,
+  session: Session,
+  route: string,
+  stop: Promise<unknown>,
+): Promise<LatencyResult> {
+  let stopped = false;
+  void stop.finally(() => (stopped = true));
+  const times: number[] = [];
+  let failures = 0;
+  while (!stopped) {
+    const started = performance.now();
+    try {
+      const response = await fetch(`${url}${route}`, { headers: { Cookie: session.cookie } });
+      await response.arrayBuffer();
+      if (!response.ok) failures += 1;
+    } catch {
+      failures += 1;
+    }
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0;
+  return { requests: times.length, failures, p50ms: at(0.5), p95ms: at(0.95), maxMs: times.at(-1) ?? 0 };
+}
+
+export function formatLatency(name: string, r: LatencyResult): string {
+  return `${name}: p50 ${r.p50ms.toFixed(1)} ms  p95 ${r.p95ms.toFixed(1)} ms  max ${r.maxMs.toFixed(1)} ms  (${r.requests} calls, ${r.failures} failed)`;
 }
 
 export function formatLoad(name: string, r: LoadResult): string {
