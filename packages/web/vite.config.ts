@@ -1,10 +1,12 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
+import { precompress } from './vitePlugins/precompress.ts';
 
 const backend = 'http://127.0.0.1:8080';
 
 export default defineConfig({
-  plugins: [react()],
+  // precompress: .br and .gz beside the built files, which the server sends to browsers that take them.
+  plugins: [react(), precompress()],
   resolve: {
     // One React for the app and every library (the root package.json overrides Blueprint's
     // react-popper peer range, which stops at React 18).
@@ -30,7 +32,7 @@ export default defineConfig({
   test: {
     environment: 'jsdom',
     setupFiles: ['src/test/setup.ts'],
-    include: ['src/**/*.test.ts', 'src/**/*.test.tsx'],
+    include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'vitePlugins/**/*.test.ts'],
     css: false,
     restoreMocks: true,
     unstubGlobals: true,

@@ -1,10 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type RouteOptions } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
-import fastifyStatic from '@fastify/static';
 import { serializerCompiler } from 'fastify-type-provider-zod';
-import { installZodMessages, MESSAGES } from '@lamina/domain';
+import { installZodMessages } from '@lamina/domain';
 import type { Config } from './platform/config.js';
 import type { Database } from './platform/db/database.js';
 import { SessionKeys } from './platform/auth/session.js';
@@ -12,12 +9,13 @@ import { registerGuard } from './platform/http/guard.js';
 import { registerErrorHandler } from './platform/http/errorHandler.js';
 import { registerInputTextRule } from './platform/http/inputText.js';
 import { IMAGE_SECURITY_HEADERS, registerSecurityHeaders } from './platform/http/securityHeaders.js';
-import { policy, type Policy } from './platform/rbac/policy.js';
+import type { Policy } from './platform/rbac/policy.js';
 import { OidcClient } from './platform/auth/oidcClient.js';
 import { OidcTransactionCodec } from './platform/auth/oidcTransaction.js';
 import { validatorCompiler } from './platform/http/params.js';
 import { Readiness } from './platform/health/readiness.js';
 import { registerRequestIdHeader, requestIdFrom } from './platform/http/requestId.js';
+import { registerWebApp } from './platform/http/webApp.js';
 import { Metrics } from './platform/metrics/metrics.js';
 import { registerHttpMetrics } from './platform/metrics/httpMetrics.js';
 import { createSlidePipeline, type SlidePipeline, type SlidePipelineOverrides } from './platform/slidePipeline.js';
@@ -244,28 +242,4 @@ function apiRoutes(
     imEditRoutes(db),
     sampleRoutes({ db, storage, keys: uploadKeys, ttlSeconds }),
   ];
-}
-
-/** Serves the built single-page app; unknown non-API paths get index.html so client routes work on reload. */
-async function registerWebApp(app: FastifyInstance, webDist: string): Promise<void> {
-  const indexFile = path.join(webDist, 'index.html');
-  const indexHtml = existsSync(indexFile) ? readFileSync(indexFile) : null;
-  if (indexHtml) {
-    await app.register(async (scope) => {
-      scope.addHook('onRoute', (route) => {
-        route.config = { ...route.config, policy: policy.public() };
-      });
-      await scope.register(fastifyStatic, { root: webDist, wildcard: false, index: false, maxAge: '1h' });
-    });
-  }
-  app.setNotFoundHandler(async (request, reply) => {
-    const wantsPage =
-      (request.method === 'GET' || request.method === 'HEAD') &&
-      !request.url.startsWith('/api/') &&
-      !request.url.startsWith('/tiles/');
-    if (indexHtml && wantsPage) {
-      return reply.header('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(indexHtml);
-    }
-    return reply.status(404).send({ success: false, message: MESSAGES.notFound });
-  });
 }
