@@ -88,7 +88,7 @@ describe('demo cases', () => {
     for (const demo of DEMO_READING_STUDIES) {
       const study = await db
         .selectFrom('studies')
-        .select(['id', 'indications'])
+        .select(['id', 'indications', 'anatomical_segments'])
         .where('name', '=', demo.name)
         .executeTakeFirstOrThrow();
       expect(study.indications).toEqual([demo.indication]);
@@ -98,8 +98,17 @@ describe('demo cases', () => {
         .where('study_id', '=', study.id)
         .executeTakeFirstOrThrow();
       expect(c.status).toBe('PROCESSED');
-      const images = await db.selectFrom('images').select(['status', 'study_id']).where('case_id', '=', c.id).execute();
-      expect(images).toEqual([{ status: 'READY_FOR_READING', study_id: study.id }]);
+      const images = await db
+        .selectFrom('images')
+        .select(['status', 'study_id', 'biopsy_location'])
+        .where('case_id', '=', c.id)
+        .execute();
+      expect(images.map(({ status, study_id }) => ({ status, study_id }))).toEqual([
+        { status: 'READY_FOR_READING', study_id: study.id },
+      ]);
+      // Issue 29 item 18: the study has its organ's segments and its slide one of them.
+      expect(study.anatomical_segments).toEqual([demo.indication === 'NASH' ? 'Liver' : 'Duodenum']);
+      expect(images.map((i) => i.biopsy_location)).toEqual(study.anatomical_segments);
       const readers = await db
         .selectFrom('case_readers')
         .innerJoin('users', 'users.id', 'case_readers.user_id')

@@ -142,12 +142,13 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
       .limit(1)
       .executeTakeFirst();
     if (already) return 0;
-    const study = await tx
-      .selectFrom('studies')
-      .select('anatomical_segments')
-      .where('id', '=', studyId)
-      .executeTakeFirstOrThrow();
-    const segments = study.anatomical_segments;
+    // Each slide's segment is one of its own study's segments (issue 29 item 18): a NASH slide is liver.
+    const segmentsOf = new Map(
+      (await tx.selectFrom('studies').select(['id', 'anatomical_segments']).execute()).map((s) => [
+        s.id,
+        s.anatomical_segments,
+      ]),
+    );
     const users = new Map(
       (await tx.selectFrom('users').select(['id', 'username']).execute()).map((u) => [u.username, u.id]),
     );
@@ -155,6 +156,7 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
     let accession = 1;
     const copy = async (name: string, caseId: number | null, status: ImageStatus, inStudy = studyId) => {
       accession += 1;
+      const segments = segmentsOf.get(inStudy) ?? [];
       const id = await insertImageCopy(tx, source, {
         name,
         caseId,
