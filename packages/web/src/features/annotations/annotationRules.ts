@@ -13,7 +13,7 @@ import {
   type ClassRef,
   type StudyView,
 } from '@lamina/domain';
-import { isTypingTarget } from '../../lib/typingTarget';
+import { keyBelongsToFocus } from '../../lib/typingTarget';
 
 /** What the user may do with annotations (doc 3 §6). */
 export interface AnnotationPermissions {
@@ -137,7 +137,7 @@ const ANNOTATION_KEYS = new Set<string>([...Object.values(TOOL_KEYS), 'Escape'])
 export function annotationKeyFor(
   event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>,
 ): string | null {
-  if (event.ctrlKey || event.metaKey || event.altKey || isTypingTarget(event.target)) return null;
+  if (event.ctrlKey || event.metaKey || event.altKey || keyBelongsToFocus(event)) return null;
   return ANNOTATION_KEYS.has(event.key) ? event.key : null;
 }
 

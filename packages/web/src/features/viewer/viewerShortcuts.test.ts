@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { annotationKeyFor } from '../annotations/annotationRules';
+import { keyBelongsToFocus } from '../../lib/typingTarget';
 import { commandForKey, isHelpKey, layerToggleForKey, SHORTCUT_HELP } from './viewerShortcuts';
 
 const key = (k: string, extra: Partial<KeyboardEvent> = {}) =>
@@ -76,7 +77,7 @@ describe('viewer keyboard shortcuts (doc 3 §2)', () => {
 });
 
 describe('keys a control uses itself', () => {
-  it('are not shortcuts: a focused slider, tab, radio or a dialog keeps its arrows and digits', () => {
+  it('a focused slider, tab or radio keeps its arrows; a dialog keeps every key', () => {
     for (const role of ['slider', 'tab', 'radio', 'dialog']) {
       const host = document.createElement('div');
       host.setAttribute('role', role);
@@ -88,12 +89,64 @@ describe('keys a control uses itself', () => {
           commandForKey({ key: 'ArrowRight', target, ctrlKey: false, metaKey: false, altKey: false }),
           role,
         ).toBeNull();
-        expect(commandForKey({ key: '4', target, ctrlKey: false, metaKey: false, altKey: false }), role).toBeNull();
       }
       host.remove();
     }
+    const dialog = document.createElement('div');
+    dialog.setAttribute('role', 'dialog');
+    const button = document.createElement('button');
+    dialog.appendChild(button);
+    document.body.appendChild(dialog);
+    expect(commandForKey(key('4', { target: button }))).toBeNull();
+    expect(layerToggleForKey(key('a', { target: button }))).toBeNull();
+    expect(annotationKeyFor(key('l', { target: button }))).toBeNull();
+    expect(annotationKeyFor(key('Escape', { target: button }))).toBeNull();
     expect(
       commandForKey({ key: 'ArrowRight', target: document.body, ctrlKey: false, metaKey: false, altKey: false }),
     ).toEqual({ type: 'pan', direction: 'right' });
+  });
+
+  it('work while a sidebar tab, a button or a checkbox has the focus (after a click there; issue 29, item 7)', () => {
+    const tablist = document.createElement('div');
+    tablist.setAttribute('role', 'tablist');
+    const tab = document.createElement('div');
+    tab.setAttribute('role', 'tab');
+    tab.tabIndex = 0;
+    tablist.appendChild(tab);
+    const button = document.createElement('button');
+    const checkbox = document.createElement('input');
+    checkbox.type = 'checkbox';
+    document.body.append(tablist, button, checkbox);
+    for (const target of [tab, button, checkbox]) {
+      const name = target.tagName + (target.getAttribute('role') ?? '');
+      expect(annotationKeyFor(key('l', { target })), name).toBe('l');
+      expect(annotationKeyFor(key('Escape', { target })), name).toBe('Escape');
+      expect(commandForKey(key('4', { target })), name).toEqual({ type: 'zoomToMagnification', magnification: 10 });
+      expect(commandForKey(key('+', { target })), name).toEqual({ type: 'zoomIn' });
+      expect(layerToggleForKey(key('a', { target })), name).toBe('annotations');
+      expect(isHelpKey(key('?', { target })), name).toBe(true);
+      expect(keyBelongsToFocus(key('Enter', { target })), name).toBe(false);
+    }
+    // The tab's arrows move between tabs, the checkbox's Space ticks it.
+    expect(commandForKey(key('ArrowLeft', { target: tab }))).toBeNull();
+    expect(commandForKey(key('ArrowLeft', { target: button }))).toEqual({ type: 'pan', direction: 'left' });
+    expect(keyBelongsToFocus(key(' ', { target: checkbox }))).toBe(true);
+    expect(keyBelongsToFocus(key(' ', { target: button }))).toBe(false);
+  });
+
+  it('an open menu keeps its arrows, Enter and Escape; a text input keeps everything, a checkbox input does not', () => {
+    const menu = document.createElement('ul');
+    menu.setAttribute('role', 'menu');
+    const item = document.createElement('li');
+    item.setAttribute('role', 'menuitem');
+    menu.appendChild(item);
+    const text = document.createElement('input');
+    text.type = 'search';
+    document.body.append(menu, text);
+    for (const k of ['ArrowDown', 'Enter', 'Escape', ' '])
+      expect(keyBelongsToFocus(key(k, { target: item })), k).toBe(true);
+    expect(annotationKeyFor(key('p', { target: item }))).toBe('p');
+    expect(annotationKeyFor(key('p', { target: text }))).toBeNull();
+    expect(keyBelongsToFocus(key('Enter', { target: text }))).toBe(true);
   });
 });

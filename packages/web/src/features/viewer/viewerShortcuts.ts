@@ -1,5 +1,5 @@
 import { ANNOTATION_TOOLS, TOOL_KEYS, TOOL_LABELS, TOOLS_NEEDING_EDIT } from '@lamina/domain';
-import { isTypingTarget } from '../../lib/typingTarget';
+import { keyBelongsToFocus } from '../../lib/typingTarget';
 import type { ViewerCommand } from './ViewerEngine';
 import { magnificationForKey } from './viewerGeometry';
 
@@ -19,7 +19,7 @@ const KEY_COMMANDS: Readonly<Record<string, ViewerCommand>> = {
 export function commandForKey(
   event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>,
 ): ViewerCommand | null {
-  if (event.ctrlKey || event.metaKey || event.altKey || isTypingTarget(event.target)) return null;
+  if (event.ctrlKey || event.metaKey || event.altKey || keyBelongsToFocus(event)) return null;
   const bound = KEY_COMMANDS[event.key];
   if (bound) return bound;
   const magnification = magnificationForKey(event.key);
@@ -34,7 +34,7 @@ const LAYER_KEYS: Readonly<Record<string, LayerToggle>> = { a: 'annotations', i:
 export function layerToggleForKey(
   event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>,
 ): LayerToggle | null {
-  if (event.ctrlKey || event.metaKey || event.altKey || isTypingTarget(event.target)) return null;
+  if (event.ctrlKey || event.metaKey || event.altKey || keyBelongsToFocus(event)) return null;
   return LAYER_KEYS[event.key] ?? null;
 }
 
@@ -61,5 +61,5 @@ export const SHORTCUT_HELP: readonly { keys: string; action: string }[] = [
 
 /** '?' opens the shortcuts dialog (not while typing, nor with a modifier other than Shift). */
 export function isHelpKey(event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey'>): boolean {
-  return event.key === '?' && !event.ctrlKey && !event.metaKey && !event.altKey && !isTypingTarget(event.target);
+  return event.key === '?' && !event.ctrlKey && !event.metaKey && !event.altKey && !keyBelongsToFocus(event);
 }
