@@ -322,6 +322,37 @@ describe('GET /api/audit-trail', () => {
     }
   });
 
+  it('the PDF’s action column breaks an action only after an underscore (issue 29 item 17)', async () => {
+    const pdf = await get(s.sysadmin!, `/api/audit-trail?reportFormat=pdf&studyId=${celiacStudy.id}`);
+    const csv = await get(s.sysadmin!, `/api/audit-trail?reportFormat=csv&studyId=${celiacStudy.id}`);
+    const actions = new Set(
+      csvOf(csv.body)
+        .slice(1)
+        .map((r) => r[6] ?? ''),
+    );
+    const parts = new Set([...actions].flatMap((a) => a.split('_')));
+    expect([...actions].some((a) => a.length > 16)).toBe(true); // one too long for a line
+    // Each word poppler finds in the action column (x 234–306 pt) is made of whole parts of the names.
+    const dir = mkdtempSync(path.join(tmpdir(), 'lamina-pdf-'));
+    let words: string[];
+    try {
+      writeFileSync(path.join(dir, 'a.pdf'), pdf.rawPayload);
+      const html = execFileSync('pdftotext', ['-bbox', path.join(dir, 'a.pdf'), '-'], { encoding: 'utf8' });
+      words = [...html.matchAll(/<word xMin="([\d.]+)"[^>]*>([^<]*)<\/word>/g)]
+        .filter((m) => Number(m[1]) > 234 && Number(m[1]) < 306)
+        .map((m) => m[2] ?? '')
+        .filter((w) => /^[A-Z][A-Z_]*$/.test(w));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(words.some((w) => w.endsWith('_'))).toBe(true); // some name was wrapped
+    // A name's words (one with an underscore, and the word after one ending in an underscore) hold
+    // only whole parts: `IMAGE_STATUS_CHA` / `NGED` would fail.
+    const names = words.filter((w, i) => w.includes('_') || (words[i - 1]?.endsWith('_') ?? false));
+    expect(names.length).toBeGreaterThan(0);
+    for (const word of names) for (const part of word.split('_')) if (part !== '') expect(parts).toContain(part);
+  });
+
   it('a system admin exports every study’s events (Global) and may filter by user', async () => {
     const response = await get(s.sysadmin!, `/api/audit-trail?reportFormat=csv&userId=${ids.pm}`);
     expect(response.statusCode).toBe(200);

@@ -31,6 +31,8 @@ interface Column {
   width: number;
   /** Which cells (AUDIT_TRAIL_HEADER indexes) the column shows, one per line. */
   cells: number[];
+  /** Break lines only after an underscore (action names: never `IMAGE_STATUS_CHA` / `NGED`). */
+  wrapAtUnderscores?: boolean;
 }
 
 /** The table: the export's 15 fields in 10 columns, 786 pt wide (A4 landscape less margins). */
@@ -38,7 +40,7 @@ const COLUMNS: Column[] = [
   { title: 'Event', width: 34, cells: [0] },
   { title: 'Time (UTC / local)', width: 82, cells: [1, 2] },
   { title: 'User / role', width: 90, cells: [3, 4, 5] },
-  { title: 'Action', width: 72, cells: [6] },
+  { title: 'Action', width: 72, cells: [6], wrapAtUnderscores: true },
   { title: 'Object', width: 86, cells: [7, 8, 9] },
   { title: 'Field', width: 56, cells: [10] },
   { title: 'Old value', width: 124, cells: [11] },
@@ -64,13 +66,33 @@ function cap(text: string): string {
     : text;
 }
 
+/**
+ * `text` in lines no wider than `width`, broken only after an underscore (issue 29 item 17: the
+ * action column never breaks a name mid-word). A part wider than the line alone keeps a line of
+ * its own (the renderer then breaks it where it must); text without underscores is left as it is.
+ */
+export function wrapAtUnderscores(text: string, width: number, widthOf: (s: string) => number): string {
+  if (!text.includes('_')) return text;
+  const lines: string[] = [];
+  let line = '';
+  for (const part of text.split(/(?<=_)/)) {
+    if (line !== '' && widthOf(line + part) > width) {
+      lines.push(line);
+      line = part;
+    } else line += part;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
 /** The text of each column of a row: its cells, one line each, cut at PDF_CELL_MAX. */
-function columnTexts(cells: readonly CsvValue[]): string[] {
+function columnTexts(cells: readonly CsvValue[], widthOf: (s: string) => number): string[] {
   return COLUMNS.map((c) =>
     c.cells
       .map((i) => cells[i])
       .filter((v) => v !== null && v !== undefined && v !== '')
       .map((v) => cap(String(v)))
+      .map((v) => (c.wrapAtUnderscores ? wrapAtUnderscores(v, c.width - 2 * PAD, widthOf) : v))
       .join('\n'),
   );
 }
@@ -145,6 +167,7 @@ export async function writeAuditTrailPdf<R>(
     }
     return h;
   };
+  const widthOf = (text: string): number => doc.font(FONT).fontSize(BODY_SIZE).widthOfString(text);
   const rowHeight = (texts: string[]) =>
     Math.max(...texts.map((t, i) => measure(t, COLUMNS[i]?.width ?? 50))) + 2 * PAD;
 
@@ -160,7 +183,7 @@ export async function writeAuditTrailPdf<R>(
       hash.update(csvLine(cells));
       firstId ??= cells[0] ?? null;
       lastId = cells[0] ?? null;
-      heights.push(rowHeight(columnTexts(cells)));
+      heights.push(rowHeight(columnTexts(cells, widthOf)));
       if (heights.length % 2000 === 0) forgetLayouts(doc);
     }
   });
@@ -223,7 +246,7 @@ export async function writeAuditTrailPdf<R>(
         startPage();
       }
       const h = heights[index] ?? 0;
-      drawRow(doc, y, h, columnTexts(options.cells(row)), index % 2 === 1);
+      drawRow(doc, y, h, columnTexts(options.cells(row), widthOf), index % 2 === 1);
       y += h;
       index++;
     }
