@@ -1,6 +1,7 @@
 import { HPF_HIGHLIGHT_RING, HPF_WEIGHT, HPF_WEIGHT_HIGHLIGHTED } from '@lamina/domain';
 import type { FrameState } from 'ol/Map';
 import Layer from 'ol/layer/Layer';
+import { POINT_OUTLINE, POINT_OUTLINE_WIDTH, pointScreenRadius } from './annotationStyle';
 
 /** Floats per object in the instance buffers. */
 const STRIDE = 12;
@@ -55,7 +56,7 @@ void main() {
     v_r = r;
   } else {
     float r = lit ? u_pointR * 2.5 : u_pointR;
-    offset = a_shape.xy * (r + 2.0);
+    offset = a_shape.xy * (r + ${(POINT_OUTLINE_WIDTH + 1).toFixed(1)});
     v_local = offset;
     v_r = r;
   }
@@ -76,19 +77,25 @@ in vec4 v_color;
 uniform float u_ring;
 uniform float u_opacity;
 out vec4 outColor;
+const vec4 OUTLINE = vec4(${POINT_OUTLINE.map((v) => v.toFixed(4)).join(', ')});
 void main() {
   vec3 rgb = v_color.rgb;
-  float a;
   if (u_ring > 0.5) {
-    a = clamp(v_half + 0.5 - abs(v_side) * (v_half + 1.0), 0.0, 1.0);
-  } else {
-    float d = length(v_local);
-    a = clamp(v_r + 0.5 - d, 0.0, 1.0);
-    if (v_lit > 0.5 && d > v_r - 1.5) rgb = vec3(1.0);
+    float alpha = clamp(v_half + 0.5 - abs(v_side) * (v_half + 1.0), 0.0, 1.0) * v_color.a * u_opacity;
+    if (alpha <= 0.0) discard;
+    outColor = vec4(rgb * alpha, alpha);
+    return;
   }
-  float alpha = a * v_color.a * u_opacity;
+  // A point: its fill to v_r, then the dark ring, POINT_OUTLINE_WIDTH wide, just outside it.
+  float d = length(v_local);
+  float fill = clamp(v_r + 0.5 - d, 0.0, 1.0);
+  float ring = clamp(v_r + ${POINT_OUTLINE_WIDTH.toFixed(1)} + 0.5 - d, 0.0, 1.0) - fill;
+  if (v_lit > 0.5 && d > v_r - 1.5) rgb = vec3(1.0);
+  float fillAlpha = fill * v_color.a;
+  float ringAlpha = ring * OUTLINE.a;
+  float alpha = (fillAlpha + ringAlpha) * u_opacity;
   if (alpha <= 0.0) discard;
-  outColor = vec4(rgb * alpha, alpha);
+  outColor = vec4((rgb * fillAlpha + OUTLINE.rgb * ringAlpha) * u_opacity, alpha);
 }`;
 
 const INSTANCE_ATTRIBUTES: [string, number, number][] = [
@@ -126,7 +133,8 @@ export function webgl2Available(): boolean {
  * Points and HPFs drawn straight from typed arrays with instanced WebGL 2 (an OpenLayers layer with
  * its own render function and canvas): 200,000 objects are one buffer upload when they load, and
  * each frame is a few uniforms and three draw calls — panning and zooming never rebuild anything.
- * Points are discs of a fixed screen radius, HPFs rings of their image-pixel radius drawn as
+ * Points are discs of their on-screen radius (pointScreenRadius: the spec's at full resolution, never
+ * under 4 px) in a dark ring, HPFs rings of their image-pixel radius drawn as
  * annuli (only the ring's pixels are shaded), the highlight ring at 1.1× in a second pass. The
  * highlight and the opacity are uniforms; visibility is a flag per object.
  */
@@ -151,6 +159,7 @@ export class GlAnnotationLayer extends Layer {
   /** Told after each frame drawn (the first frame after a load announces the annotations). */
   onDrawn: (() => void) | null = null;
 
+  /** `pointRadius`: the spec's point radius (pointLook), the size at full resolution. */
   constructor(
     private readonly pointRadius: number,
     className: string,
@@ -253,7 +262,7 @@ export class GlAnnotationLayer extends Layer {
     gl.uniform2f(u('u_center'), center[0] ?? 0, center[1] ?? 0);
     gl.uniform1f(u('u_res'), resolution);
     gl.uniform2f(u('u_size'), width ?? 1, height ?? 1);
-    gl.uniform1f(u('u_pointR'), this.pointRadius);
+    gl.uniform1f(u('u_pointR'), pointScreenRadius(this.pointRadius, resolution));
     const hl = this.highlight;
     gl.uniform4f(u('u_hl'), hl.hpf, hl.hpfClass, hl.pointHpf, hl.pointClass);
     gl.uniform1f(u('u_opacity'), this.getOpacity());
@@ -308,7 +317,8 @@ export class GlAnnotationLayer extends Layer {
       const image = ctx.createImageData(w, h);
       const px = image.data;
       const d = points.data;
-      const radius = this.pointRadius * ratio;
+      const radius = pointScreenRadius(this.pointRadius, resolution) * ratio;
+      const outline = POINT_OUTLINE_WIDTH * ratio;
       for (let i = 0; i < points.count; i++) {
         const o = i * STRIDE;
         if (d[o + 7] === 0) continue;
@@ -318,7 +328,7 @@ export class GlAnnotationLayer extends Layer {
         const par = d[o + 6];
         const lit = (par === hl.pointHpf && d[o + 5] === hl.pointClass) || par === hl.hpf;
         const r = lit ? radius * 2.5 : radius;
-        disc(px, w, h, sx, sy, r, d[o + 8] ?? 1, d[o + 9] ?? 1, d[o + 10] ?? 0, d[o + 11] ?? 1, lit);
+        disc(px, w, h, sx, sy, r, outline, d[o + 8] ?? 1, d[o + 9] ?? 1, d[o + 10] ?? 0, d[o + 11] ?? 1, lit);
       }
       ctx.putImageData(image, 0, 0);
     }
@@ -423,40 +433,49 @@ export class GlObjects {
   }
 }
 
-/** A disc of colour (r, g, b in 0…1, opacity a) blended into RGBA pixels; `edge`: a white rim. */
-function disc(
+/**
+ * A disc of colour (r, g, b in 0…1, opacity a) of `radius` in a ring of POINT_OUTLINE `outline`
+ * wide, blended into RGBA pixels (w × h); `edge`: a white rim inside (the highlight). Exported for tests.
+ */
+export function disc(
   px: Uint8ClampedArray,
   w: number,
   h: number,
   sx: number,
   sy: number,
   radius: number,
+  outline: number,
   r: number,
   g: number,
   b: number,
   a: number,
   edge: boolean,
 ): void {
-  const x0 = Math.max(0, Math.floor(sx - radius));
-  const x1 = Math.min(w - 1, Math.ceil(sx + radius));
-  const y0 = Math.max(0, Math.floor(sy - radius));
-  const y1 = Math.min(h - 1, Math.ceil(sy + radius));
+  const outer = radius + outline;
+  const x0 = Math.max(0, Math.floor(sx - outer));
+  const x1 = Math.min(w - 1, Math.ceil(sx + outer));
+  const y0 = Math.max(0, Math.floor(sy - outer));
+  const y1 = Math.min(h - 1, Math.ceil(sy + outer));
   const r2 = radius * radius;
+  const o2 = outer * outer;
   const inner = edge ? (radius - 1.5) * (radius - 1.5) : -1;
+  const [or, og, ob, oa0] = POINT_OUTLINE;
   for (let y = y0; y <= y1; y++) {
     const dy = y + 0.5 - sy;
     for (let x = x0; x <= x1; x++) {
       const dx = x + 0.5 - sx;
       const dd = dx * dx + dy * dy;
-      if (dd > r2) continue;
-      const white = edge && dd > inner;
+      if (dd > o2) continue;
+      const ring = dd > r2;
+      const white = !ring && edge && dd > inner;
+      const sa = ring ? oa0 : a;
       const i = (y * w + x) * 4;
       const da = (px[i + 3] ?? 0) / 255;
-      const oa = a + da * (1 - a);
-      const mix = (src: number, dst: number) => ((src * a + (dst / 255) * da * (1 - a)) / oa) * 255;
-      px[i] = mix(white ? 1 : r, px[i] ?? 0);
-      px[i + 1] = mix(white ? 1 : g, px[i + 1] ?? 0);
-      px[i + 2] = mix(white ? 1 : b, px[i + 2] ?? 0);
+      const oa = sa + da * (1 - sa);
+      const mix = (src: number, dst: number) => ((src * sa + (dst / 255) * da * (1 - sa)) / oa) * 255;
+      px[i] = mix(ring ? or : white ? 1 : r, px[i] ?? 0);
+      px[i + 1] = mix(ring ? og : white ? 1 : g, px[i + 1] ?? 0);
+      px[i + 2] = mix(ring ? ob : white ? 1 : b, px[i + 2] ?? 0);
       px[i + 3] = oa * 255;
     }
   }

@@ -1,8 +1,10 @@
 import type BaseEvent from 'ol/events/Event';
+import type Geometry from 'ol/geom/Geometry';
 import type XYZ from 'ol/source/XYZ';
+import type Style from 'ol/style/Style';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { stubResizeObserver } from './olTestSupport';
-import { carriedView, ViewerEngine, type ViewerImage, type ViewState } from './ViewerEngine';
+import { carriedView, SLIDE_EDGE, SLIDE_GLASS, ViewerEngine, type ViewerImage, type ViewState } from './ViewerEngine';
 
 const CMU: ViewerImage = {
   id: 7,
@@ -67,6 +69,30 @@ describe('ViewerEngine', () => {
     expect(e.clippedExtent(5)).toEqual([0, -2963, 2216, 0]);
   });
 
+  it("lays white glass over the slide's extent only, under the tiles, with its edge line just outside (issue 29)", () => {
+    const e = create();
+    const layers = e.olMap.getLayers().getArray();
+    // First and below the tile layers (zIndex -1): the glass shows in the clipped edge strip, never outside.
+    expect(layers[0]).toBe(e.slideArea);
+    expect(e.slideArea.getZIndex()).toBe(-1);
+    expect(e.slideArea.getClassName()).toBe('lamina-tile-layer');
+    const [glass] = e.slideArea.getSource()?.getFeatures() ?? [];
+    expect(glass?.getGeometry()?.getExtent()).toEqual(e.extent);
+    const styleFn = e.slideArea.getStyleFunction();
+    if (!glass || !styleFn) throw new Error('no slide area');
+    for (const resolution of [0.5, 1, 16]) {
+      const styles = styleFn(glass, resolution) as Style[];
+      expect(styles[0]?.getFill()?.getColor()).toBe(SLIDE_GLASS);
+      expect(styles[0]?.getStroke()).toBeNull();
+      const edge = styles[1];
+      expect(edge?.getStroke()?.getWidth()).toBe(SLIDE_EDGE.widthPx);
+      // The 1-px line's middle is half a screen pixel outside the extent at every zoom.
+      const [minX, minY, maxX, maxY] = (edge?.getGeometry() as Geometry).getExtent();
+      const half = resolution / 2;
+      expect([minX, minY, maxX, maxY]).toEqual([-half, -2967 - half, 2220 + half, half]);
+    }
+  });
+
   it('opens fitted to the viewport, keeping the aspect, centred on the slide', () => {
     const state = create().getState();
     expect(state.resolution).toBeCloseTo(2967 / 600);
@@ -122,15 +148,19 @@ describe('ViewerEngine', () => {
     expect(e.getState().center).toEqual([x, y]);
   });
 
-  it('reports the 100-px scale bar from the microns per pixel, 2e-7 m when unknown', () => {
+  it('reports the scale bar, a round length, from the microns per pixel, 2e-7 m when unknown', () => {
     const e = create();
     e.execute({ type: 'zoomToMagnification', magnification: 20 });
-    expect(e.getState().scaleBar).toMatchObject({ widthPx: 100, label: '49.9 µm' });
+    // 100 px = 49.9 µm at 0.499 µm/px: the bar shows 20 µm, 40.08 px long.
+    expect(e.getState().scaleBar).toMatchObject({ widthPx: 40.08, label: '20 µm' });
+    e.execute({ type: 'zoomToMagnification', magnification: 5 });
+    expect(e.getState().scaleBar).toMatchObject({ widthPx: 50.1, label: '100 µm' });
     engine?.destroy();
     const unknown = create({ ...CMU, physicalResolution: null, objectivePower: null });
     unknown.execute({ type: 'zoomIn' });
     const { resolution, scaleBar } = unknown.getState();
-    expect(scaleBar.metres).toBeCloseTo(100 * resolution * 2e-7, 12);
+    expect(scaleBar.metres).toBeLessThanOrEqual(100 * resolution * 2e-7);
+    expect(scaleBar.widthPx * resolution * 2e-7).toBeCloseTo(scaleBar.metres, 8);
     // Without a pixel size the length is an estimate, and says so (issue 20).
     expect(scaleBar.calibrated).toBe(false);
     expect(scaleBar.label).toMatch(/^≈ .+ (µm|mm) \(uncalibrated\)$/);

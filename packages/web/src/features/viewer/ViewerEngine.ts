@@ -1,13 +1,21 @@
+import Feature from 'ol/Feature';
 import OlMap, { type FrameState } from 'ol/Map';
 import View from 'ol/View';
 import ViewHint from 'ol/ViewHint';
 import OverviewMap from 'ol/control/OverviewMap';
 import { easeOut } from 'ol/easing';
+import { buffer } from 'ol/extent';
+import { fromExtent } from 'ol/geom/Polygon';
 import DragPan from 'ol/interaction/DragPan';
 import { defaults as defaultInteractions } from 'ol/interaction/defaults';
 import TileLayer from 'ol/layer/Tile';
+import VectorLayer from 'ol/layer/Vector';
 import Projection from 'ol/proj/Projection';
+import VectorSource from 'ol/source/Vector';
 import XYZ from 'ol/source/XYZ';
+import Fill from 'ol/style/Fill';
+import Stroke from 'ol/style/Stroke';
+import Style from 'ol/style/Style';
 import TileGrid from 'ol/tilegrid/TileGrid';
 import { TILE_SIZE } from '@lamina/domain';
 import { TypedEmitter } from '../../lib/typedEmitter';
@@ -152,6 +160,40 @@ export function carriedView(
  */
 const TILES_LOADING_WHILE_MOVING = 16;
 
+/** The slide's glass under its tiles: white, as the scanned background is (issue 29). */
+export const SLIDE_GLASS = '#ffffff';
+/** The line along the slide's edge, just outside it, on the grey outside the slide (viewer.css). */
+export const SLIDE_EDGE = { color: 'rgba(28, 33, 39, 0.75)', widthPx: 1 } as const;
+
+const GLASS_STYLE = new Style({ fill: new Fill({ color: SLIDE_GLASS }) });
+const EDGE_STROKE = new Stroke({ color: SLIDE_EDGE.color, width: SLIDE_EDGE.widthPx });
+
+/**
+ * The layer of the slide's area (issue 29): white glass over the extent, under the tiles (so the
+ * clipped edge strip and tiles still loading read as glass), and a line just outside the extent at
+ * every zoom. Outside it the map shows its element's background (viewer.css: a mid grey), so nothing
+ * beyond 0…width × 0…height looks like slide. It shares the tiles' canvas (className), so the
+ * brightness filter applies to the glass too.
+ */
+export function slideAreaLayer(extent: Extent): VectorLayer<VectorSource> {
+  const source = new VectorSource({ features: [new Feature(fromExtent(extent))] });
+  return new VectorLayer({
+    source,
+    className: 'lamina-tile-layer',
+    zIndex: -1,
+    updateWhileAnimating: true,
+    updateWhileInteracting: true,
+    style: (_feature, resolution) => [
+      GLASS_STYLE,
+      // The line's middle half its width outside the extent: it covers no slide pixel.
+      new Style({
+        geometry: fromExtent(buffer(extent, (resolution * SLIDE_EDGE.widthPx) / 2)),
+        stroke: EDGE_STROKE,
+      }),
+    ],
+  });
+}
+
 const DIRECTION: Record<PanDirection, [number, number]> = {
   left: [-1, 0],
   right: [1, 0],
@@ -172,6 +214,8 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
   private readonly view: View;
   private readonly sources: XYZ[];
   private readonly layers: TileLayer<XYZ>[];
+  /** The slide's glass and edge under the tiles (slideAreaLayer). */
+  readonly slideArea: VectorLayer<VectorSource>;
   private readonly overview: OverviewMap;
   private readonly power: number | null;
   private readonly mPerPixel: number;
@@ -227,6 +271,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
           className: 'lamina-tile-layer',
         }),
     );
+    this.slideArea = slideAreaLayer(this.extent);
     const [w, h] = [image.width, image.height];
     this.view = new View({
       projection: this.projection,
@@ -242,7 +287,10 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     });
     const overviewResolution = Math.max(w, h) / (MINI_MAP_PX - 4);
     this.overview = new OverviewMap({
-      layers: [new TileLayer({ source: this.sources[0], extent: this.clippedExtent(overviewResolution) })],
+      layers: [
+        slideAreaLayer(this.extent),
+        new TileLayer({ source: this.sources[0], extent: this.clippedExtent(overviewResolution) }),
+      ],
       collapsed: !this.miniMapExpanded,
       collapsible: true,
       view: new View({
@@ -254,7 +302,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
       }),
     });
     this.map = new OlMap({
-      layers: this.layers,
+      layers: [this.slideArea, ...this.layers],
       view: this.view,
       controls: [],
       interactions: defaultInteractions({

@@ -9,6 +9,7 @@ import {
   magnificationAt,
   magnificationForKey,
   metresPerPixel,
+  roundScaleMicrons,
   scaleBarAt,
   isCalibrated,
   stackTileUrl,
@@ -63,22 +64,50 @@ describe('viewer geometry', () => {
     expect(metresPerPixel(0)).toBe(2e-7);
   });
 
-  it('measures the 100-px scale bar in µm and mm', () => {
-    // Full resolution, 0.499 µm/px: 100 px = 49.9 µm.
+  it('rounds the scale length down to the 1–2–5 series (… 10, 20, 50, 100 µm …, 1, 2, 5 mm)', () => {
+    expect(roundScaleMicrons(99.8)).toBe(50);
+    expect(roundScaleMicrons(100)).toBe(100);
+    expect(roundScaleMicrons(199.99)).toBe(100);
+    expect(roundScaleMicrons(200)).toBe(200);
+    expect(roundScaleMicrons(499)).toBe(200);
+    expect(roundScaleMicrons(500)).toBe(500);
+    expect(roundScaleMicrons(999.9)).toBe(500);
+    // Exact powers of ten, where log10 may fall a hair short.
+    expect(roundScaleMicrons(1000)).toBe(1000);
+    expect(roundScaleMicrons(1e-3 * 1e6)).toBe(1000);
+    expect(roundScaleMicrons(0.3)).toBe(0.2);
+    expect(roundScaleMicrons(12.8e3)).toBe(10e3);
+    expect(roundScaleMicrons(0)).toBeNull();
+    expect(roundScaleMicrons(Number.NaN)).toBeNull();
+    // Every value it gives is d × 10^n with d in {1, 2, 5}, at most the input and over 40% of it.
+    for (let x = 0.01; x < 1e5; x *= 1.07) {
+      const v = roundScaleMicrons(x) ?? 0;
+      const mantissa = Number((v / 10 ** Math.floor(Math.log10(v) + 1e-9)).toPrecision(6));
+      expect([1, 2, 5]).toContain(mantissa);
+      expect(v).toBeLessThanOrEqual(x * (1 + 1e-9));
+      expect(v).toBeGreaterThan(x * 0.4);
+    }
+  });
+
+  it('draws the scale bar as a round length, its width (at most 100 px) from the µm per pixel', () => {
+    // Full resolution, 0.499 µm/px: 100 px = 49.9 µm, so the bar is 20 µm over 20 / 0.499 px.
     expect(scaleBarAt(1, metresPerPixel(0.499))).toEqual({
-      widthPx: 100,
-      metres: 100 * 4.99e-7,
-      label: '49.9 µm',
+      widthPx: 40.08,
+      metres: 20e-6,
+      label: '20 µm',
       calibrated: true,
     });
-    // Downsample 16: 798 µm.
-    expect(scaleBarAt(16, metresPerPixel(0.499)).label).toBe('798 µm');
-    // Unknown resolution: 2e-7 m/px; downsample 64 → 1.28 mm.
-    expect(scaleBarAt(64, metresPerPixel(null)).label).toBe('1.28 mm');
-    expect(scaleBarAt(0.25, metresPerPixel(0.25)).label).toBe('6.25 µm');
+    // Downsample 16: 100 px = 798 µm → 500 µm over 62.63 px.
+    expect(scaleBarAt(16, metresPerPixel(0.499))).toMatchObject({ label: '500 µm', widthPx: 62.63 });
+    // 0.25 µm/px at downsample 4: 100 px = exactly 100 µm.
+    expect(scaleBarAt(4, metresPerPixel(0.25))).toMatchObject({ label: '100 µm', widthPx: 100 });
+    // Unknown resolution: 2e-7 m/px; downsample 64 → 1.28 mm fits 1 mm over 78.13 px.
+    expect(scaleBarAt(64, metresPerPixel(null))).toMatchObject({ label: '1 mm', widthPx: 78.13 });
+    expect(scaleBarAt(512, metresPerPixel(0.25))).toMatchObject({ label: '10 mm', widthPx: 78.13 });
+    expect(scaleBarAt(0.25, metresPerPixel(0.25))).toMatchObject({ label: '5 µm', widthPx: 80 });
     expect(formatLength(0.001)).toBe('1 mm');
     // A slide without a pixel size: an estimate from 2e-7 m/px, marked (issue 20).
-    expect(scaleBarAt(0.35, metresPerPixel(null), isCalibrated(null)).label).toBe('≈ 7 µm (uncalibrated)');
+    expect(scaleBarAt(0.35, metresPerPixel(null), isCalibrated(null)).label).toBe('≈ 5 µm (uncalibrated)');
     expect(isCalibrated(0.499)).toBe(true);
     expect(isCalibrated(0)).toBe(false);
   });

@@ -9,7 +9,7 @@ import { effectiveObjectivePower, MAGNIFICATIONS, TILE_SIZE } from '@lamina/doma
 
 export type Extent = [number, number, number, number];
 
-/** Pan step of the arrow keys, scale bar width, mini-map size (doc 3 §9). */
+/** Pan step of the arrow keys, scale bar width (the longest the bar gets), mini-map size (doc 3 §9). */
 export const PAN_STEP_PX = 80;
 export const SCALE_BAR_PX = 100;
 export const MINI_MAP_PX = 180;
@@ -109,14 +109,37 @@ export function formatLength(metres: number): string {
 }
 
 /**
- * The 100-px scale bar at a view resolution: its length on the slide. Uncalibrated (no pixel size
- * recorded), the length is an estimate from the default resolution and says so: '≈ 7 µm (uncalibrated)'.
+ * The longest round length in the 1–2–5 series (… 10, 20, 50, 100, 200, 500 µm, 1, 2, 5 mm …) that
+ * is at most `maxMicrons`: the scale bar shows '100 µm', never '99.8 µm'. Null below 1 nm (none).
+ */
+export function roundScaleMicrons(maxMicrons: number): number | null {
+  if (!Number.isFinite(maxMicrons) || maxMicrons < 1e-3) return null;
+  let decade = 10 ** Math.floor(Math.log10(maxMicrons));
+  // log10 can land a hair below an exact power of ten (1000 → 2.9999…): take the decade above then.
+  if (decade * 10 <= maxMicrons * (1 + 1e-12)) decade *= 10;
+  for (const step of [5, 2, 1]) {
+    const microns = Number((step * decade).toPrecision(12));
+    if (microns <= maxMicrons * (1 + 1e-12)) return microns;
+  }
+  return Number(decade.toPrecision(12));
+}
+
+/**
+ * The scale bar at a view resolution (slide pixels per screen pixel): the longest round length
+ * (roundScaleMicrons) that fits in SCALE_BAR_PX (100 px, doc 3 §9), its bar as long on screen as
+ * that length is at the slide's µm per pixel — so 40 to 100 px. The map's unit is a slide pixel, not a
+ * metre, so OpenLayers' ScaleLine (which reads the projection's metres) is not used. Uncalibrated (no
+ * pixel size recorded), the length is an estimate from the default resolution and says so:
+ * '≈ 5 µm (uncalibrated)'.
  */
 export function scaleBarAt(resolution: number, mPerPixel: number, calibrated = true): ScaleBar {
-  const metres = SCALE_BAR_PX * resolution * mPerPixel;
+  const metresPerScreenPx = resolution * mPerPixel;
+  const microns = roundScaleMicrons(SCALE_BAR_PX * metresPerScreenPx * 1e6);
+  const metres = microns === null ? SCALE_BAR_PX * metresPerScreenPx : microns / 1e6;
+  const widthPx = microns === null ? SCALE_BAR_PX : Math.round((metres / metresPerScreenPx) * 100) / 100;
   const length = formatLength(metres);
   return {
-    widthPx: SCALE_BAR_PX,
+    widthPx,
     metres,
     label: calibrated ? length : `≈ ${length} (uncalibrated)`,
     calibrated,
