@@ -142,6 +142,13 @@ describe('queries (issue 15)', () => {
 
         // LabTech: the query in /queries/images, the red dot in the viewer; replace the image and resolve.
         await loginViaUi(page, 'labtech');
+        // Issue 29 item 14: with no case query waiting, /queries opens on the Images tab.
+        const labCases = await readStats(page, 'cases');
+        expect(labCases.open + labCases.answered).toBe(0);
+        await page.goto(appUrl('/queries'));
+        await waitForPath(page, '/queries/images');
+        await page.getByRole('table', { name: 'Image queries' }).locator('tbody tr').first().waitFor();
+        await saveScreenshot(page, 'queries-labtech-opens-on-images.png');
         const labBefore = await readStats(page, 'images');
         expect(labBefore.open).toBeGreaterThanOrEqual(1);
         const row = page.getByRole('table', { name: 'Image queries' }).locator('tbody tr').first();

@@ -17,17 +17,19 @@ afterEach(cleanup);
 
 const LONG_REASON = 'Label does not match – Accession number';
 
-function renderPage(path: string, actions = ['Q_ViewQueriesCases', 'Q_ViewQueriesImages'], rows = defaultRows()) {
+const IMAGE_STATS = { numOpen: 4, numAnswered: 3, numClosed: 2, numOverdue: 1 };
+const CASE_STATS = { numOpen: 9, numAnswered: 8, numClosed: 7, numOverdue: 6 };
+
+function renderPage(
+  path: string,
+  actions = ['Q_ViewQueriesCases', 'Q_ViewQueriesImages'],
+  rows = defaultRows(),
+  stats = { cases: CASE_STATS, images: IMAGE_STATS },
+) {
   const mock = mockFetch({
     'POST /api/queries': { body: { success: true, queries: rows, total: rows.length } },
     'GET /api/queries/stats': (call) => ({
-      body: {
-        success: true,
-        stats:
-          call.query.get('objectType') === 'IMAGE'
-            ? { numOpen: 4, numAnswered: 3, numClosed: 2, numOverdue: 1 }
-            : { numOpen: 9, numAnswered: 8, numClosed: 7, numOverdue: 6 },
-      },
+      body: { success: true, stats: call.query.get('objectType') === 'IMAGE' ? stats.images : stats.cases },
     }),
     'GET /api/studies/list': {
       body: { success: true, studies: [makeStudyRow({ id: 3, name: 'DEMO-UC-001' })], total: 1 },
@@ -59,6 +61,43 @@ const lastList = (calls: RecordedCall[]) =>
   calls.filter((c) => c.method === 'POST' && c.path === '/api/queries').at(-1);
 
 describe('the queries lists', () => {
+  const NONE = { numOpen: 0, numAnswered: 0, numClosed: 5, numOverdue: 0 };
+  const location = () => screen.getByTestId('location').textContent;
+  const routes = (path: string, stats: { cases: typeof NONE; images: typeof NONE }) => {
+    mockFetch({
+      'POST /api/queries': { body: { success: true, queries: [], total: 0 } },
+      'GET /api/queries/stats': (call) => ({
+        body: { success: true, stats: call.query.get('objectType') === 'IMAGE' ? stats.images : stats.cases },
+      }),
+      'GET /api/studies/list': { body: { success: true, studies: [], total: 0 } },
+    });
+    renderRoutes(
+      [
+        { path: '/queries/:tab', element: <LocationProbe /> },
+        { path: '/queries', element: <QueriesPage /> },
+      ],
+      { path, user: makeUserAs('LabTech', ['Q_ViewQueriesCases', 'Q_ViewQueriesImages']) },
+    );
+  };
+
+  it('opens on the Images tab when only images hold open queries for the user (issue 29 item 14)', async () => {
+    routes('/queries', { cases: NONE, images: { ...NONE, numOpen: 1 } });
+    await waitFor(() => expect(location()).toBe('/queries/images'));
+  });
+
+  it('opens on the Images tab for an answered image query waiting to be closed', async () => {
+    routes('/queries', { cases: NONE, images: { ...NONE, numAnswered: 2 } });
+    await waitFor(() => expect(location()).toBe('/queries/images'));
+  });
+
+  it('keeps the Cases tab when both tabs, or neither, hold open queries', async () => {
+    routes('/queries', { cases: { ...NONE, numOpen: 1 }, images: { ...NONE, numOpen: 3 } });
+    await waitFor(() => expect(location()).toBe('/queries/cases'));
+    cleanup();
+    routes('/queries', { cases: NONE, images: NONE });
+    await waitFor(() => expect(location()).toBe('/queries/cases'));
+  });
+
   it('shows each tab with its permission; a tab the user may not see goes to the one they may', async () => {
     renderPage('/queries/cases', ['Q_ViewQueriesImages']);
     await screen.findByRole('tab', { name: 'Images' });
