@@ -237,6 +237,10 @@ export function imageStatusOnAssign(status: CaseStatus, onHoldFrom: CaseStatus |
 /** Permission to revert to any stage (Image Management); with the edit-case permission only to earlier statuses. */
 export const REVERT_ANY_PERMISSION: Permission = 'IM_CaseListTab_ChangeStatus';
 export const EDIT_CASE_PERMISSION: Permission = 'S_CaseListTab_EditCase';
+/** Reopening one reader's read (issue 29): the roles that may revert a case's status. */
+export const REOPEN_READ_PERMISSIONS: readonly Permission[] = [EDIT_CASE_PERMISSION, REVERT_ANY_PERMISSION];
+/** The statuses in which a read can be reopened: the case is being read, or was read to completion. */
+export const READ_REOPENABLE: readonly CaseStatus[] = ['PROCESSED', 'COMPLETED'];
 export const CREATE_CASE_PERMISSION: Permission = 'S_CaseListTab_CreateCase';
 export const MANUAL_READER_PERMISSION: Permission = 'AP_CaseViewer_ManualCRassignment';
 export const HOLD_CASE_PERMISSION: Permission = 'IM_CaseListTab_PutoHold';
@@ -356,6 +360,13 @@ export const CASE_MESSAGES = {
   notPermittedIscQc: 'You do not have permission to pass ISC QC',
   notPermittedScore: 'You do not have permission to mark cases as scored',
   notPermittedStep: 'You do not have permission to take this step',
+  // Reopening one reader's read (issue 29): PATCH /api/cases/{id}/reads/{readerId}/reopen.
+  readReopened: 'The reader’s read was reopened',
+  unableToReopenRead: 'Unable to reopen the read.',
+  reopenReasonRequired: 'Unable to reopen the read. Must include reason for change.',
+  notReaderOfCase: 'The user is not a reader of this case',
+  readNotScored: 'This reader has not marked the case as scored',
+  reopenNotNow: 'A read can be reopened only while the case is Processed or Completed',
 } as const;
 
 /**
@@ -431,6 +442,8 @@ export const caseReasonRequestSchema = z.object({
   caseId: id.optional(),
   reasonForChange: reason.nullable().optional(),
 });
+/** PATCH /api/cases/{id}/reads/{readerId}/reopen (issue 29): the reason is required (the server's message). */
+export const reopenReadRequestSchema = z.object({ reasonForChange: reason.nullable().optional() });
 /** PUT|PATCH /api/cases/{caseId}/assign. */
 export const assignImageRequestSchema = z.object({ imageId: id, reasonForChange: reason.nullable().optional() });
 
@@ -550,6 +563,8 @@ export const studyCaseRowSchema = z.object({
   qc1User: z.string().nullable(),
   assignedReaders: z.array(z.string()).nullable(),
   numberOfImages: z.number().int(),
+  /** When the caller marked the case as scored (their own read, issue 29); null otherwise. Never another reader's. */
+  myReadAt: z.string().nullable(),
 });
 export type StudyCaseRow = z.infer<typeof studyCaseRowSchema>;
 
@@ -613,7 +628,8 @@ export const assignedCaseSchema = z.object({
   status: z.enum(CASE_STATUSES),
   numberOfImages: z.number().int(),
   assignedAt: z.string(),
-  readAt: z.string().nullable(),
+  /** When the caller marked the case as scored (issue 29); null otherwise. */
+  myReadAt: z.string().nullable(),
 });
 export type AssignedCase = z.infer<typeof assignedCaseSchema>;
 export const assignedCasesResponseSchema = z.object({ success: z.literal(true), cases: z.array(assignedCaseSchema) });

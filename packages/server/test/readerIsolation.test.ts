@@ -344,3 +344,42 @@ describe('the AI choice (finding 4): a reader’s include/exclude is kept with t
     expect(image.accept_ai_annotations).toBe(false);
   });
 });
+
+describe('myReadAt (issue 29, item 8): a reader’s rows carry only their own read time', () => {
+  it('reader2’s case rows carry reader2’s time only, never reader1’s', async () => {
+    const db = t.database.db;
+    // reader1 marked caseId scored above; reader2 now scores the case only they read.
+    await createStudyImage(db, { studyId, caseId: reader2OnlyCase, status: 'READY_FOR_READING' });
+    const mark = await as('reader2').request({
+      method: 'PATCH',
+      url: `/api/cases/${reader2OnlyCase}/status/forward`,
+      payload: {},
+    });
+    expect(mark.statusCode, mark.body).toBe(200);
+    const reads = await db
+      .selectFrom('case_readers')
+      .select(['case_id', 'user_id', 'read_at'])
+      .where('read_at', 'is not', null)
+      .execute();
+    const timeOf = (c: number, u: number) =>
+      reads.find((r) => r.case_id === c && r.user_id === u)?.read_at?.toISOString();
+    const reader1Time = timeOf(caseId, users.reader1!.id)!;
+    const reader2Time = timeOf(reader2OnlyCase, users.reader2!.id)!;
+    expect(reader1Time).toBeDefined();
+    expect(reader2Time).toBeDefined();
+
+    const list = await get(as('reader2'), `/api/studies/${studyId}/cases`);
+    const assigned = await get(as('reader2'), '/api/cases/assigned');
+    for (const response of [list, assigned]) {
+      expect(response.statusCode, response.body).toBe(200);
+      const rows = response.json<{ cases: { id: number; myReadAt: string | null }[] }>().cases;
+      expect(rows.find((c) => c.id === caseId)?.myReadAt).toBeNull();
+      expect(rows.find((c) => c.id === reader2OnlyCase)?.myReadAt).toBe(reader2Time);
+      expect(response.body).not.toContain(reader1Time);
+    }
+    const mine = (await get(as('reader1'), `/api/studies/${studyId}/cases`)).json<{
+      cases: { id: number; myReadAt: string | null }[];
+    }>().cases;
+    expect(mine.find((c) => c.id === caseId)?.myReadAt).toBe(reader1Time);
+  });
+});

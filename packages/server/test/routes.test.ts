@@ -618,6 +618,22 @@ const FIXTURES: Record<string, Fixture | 'public' | 'publicRedirect' | 'signedUr
     }),
     audit: 'CASE_STATUS_REVERTED',
   },
+  'PATCH /api/cases/:id/reads/:readerId/reopen': {
+    scope: 'scoped',
+    as: 'LabTech',
+    request: async (s) => {
+      if (s === MISSING)
+        return { url: `/api/cases/${s.caseId}/reads/999999/reopen`, payload: { reasonForChange: 'x' } };
+      const caseId = await freshCase(s, 'PROCESSED', {
+        prev: ['PENDING_LAB_QC', 'PENDING_QC'],
+        imageStatus: 'READY_FOR_READING',
+      });
+      const reader = await createUser(t.database.db, { studyRoles: [{ studyId: A.studyId, role: 'CR' }] });
+      await assignReader(t.database.db, { caseId, userId: reader.id, read: true });
+      return { url: `/api/cases/${caseId}/reads/${reader.id}/reopen`, payload: { reasonForChange: 'HPF 2 redrawn' } };
+    },
+    audit: 'CASE_READ_REOPENED',
+  },
   'PATCH /api/cases/:id/status/on_hold': {
     scope: 'scoped',
     as: 'ISC',

@@ -180,7 +180,7 @@ describe('guarded routes', () => {
               status: 'PROCESSED',
               numberOfImages: 2,
               assignedAt: '2026-11-20T10:00:00.000Z',
-              readAt: null,
+              myReadAt: null,
             },
           ],
         },

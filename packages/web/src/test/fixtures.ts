@@ -175,6 +175,7 @@ export function makeCaseRow(overrides: Partial<StudyCaseRow> = {}): StudyCaseRow
     qc1User: null,
     assignedReaders: ['Rita Reader', 'Ravi Reader', 'Rosa Reader'],
     numberOfImages: 2,
+    myReadAt: null,
     ...overrides,
   };
 }

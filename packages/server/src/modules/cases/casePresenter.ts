@@ -141,6 +141,8 @@ export function presentStudyCaseRow(row: StudyCaseListRow, viewer: Viewer): Stud
         : null,
     assignedReaders: reader ? null : row.reader_names,
     numberOfImages: row.number_of_images ?? 0,
+    // The caller's own read only (selected by the caller's id): never another reader's.
+    myReadAt: row.my_read_at ? row.my_read_at.toISOString() : null,
   };
 }
 

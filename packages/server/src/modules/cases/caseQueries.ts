@@ -424,6 +424,13 @@ export async function listStudyCases(db: Q, principal: Principal, filter: StudyC
         .where('images.status', '!=', 'ARCHIVED')
         .where(readerSeesImage(principal))
         .as('number_of_images'),
+      // The caller's own read time (issue 29, myReadAt): only the caller's row, never another reader's.
+      eb
+        .selectFrom('case_readers as mine')
+        .select('mine.read_at')
+        .whereRef('mine.case_id', '=', 'cases.id')
+        .where('mine.user_id', '=', principal.id)
+        .as('my_read_at'),
       sql<string[]>`array(
         select coalesce(nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), ''), u.username)
         from case_readers r join users u on u.id = r.user_id

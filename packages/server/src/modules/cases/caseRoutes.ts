@@ -10,7 +10,7 @@ import {
   EDIT_CASE_PERMISSION,
   HOLD_CASE_PERMISSION,
   MANUAL_READER_PERMISSION,
-  REVERT_ANY_PERMISSION,
+  REOPEN_READ_PERMISSIONS,
   VIEW_CASE_PERMISSIONS,
   assignImageRequestSchema,
   assignedCasesResponseSchema,
@@ -25,6 +25,7 @@ import {
   readsAssignedCasesOnly,
   readerSearchQuerySchema,
   readersResponseSchema,
+  reopenReadRequestSchema,
   revertCaseRequestSchema,
   studyCaseListQuerySchema,
   studyCaseListResponseSchema,
@@ -60,6 +61,7 @@ const IMAGE_QC_PERMISSIONS: readonly Permission[] = IMAGE_QC_STEPS.map((s) => s.
 const CASE_DIALOG: readonly Permission[] = [CREATE_CASE_PERMISSION, EDIT_CASE_PERMISSION];
 
 const caseIdParams = z.object({ caseId: idParams.shape.id });
+const readParams = z.object({ id: idParams.shape.id, readerId: idParams.shape.id });
 
 /**
  * Cases (issue 11; spec doc 2 §7, doc 3 §7): create, read, edit, the status calls, image
@@ -109,7 +111,7 @@ export function caseRoutes(db: Db) {
           status: row.status as CaseStatus,
           numberOfImages: row.number_of_images ?? 0,
           assignedAt: row.assigned_at.toISOString(),
-          readAt: row.read_at ? row.read_at.toISOString() : null,
+          myReadAt: row.read_at ? row.read_at.toISOString() : null,
         })),
       }),
     );
@@ -152,12 +154,26 @@ export function caseRoutes(db: Db) {
     r.patch(
       '/api/cases/:id/status/back',
       {
-        config: { policy: policy.anyOf([EDIT_CASE_PERMISSION, REVERT_ANY_PERMISSION], caseScope()) },
+        config: { policy: policy.anyOf(REOPEN_READ_PERMISSIONS, caseScope()) },
         schema: { params: idParams, body: revertCaseRequestSchema, response: { 200: caseResponseSchema } },
       },
       async (request) => {
         await cases.back(principalOf(request), actorOf(request), request.params.id, request.body);
         return answer(request, request.params.id, CASE_MESSAGES.reverted);
+      },
+    );
+
+    r.patch(
+      '/api/cases/:id/reads/:readerId/reopen',
+      {
+        // The roles that may revert status (PATCH /api/cases/{id}/status/back), in the case's study.
+        config: { policy: policy.anyOf(REOPEN_READ_PERMISSIONS, caseScope()) },
+        schema: { params: readParams, body: reopenReadRequestSchema, response: { 200: caseResponseSchema } },
+      },
+      async (request) => {
+        const { id, readerId } = request.params;
+        await cases.reopenRead(actorOf(request), id, readerId, request.body.reasonForChange);
+        return answer(request, id, CASE_MESSAGES.readReopened);
       },
     );
 

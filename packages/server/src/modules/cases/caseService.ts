@@ -19,6 +19,7 @@ import {
   IMAGE_STATUS_AT_STAGE,
   MANUAL_READER_PERMISSION,
   REVERT_ANY_PERMISSION,
+  READ_REOPENABLE,
   caseFieldError,
   caseRequiredError,
   forwardStepFrom,
@@ -642,6 +643,84 @@ export class CaseService {
       newValue: null,
       reason,
     }));
+  }
+
+  /**
+   * PATCH /api/cases/{id}/reads/{readerId}/reopen (issue 29): one reader's Mark as Scored is undone,
+   * with a reason — their annotations on the case's images unlock (annotationService.readLocked), the
+   * other readers' reads and locks stay. A completed case returns to Processed (its images to Ready
+   * for Reading) until that reader marks it again. 404 when the user is not a reader of the case,
+   * 409 when they have not scored it or the case is not being read.
+   */
+  async reopenRead(actor: Actor, caseId: number, readerId: number, reasonForChange: string | null | undefined) {
+    const reason = requiredReason(reasonForChange, CASE_MESSAGES.reopenReasonRequired);
+    await this.db.transaction().execute(async (tx) => {
+      const current = await lockCase(tx, caseId);
+      const read = await tx
+        .selectFrom('case_readers')
+        .innerJoin('users', 'users.id', 'case_readers.user_id')
+        .select(['case_readers.read_at', 'users.username'])
+        .where('case_readers.case_id', '=', caseId)
+        .where('case_readers.user_id', '=', readerId)
+        .forUpdate(['case_readers'])
+        .executeTakeFirst();
+      if (!read) throw new NotFoundError(CASE_MESSAGES.notReaderOfCase);
+      if (read.read_at === null)
+        throw new ConflictError(`${CASE_MESSAGES.unableToReopenRead} ${CASE_MESSAGES.readNotScored}`);
+      if (!READ_REOPENABLE.includes(current.status))
+        throw new ConflictError(`${CASE_MESSAGES.unableToReopenRead} ${CASE_MESSAGES.reopenNotNow}`);
+      await tx
+        .updateTable('case_readers')
+        .set({ read_at: null, include_ai_counts: null })
+        .where('case_id', '=', caseId)
+        .where('user_id', '=', readerId)
+        .execute();
+      const events: AuditEvent[] = [
+        {
+          action: 'CASE_READ_REOPENED',
+          entityType: 'case',
+          entityId: caseId,
+          studyId: current.study_id,
+          field: 'read_at',
+          oldValue: { reader: read.username, readAt: read.read_at.toISOString() },
+          newValue: null,
+          reason,
+        },
+      ];
+      if (current.status === 'COMPLETED') {
+        await tx
+          .updateTable('cases')
+          .set({
+            status: 'PROCESSED',
+            prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
+            case_status_reverted: true,
+            read_completed_at: null,
+            updated_at: new Date(),
+          })
+          .where('id', '=', caseId)
+          .execute();
+        events.push(
+          {
+            action: 'CASE_STATUS_REVERTED',
+            entityType: 'case',
+            entityId: caseId,
+            studyId: current.study_id,
+            field: 'status',
+            oldValue: current.status,
+            newValue: 'PROCESSED',
+            reason,
+          },
+          ...(await this.moveImages(
+            tx,
+            current,
+            [IMAGE_STATUS_AT_STAGE.COMPLETED],
+            IMAGE_STATUS_AT_STAGE.PROCESSED,
+            reason,
+          )),
+        );
+      }
+      await recordAudit(tx, actor, events);
+    });
   }
 
   /** PATCH /api/cases/{id}/status/on_hold and /off_hold. */

@@ -6,6 +6,7 @@ import { errorMessage, withFallbackMessage } from '../../api/ApiError';
 import { apiFetch } from '../../api/client';
 import { usePageTitle } from '../../components/usePageTitle';
 import { formatLongDate } from '../../util/formatDate';
+import { scoredLabel } from './CaseReads';
 
 function useAssignedCases() {
   return useQuery({
@@ -64,7 +65,13 @@ export function AssignedCasesPage() {
                 </td>
                 <td>{c.studyName}</td>
                 <td>
-                  <Tag minimal>{c.readAt ? 'Read' : CASE_STATUS_LABELS[c.status]}</Tag>
+                  {c.myReadAt ? (
+                    <Tag minimal intent="success" title={CASE_STATUS_LABELS[c.status]}>
+                      {scoredLabel(c.myReadAt)}
+                    </Tag>
+                  ) : (
+                    <Tag minimal>{CASE_STATUS_LABELS[c.status]}</Tag>
+                  )}
                 </td>
                 <td>{c.numberOfImages}</td>
                 <td>{formatLongDate(c.assignedAt).date}</td>

@@ -6,6 +6,7 @@ import { makeCase, makeCaseRow, makeStudy, makeUserAs } from '../../test/fixture
 import { mockFetch } from '../../test/mockFetch';
 import { LocationProbe, renderRoutes } from '../../test/render';
 import { StudyCasesTab } from './StudyCasesTab';
+import { scoredLabel } from './CaseReads';
 
 beforeEach(() => setCsrfToken('token'));
 afterEach(() => {
@@ -228,5 +229,22 @@ describe('study page, Cases tab (doc 2 §2.4)', () => {
         subjectId: { value: 'S-NEW', reasonForChange: 'Typo' },
       }),
     );
+  });
+
+  it('a reader’s own read shows as "Scored {date}" (issue 29)', async () => {
+    const readAt = '2025-03-05T09:30:00.000Z';
+    renderTab(
+      [
+        makeCaseRow({ id: 44, procId: 'ENDO-44', status: 'PROCESSED', myReadAt: readAt }),
+        makeCaseRow({ id: 45, procId: 'ENDO-45', status: 'PROCESSED', myReadAt: null }),
+      ],
+      READER,
+    );
+    const table = await screen.findByRole('table', { name: 'Cases' });
+    const scored = (await within(table).findByText('ENDO-44')).closest('tr')!;
+    within(scored).getByText(scoredLabel(readAt));
+    const notScored = within(table).getByText('ENDO-45').closest('tr')!;
+    within(notScored).getByText('Processed');
+    expect(within(notScored).queryByText(/^Scored/)).toBeNull();
   });
 });

@@ -28,6 +28,7 @@ import {
   type CaseRef,
 } from './CaseActionDialog';
 import { CaseDialog } from './CaseDialog';
+import { scoredLabel } from './CaseReads';
 import './cases.css';
 
 /** Statuses a study's case list can filter by (archived cases are not listed). */
@@ -165,7 +166,17 @@ export function StudyCasesTab({ study }: { study: StudyView }) {
       header: 'Status',
       sortable: true,
       width: '9rem',
-      cell: (row) => (row.status ? <Tag minimal>{CASE_STATUS_LABELS[row.status]}</Tag> : '-'),
+      // A reader's own read (issue 29): "Scored {date}" — the case's status stays in the tooltip.
+      cell: (row) =>
+        row.myReadAt ? (
+          <Tag minimal intent="success" title={row.status ? CASE_STATUS_LABELS[row.status] : undefined}>
+            {scoredLabel(row.myReadAt)}
+          </Tag>
+        ) : row.status ? (
+          <Tag minimal>{CASE_STATUS_LABELS[row.status]}</Tag>
+        ) : (
+          '-'
+        ),
     },
     ...(!reader
       ? [

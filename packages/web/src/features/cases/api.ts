@@ -250,6 +250,20 @@ export function useCaseStatusAction() {
   });
 }
 
+/** PATCH /api/cases/{id}/reads/{readerId}/reopen { reasonForChange } (issue 29): one reader's read reopened. */
+export function useReopenRead() {
+  return useCaseMutation(({ id, readerId, reason }: { id: number; readerId: number; reason: string }) =>
+    withFallbackMessage(
+      apiFetch(`/api/cases/${id}/reads/${readerId}/reopen`, {
+        method: 'PATCH',
+        body: { reasonForChange: reason },
+        schema: caseResponseSchema,
+      }),
+      CASE_MESSAGES.unableToReopenRead,
+    ),
+  );
+}
+
 /** PUT /api/cases/{caseId}/assign { imageId, reasonForChange }. */
 export function assignImage(caseId: number, imageId: number, reasonForChange: string) {
   return withFallbackMessage(

@@ -23,6 +23,7 @@ import { formatLongDate } from '../../util/formatDate';
 import { useCase } from '../cases/api';
 import { CaseActionDialog, caseActionOffered, forwardLabel, type CaseActionKind } from '../cases/CaseActionDialog';
 import { CaseDialog } from '../cases/CaseDialog';
+import { CaseReads } from '../cases/CaseReads';
 import { EditImageDialog } from '../cases/ImageActionDialogs';
 import { imageQcOffered, PassQcButton, PassQcDialog } from '../cases/PassQc';
 import { useStudy } from '../../api/studies';
@@ -290,6 +291,11 @@ function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, on
                 {c.onHoldFrom && ` (from ${CASE_STATUS_LABELS[c.onHoldFrom]})`}
               </Detail>
               <Detail label="CR Assigned">{readerList(c.readers.map((r) => r.displayName))}</Detail>
+              {c.readers.length > 0 && (
+                <Detail label="Reads">
+                  <CaseReads c={c} actions={actions} />
+                </Detail>
+              )}
               {c.lastCaseComment && (
                 <Detail label="Last comment">
                   {c.lastCaseComment.text} — {c.lastCaseComment.by}
