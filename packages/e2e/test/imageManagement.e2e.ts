@@ -57,11 +57,30 @@ describe('Image Management (issue 12)', () => {
       const studyNames = await table.locator('tbody tr td:nth-child(4)').allTextContents();
       expect(studyNames.every((name) => name.startsWith(DEMO_STUDY))).toBe(true);
 
-      // Hide Accession Number: gone, and still gone after a reload (the cookie).
-      await page.getByRole('button', { name: /Show\/Hide Columns/ }).click();
+      // Show/Hide Columns stages its ticks (issue 29 item 15): Cancel and Escape abandon them.
       const columns = page.getByRole('dialog', { name: 'Show/Hide Columns' });
+      const openColumns = async () => {
+        await page.getByRole('button', { name: /Show\/Hide Columns/ }).click();
+        await columns.waitFor();
+      };
+      await openColumns();
       await setChecked(columns.getByRole('checkbox', { name: 'Accession Number' }), false);
-      await columns.getByRole('button', { name: 'Done' }).click();
+      expect(await headers(page, 'Images')).toContain('Accession Number');
+      await saveScreenshot(page, 'image-management-columns-staged.png');
+      await columns.getByRole('button', { name: 'Cancel' }).click();
+      await columns.waitFor({ state: 'detached' });
+      expect(await headers(page, 'Images')).toContain('Accession Number');
+      await openColumns();
+      expect(await columns.getByRole('checkbox', { name: 'Accession Number' }).isChecked()).toBe(true);
+      await setChecked(columns.getByRole('checkbox', { name: 'Accession Number' }), false);
+      await page.keyboard.press('Escape');
+      await columns.waitFor({ state: 'detached' });
+      expect(await headers(page, 'Images')).toContain('Accession Number');
+      // Hide Accession Number with Apply: gone, and still gone after a reload (the cookie).
+      await openColumns();
+      await setChecked(columns.getByRole('checkbox', { name: 'Accession Number' }), false);
+      await columns.getByRole('button', { name: 'Apply' }).click();
+      await columns.waitFor({ state: 'detached' });
       expect(await headers(page, 'Images')).not.toContain('Accession Number');
       await page.reload();
       await table.locator('tbody tr').first().waitFor();

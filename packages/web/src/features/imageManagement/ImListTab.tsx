@@ -211,14 +211,11 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
         <ColumnsDialog
           columns={viewable}
           isShown={(c) => shown.includes(c)}
-          onChange={(key, show) => {
-            const next = { ...choices, [key]: show };
+          isDefault={(c) => visibleByDefault(c, role)}
+          onApply={(next) => {
             setChoices(next);
             writeColumnChoices(tab, next);
-          }}
-          onReset={() => {
-            setChoices({});
-            writeColumnChoices(tab, {});
+            setDialog(null);
           }}
           onClose={() => setDialog(null)}
         />
@@ -227,14 +224,28 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
   );
 }
 
-/** Show/Hide Columns (doc 2 §2.1, §6): only the columns the user may view. */
+/**
+ * Show/Hide Columns (doc 2 §2.1, §6; "Show/Hide Columns (Apply, Cancel)"): only the columns the
+ * user may view. Ticks (and Reset to defaults) are staged in the dialog; Apply shows them and saves
+ * the choices that differ from the role's defaults, Cancel, Escape and closing abandon them
+ * (issue 29 item 15).
+ */
 function ColumnsDialog<K extends string>(props: {
   columns: readonly ImColumn<K>[];
   isShown: (column: ImColumn<K>) => boolean;
-  onChange: (key: K, show: boolean) => void;
-  onReset: () => void;
+  isDefault: (column: ImColumn<K>) => boolean;
+  onApply: (choices: Record<string, boolean>) => void;
   onClose: () => void;
 }) {
+  const [staged, setStaged] = useState<Record<string, boolean>>(() =>
+    Object.fromEntries(props.columns.map((c) => [c.key, props.isShown(c)])),
+  );
+  const apply = () =>
+    props.onApply(
+      Object.fromEntries(
+        props.columns.filter((c) => staged[c.key] !== props.isDefault(c)).map((c) => [c.key, staged[c.key] ?? false]),
+      ),
+    );
   return (
     <Dialog isOpen onClose={props.onClose} title="Show/Hide Columns" style={{ width: 380 }}>
       <DialogBody>
@@ -243,8 +254,11 @@ function ColumnsDialog<K extends string>(props: {
             <Checkbox
               key={c.key}
               label={c.label}
-              checked={props.isShown(c)}
-              onChange={(event) => props.onChange(c.key, event.currentTarget.checked)}
+              checked={staged[c.key] ?? false}
+              onChange={(event) => {
+                const checked = event.currentTarget.checked;
+                setStaged((s) => ({ ...s, [c.key]: checked }));
+              }}
             />
           ))}
         </div>
@@ -252,8 +266,13 @@ function ColumnsDialog<K extends string>(props: {
       <DialogFooter
         actions={
           <>
-            <Button variant="minimal" text="Reset to defaults" onClick={props.onReset} />
-            <Button intent="primary" text="Done" onClick={props.onClose} />
+            <Button
+              variant="minimal"
+              text="Reset to defaults"
+              onClick={() => setStaged(Object.fromEntries(props.columns.map((c) => [c.key, props.isDefault(c)])))}
+            />
+            <Button text="Cancel" onClick={props.onClose} />
+            <Button intent="primary" text="Apply" onClick={apply} />
           </>
         }
       />

@@ -159,13 +159,52 @@ describe('Image Management: Images tab', () => {
     expect(within(dialog).getByRole<HTMLInputElement>('checkbox', { name: 'Visit ID' }).checked).toBe(false);
     expect(within(dialog).queryByRole('checkbox', { name: 'Status' })).toBeNull();
     fireEvent.click(within(dialog).getByRole('checkbox', { name: 'Accession Number' }));
-    fireEvent.click(within(dialog).getByRole('button', { name: 'Done' }));
+    // Staged until Apply (issue 29 item 15).
+    expect(headers()).toContain('Accession Number');
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Apply' }));
+    await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Show/Hide Columns' })).toBeNull());
     expect(headers()).not.toContain('Accession Number');
     expect(screen.getByTestId('hidden-count').textContent).toBe('2');
     cleanup();
     renderIm();
     await screen.findByText('COLON-4711.svs');
     expect(headers()).not.toContain('Accession Number');
+  });
+
+  it('Show/Hide Columns: Cancel and Escape abandon the ticks; Reset to defaults is staged too (issue 29 item 15)', async () => {
+    renderIm();
+    await screen.findByText('COLON-4711.svs');
+    const open = async () => {
+      fireEvent.click(screen.getByRole('button', { name: /Show\/Hide Columns/ }));
+      return within(await screen.findByRole('dialog', { name: 'Show/Hide Columns' }));
+    };
+    const closed = () => waitFor(() => expect(screen.queryByRole('dialog', { name: 'Show/Hide Columns' })).toBeNull());
+    let dialog = await open();
+    fireEvent.click(dialog.getByRole('checkbox', { name: 'Accession Number' }));
+    fireEvent.click(dialog.getByRole('checkbox', { name: 'Visit ID' }));
+    fireEvent.click(dialog.getByRole('button', { name: 'Cancel' }));
+    await closed();
+    expect(headers()).toContain('Accession Number');
+    expect(headers()).not.toContain('Visit ID');
+    dialog = await open();
+    expect(dialog.getByRole<HTMLInputElement>('checkbox', { name: 'Accession Number' }).checked).toBe(true);
+    fireEvent.click(dialog.getByRole('checkbox', { name: 'Accession Number' }));
+    fireEvent.keyDown(screen.getByRole('dialog', { name: 'Show/Hide Columns' }), { key: 'Escape' });
+    await closed();
+    expect(headers()).toContain('Accession Number');
+    // Hide it, then Reset to defaults shows it again only on Apply.
+    dialog = await open();
+    fireEvent.click(dialog.getByRole('checkbox', { name: 'Accession Number' }));
+    fireEvent.click(dialog.getByRole('button', { name: 'Apply' }));
+    await closed();
+    expect(headers()).not.toContain('Accession Number');
+    dialog = await open();
+    fireEvent.click(dialog.getByRole('button', { name: 'Reset to defaults' }));
+    expect(dialog.getByRole<HTMLInputElement>('checkbox', { name: 'Accession Number' }).checked).toBe(true);
+    expect(headers()).not.toContain('Accession Number');
+    fireEvent.click(dialog.getByRole('button', { name: 'Apply' }));
+    await closed();
+    expect(headers()).toContain('Accession Number');
   });
 
   it('searches after the typing stops, from the first page', async () => {
