@@ -270,6 +270,98 @@ export function formatLengthUm(lengthUm: number): string {
   return `${Math.round(lengthUm)} µm`;
 }
 
+/**
+ * µm per pixel for areas and perimeters (issue 29): the slide's own, or null when it records none —
+ * a region's size is then unknown, not estimated (unlike a line's length, which assumes 0.2 µm).
+ */
+export function physicalMicronsPerPixel(mpp: number | null | undefined): number | null {
+  return typeof mpp === 'number' && mpp > 0 && Number.isFinite(mpp) ? mpp : null;
+}
+
+/** The area of a ring in px² by the shoelace formula (either winding; closed or not). */
+export function ringAreaPx(ring: readonly (readonly number[])[]): number {
+  let twice = 0;
+  for (let i = 0; i < ring.length; i++) {
+    const [ax, ay] = xy(ring[i]);
+    const [bx, by] = xy(ring[(i + 1) % ring.length]);
+    twice += ax * by - bx * ay;
+  }
+  return Math.abs(twice) / 2;
+}
+
+/** The perimeter of a ring in px: its edges, the closing edge included when the ring is open. */
+export function ringPerimeterPx(ring: readonly (readonly number[])[]): number {
+  let px = 0;
+  for (let i = 0; i < ring.length; i++) {
+    const [ax, ay] = xy(ring[i]);
+    const [bx, by] = xy(ring[(i + 1) % ring.length]);
+    px += Math.hypot(bx - ax, by - ay);
+  }
+  return px;
+}
+
+/** An ellipse's perimeter by Ramanujan's (first) approximation: π[3(a+b) − √((3a+b)(a+3b))]. */
+export function ellipsePerimeter(a: number, b: number): number {
+  return Math.PI * (3 * (a + b) - Math.sqrt((3 * a + b) * (a + 3 * b)));
+}
+
+/** A region's area (µm²) and perimeter (µm); both null for a non-region or without a pixel size. */
+export interface RegionMeasures {
+  area: number | null;
+  perimeter: number | null;
+}
+
+/**
+ * The area and perimeter of a region (issue 29): a freehand polygon's outer ring (shoelace; holes
+ * subtracted from the area), an ellipse (π·a·b, Ramanujan), an HPF circle (πr², 2πr), in µm from the
+ * slide's µm per pixel. Other types, and a slide with no pixel size, give nulls. Computed once here,
+ * stored by the server beside `length`.
+ */
+export function regionMeasures(
+  a: Pick<AnnotationView, 'annotationType' | 'geometry' | 'radius' | 'radiusX' | 'radiusY'>,
+  mpp: number | null | undefined,
+): RegionMeasures {
+  const um = physicalMicronsPerPixel(mpp);
+  const none = { area: null, perimeter: null };
+  if (um === null) return none;
+  switch (a.annotationType) {
+    case 'FREEHAND': {
+      if (a.geometry.type !== 'Polygon') return none;
+      const [outer, ...holes] = a.geometry.coordinates;
+      if (!outer || outer.length < 3) return none;
+      const px = holes.reduce((sum, hole) => sum - ringAreaPx(hole), ringAreaPx(outer));
+      return { area: px * um * um, perimeter: ringPerimeterPx(outer) * um };
+    }
+    case 'ELLIPSE': {
+      if (a.radiusX === null || a.radiusY === null) return none;
+      const rx = a.radiusX * um;
+      const ry = a.radiusY * um;
+      return { area: Math.PI * rx * ry, perimeter: ellipsePerimeter(rx, ry) };
+    }
+    case 'HPF': {
+      if (a.radius === null) return none;
+      const r = a.radius * um;
+      return { area: Math.PI * r * r, perimeter: 2 * Math.PI * r };
+    }
+    default:
+      return none;
+  }
+}
+
+/** An area as the viewer shows it: whole µm², thousands apart ("12 345 µm²"). */
+export function formatAreaUm2(areaUm2: number): string {
+  return `${groupThousands(Math.round(areaUm2))} µm²`;
+}
+
+/** A size in µm as drawing panels show it: whole µm, thousands apart ("1 250 µm"). */
+export function formatMicrons(um: number): string {
+  return `${groupThousands(Math.round(um))} µm`;
+}
+
+function groupThousands(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
+}
+
 /** The drawing's rotation (degrees) → the wire's tilt, and back (doc 3 §7). */
 export const tiltToWire = (degrees: number): number => degrees + TILT_WIRE_OFFSET;
 export const tiltFromWire = (tilt: number): number => tilt - TILT_WIRE_OFFSET;
@@ -386,6 +478,10 @@ export interface AnnotationView {
   weight: number | null;
   /** µm, lines and multilines. */
   length: number | null;
+  /** µm², regions (freehand, ellipse, HPF); null when the slide has no pixel size (issue 29). */
+  area: number | null;
+  /** µm, regions; null when the slide has no pixel size. */
+  perimeter: number | null;
   multilineCategory: MultilineCategory | null;
   text: string | null;
   createdAt: string;
@@ -407,6 +503,8 @@ export const annotationViewSchema = z.object({
   tilt: z.number().nullable(),
   weight: z.number().nullable(),
   length: z.number().nullable(),
+  area: z.number().nullable(),
+  perimeter: z.number().nullable(),
   multilineCategory: z.enum(MULTILINE_CATEGORIES).nullable(),
   text: z.string().nullable(),
   createdAt: z.string(),
@@ -441,6 +539,8 @@ const NULLABLE_FIELDS = [
   'tilt',
   'weight',
   'length',
+  'area',
+  'perimeter',
   'multilineCategory',
   'text',
 ] as const;

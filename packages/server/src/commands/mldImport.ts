@@ -6,6 +6,7 @@ import {
   MLD_IMPORT_MESSAGES,
   VIEW_ALL_STUDIES,
   imageBaseName,
+  regionMeasures,
   type AnnotationType,
 } from '@lamina/domain';
 import type { Db } from '../platform/db/database.js';
@@ -246,6 +247,16 @@ export async function processMldImport(deps: MldImportDeps, mldId: number): Prom
           // The domain's tilt is in degrees, +90 as the viewer sends it (doc 3 §7).
           tilt: type === 'ELLIPSE' && o.rotation !== null ? (o.rotation * 180) / Math.PI + 90 : null,
           length: line && mpp !== null ? lengthPx(line) * mpp : null,
+          ...regionMeasures(
+            {
+              annotationType: type,
+              geometry: o.geometry,
+              radius: type === 'HPF' ? o.radius : null,
+              radiusX: type === 'ELLIPSE' ? o.radiusX : null,
+              radiusY: type === 'ELLIPSE' ? o.radiusY : null,
+            },
+            mpp,
+          ),
           text: type === 'TEXT' ? o.text.slice(0, ANNOTATION_LIMITS.textMaxLength) : null,
         };
       });
@@ -254,14 +265,16 @@ export async function processMldImport(deps: MldImportDeps, mldId: number): Prom
         const col = <K extends keyof (typeof batch)[number]>(k: K) => batch.map((r) => r[k]);
         await sql`
           insert into annotations (image_id, annotation_type, ai_class_id, color, geometry, radius, radius_x,
-            radius_y, tilt, length, text, source, mld_file_id)
+            radius_y, tilt, length, area, perimeter, text, source, mld_file_id)
           select ${image.id}, t.type, t.class_id, t.color, t.geometry::jsonb, t.radius, t.radius_x, t.radius_y,
-                 t.tilt, t.length, t.text, ${AI_SOURCE}, ${mldId}
+                 t.tilt, t.length, t.area, t.perimeter, t.text, ${AI_SOURCE}, ${mldId}
           from unnest(${col('type')}::text[], ${col('classId')}::int[], ${col('color')}::text[],
                       ${col('geometry')}::text[], ${col('radius')}::float8[], ${col('radiusX')}::float8[],
                       ${col('radiusY')}::float8[], ${col('tilt')}::float8[], ${col('length')}::float8[],
-                      ${col('text')}::text[])
-            as t(type, class_id, color, geometry, radius, radius_x, radius_y, tilt, length, text)`.execute(tx);
+                      ${col('area')}::float8[], ${col('perimeter')}::float8[], ${col('text')}::text[])
+            as t(type, class_id, color, geometry, radius, radius_x, radius_y, tilt, length, area, perimeter, text)`.execute(
+          tx,
+        );
       }
       // A point's HPF: the AI HPF of this import whose circle holds it.
       await sql`

@@ -50,6 +50,8 @@ export function exportQuery(db: Kysely<DB>, principal: Principal, imageId: numbe
       'a.radius_y',
       'a.tilt',
       'a.length',
+      'a.area',
+      'a.perimeter',
       'a.multiline_category',
       'a.parent_id',
       'c.name as class_name',
@@ -74,6 +76,8 @@ export function featureJson(row: ExportRow): string {
   if (row.radius_y !== null) lamina.radiusY = row.radius_y;
   if (row.tilt !== null) lamina.tilt = row.tilt;
   if (row.length !== null) lamina.length = row.length;
+  if (row.area !== null) lamina.area = row.area;
+  if (row.perimeter !== null) lamina.perimeter = row.perimeter;
   if (row.parent_id !== null) lamina.parentId = row.parent_id;
   if (row.text !== null) lamina.text = row.text;
   const properties = {

@@ -34,6 +34,8 @@ const ROW_JSON: RawBuilder<string> = sql<string>`'{"id":' || a.id
   || coalesce(',"tilt":' || a.tilt, '')
   || coalesce(',"weight":' || a.weight, '')
   || coalesce(',"length":' || a.length, '')
+  || coalesce(',"area":' || a.area, '')
+  || coalesce(',"perimeter":' || a.perimeter, '')
   || coalesce(',"multilineCategory":"' || a.multiline_category || '"', '')
   || coalesce(',"text":' || to_json(a.text)::text, '')
   || ',"createdAt":"' || to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"}'`;

@@ -13,6 +13,7 @@ import {
   parentHpfOf,
   xy,
   polylineLengthUm,
+  regionMeasures,
   type AnnotationView,
   type CreateAnnotationRequest,
 } from '@lamina/domain';
@@ -113,11 +114,14 @@ export type PreparedAnnotation = Pick<
   | 'tilt'
   | 'weight'
   | 'length'
+  | 'area'
+  | 'perimeter'
 > & { color: string };
 
 /**
  * Checks a create request against the image and the study's classes and computes what the server
  * owns: the HPF radius (from the slide's pixel size, doubled for NASH), the length of lines in µm,
+ * the area (µm²) and perimeter (µm) of regions (null when the slide records no pixel size),
  * the colour (the class's, else the spec's default), the HPF weight. Throws 400 with the reason.
  */
 export function prepareAnnotation(
@@ -149,6 +153,9 @@ export function prepareAnnotation(
         ? ANNOTATION_COLORS.multiline
         : ANNOTATION_COLORS.default;
   const text = request.text?.trim() ? request.text.trim() : null;
+  const radius = type === 'HPF' ? hpfRadiusPx(image.mpp, isNashStudy(image.indications)) : null;
+  const radiusX = type === 'ELLIPSE' ? (request.radiusX ?? null) : null;
+  const radiusY = type === 'ELLIPSE' ? (request.radiusY ?? null) : null;
   return {
     imageId: image.id,
     annotationType: type,
@@ -157,12 +164,13 @@ export function prepareAnnotation(
     multilineCategory: type === 'MULTILINE' ? (request.multilineCategory ?? null) : null,
     text: type === 'TEXT' || type === 'ELLIPSE' || type === 'HPF' ? text : null,
     color: cls?.color ?? defaultColor,
-    radius: type === 'HPF' ? hpfRadiusPx(image.mpp, isNashStudy(image.indications)) : null,
-    radiusX: type === 'ELLIPSE' ? (request.radiusX ?? null) : null,
-    radiusY: type === 'ELLIPSE' ? (request.radiusY ?? null) : null,
+    radius,
+    radiusX,
+    radiusY,
     tilt: type === 'ELLIPSE' ? (request.tilt ?? 0) : null,
     weight: type === 'HPF' ? HPF_WEIGHT : null,
     length: g.type === 'LineString' ? polylineLengthUm(g.coordinates, image.mpp) : null,
+    ...regionMeasures({ annotationType: type, geometry: g, radius, radiusX, radiusY }, image.mpp),
   };
 }
 
@@ -306,6 +314,8 @@ export class AnnotationService {
       tilt: p.tilt,
       weight: p.weight,
       length: p.length,
+      area: p.area,
+      perimeter: p.perimeter,
       multiline_category: p.multilineCategory,
       user_id: userId,
     });
@@ -490,6 +500,8 @@ export function createdEvent(image: AnnotatedImage, id: number, p: PreparedAnnot
       radiusY: p.radiusY,
       tilt: p.tilt,
       length: p.length,
+      area: p.area,
+      perimeter: p.perimeter,
     }),
   };
 }

@@ -66,6 +66,16 @@ export interface AnnotationsTable {
   mld_file_id: number | null;
   /** An imported (AI) annotation's AI class. */
   ai_class_id: number | null;
+  /**
+   * µm², regions (FREEHAND, ELLIPSE, HPF); null when the slide has no pixel size (domain
+   * regionMeasures).
+   */
+  area: number | null;
+  /**
+   * µm, regions (FREEHAND, ELLIPSE, HPF); null when the slide has no pixel size (domain
+   * regionMeasures).
+   */
+  perimeter: number | null;
 }
 
 /**

@@ -20,6 +20,8 @@ export function makeAnnotation(overrides: Partial<AnnotationView> = {}): Annotat
     tilt: null,
     weight: null,
     length: null,
+    area: null,
+    perimeter: null,
     multilineCategory: null,
     text: null,
     createdAt: '2026-11-25T00:00:00.000Z',
