@@ -90,6 +90,8 @@ export interface RunningServer {
   url: string;
   pid: number;
   child: ChildProcess;
+  /** The end of what the server printed (for a failure's message). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -106,8 +108,10 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // Kept short: a long benchmark's server may print for minutes.
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-64_000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -125,6 +129,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
     url,
     pid: child.pid ?? 0,
     child,
+    output: () => output.slice(-8000),
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
