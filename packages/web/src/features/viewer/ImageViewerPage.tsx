@@ -46,7 +46,10 @@ export function ImageViewerPage() {
   const studyId = image.data ? image.data.studyId : routeStudy;
   const title = image.data?.name ?? `Image ${params.id ?? ''}`;
   usePageTitle(title);
-  const tabs = image.data ? viewerTabs(actions, !!user && image.data.uploaderId === user.id) : [];
+  // 'An uploader' (doc 3 §2) is the image's uploader or a user who uploads to the study (Uploader,
+  // Site): a query goes to a role, so a colleague's image's queries are theirs to answer (issue 29).
+  const uploader = !!user && (image.data?.uploaderId === user.id || actions.includes('S_ImageListTab_UploadImage'));
+  const tabs = image.data ? viewerTabs(actions, uploader) : [];
 
   const shown = image.data && isViewable(image.data) ? image.data : null;
   // The sidebar's data (queries, annotations, AI layers, study, case) once the first tiles are asked for.
