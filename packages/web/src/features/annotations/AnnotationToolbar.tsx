@@ -8,6 +8,10 @@ import {
   TOOL_KEYS,
   TOOL_LABELS,
   canAddAnnotation,
+  formatAreaUm2,
+  formatMicrons,
+  physicalMicronsPerPixel,
+  regionMeasures,
   type AnnotationTool,
 } from '@lamina/domain';
 import { useMemo, useState } from 'react';
@@ -136,6 +140,20 @@ function ClassToolButton({ tool, tools }: { tool: ClassTool; tools: AnnotationTo
 }
 
 /**
+ * The ellipse being drawn, as the panel shows it (issue 29 item 4): its radii in µm and its area in
+ * µm² from the slide's pixel size; in px only when the slide records none.
+ */
+export function ellipseSizeText(radiusX: number, radiusY: number, mpp: number | null): string {
+  const um = physicalMicronsPerPixel(mpp);
+  if (um === null) return `Radii ${Math.round(radiusX)} × ${Math.round(radiusY)} px`;
+  const { area } = regionMeasures(
+    { annotationType: 'ELLIPSE', geometry: { type: 'Point', coordinates: [0, 0] }, radius: null, radiusX, radiusY },
+    um,
+  );
+  return `Radii ${formatMicrons(radiusX * um)} × ${formatMicrons(radiusY * um)} · ${formatAreaUm2(area ?? 0)}`;
+}
+
+/**
  * The 'Add annotation' panel (doc 3 §2, §4) for text, ellipse and HPF: open while the shape is
  * placed, with the optional message (required for text); 'Add annotation' follows
  * canAddAnnotation. The ellipse's radii show debounced (100 ms) and its rotation is set here.
@@ -156,8 +174,8 @@ export function AddAnnotationPanel({ tools }: { tools: AnnotationTools }) {
       <strong>Add annotation — {TOOL_LABELS[tool]}</strong>
       {tool === 'ellipse' && (
         <div className="lamina-add-annotation-row">
-          <span className="bp6-text-muted">
-            {Math.round(draft.radiusX)} × {Math.round(draft.radiusY)} px
+          <span className="bp6-text-muted" data-testid="ellipse-size">
+            {ellipseSizeText(draft.radiusX, draft.radiusY, tools.session.mpp)}
           </span>
           <label>
             Rotation{' '}

@@ -168,6 +168,42 @@ describe('Annotations tab (doc 3 §2)', () => {
     ]);
   });
 
+  it('shows each region’s area in µm² and perimeter in µm (issue 29 item 4); none without a pixel size', async () => {
+    const square = {
+      type: 'Polygon' as const,
+      coordinates: [
+        [
+          [0, 0],
+          [200, 0],
+          [200, 100],
+          [0, 100],
+          [0, 0],
+        ] as [number, number][],
+      ],
+    };
+    const body = annotations();
+    body.annotations.push(
+      a({ id: 20, annotationType: 'FREEHAND', geometry: square, area: 5000, perimeter: 300 }),
+      a({
+        id: 21,
+        annotationType: 'ELLIPSE',
+        radiusX: 140,
+        radiusY: 80,
+        text: 'Abscess',
+        area: 12_345.4,
+        perimeter: 456.2,
+      }),
+      a({ id: 22, annotationType: 'FREEHAND', geometry: square, area: null, perimeter: null }),
+    );
+    renderTab(READER, 'CR', { 'GET /api/images/7/annotations': { body } });
+    await openTab();
+    const others = await screen.findByRole('region', { name: 'Other annotations' });
+    await within(others).findByText('Freehand 5 000 µm² · 300 µm');
+    within(others).getByText('Ellipse “Abscess” 12 345 µm² · 456 µm');
+    within(others).getByText('Freehand');
+    within(others).getByRole('button', { name: 'Delete Freehand 5 000 µm² · 300 µm' });
+  });
+
   it("'Delete HPF and its points' sends deleteNested=true: the tree follows the answer", async () => {
     const { calls } = renderTab(READER, 'CR', {
       'DELETE /api/annotations/1': (call) => ({

@@ -4,6 +4,7 @@ import {
   MULTILINE_CATEGORY_LABELS,
   buildHpfTree,
   celiacTable,
+  formatAreaUm2,
   formatLengthUm,
   hpfTreeTsv,
   type AnnotationView,
@@ -159,7 +160,7 @@ function AnnotationsTabBody({ session }: { session: AnnotationSession }) {
   );
 }
 
-/** A one-line name of an annotation of the list: type, class, category, length or text. */
+/** A one-line name of an annotation of the list: type, class, category, length or text, a region's area. */
 export function describe(a: AnnotationView, session: Pick<AnnotationSession, 'classes'>): string {
   const cls = (list: readonly { id: number; name: string }[]) =>
     list.find((c) => c.id === a.annotationClassId)?.name ?? null;
@@ -174,12 +175,18 @@ export function describe(a: AnnotationView, session: Pick<AnnotationSession, 'cl
     case 'TEXT':
       return `Text “${a.text ?? ''}”`;
     case 'ELLIPSE':
-      return `Ellipse${a.text ? ` “${a.text}”` : ''}`;
+      return `Ellipse${a.text ? ` “${a.text}”` : ''}${regionSize(a)}`;
     case 'FREEHAND':
-      return `Freehand ${cls(session.classes.freehand) ?? ''}`.trim();
+      return `${`Freehand ${cls(session.classes.freehand) ?? ''}`.trim()}${regionSize(a)}`;
     default:
       return a.annotationType;
   }
+}
+
+/** A region's area and perimeter for its row (issue 29 item 4): " 12 345 µm² · 456 µm", or nothing. */
+function regionSize(a: AnnotationView): string {
+  if (a.area === null) return '';
+  return ` ${formatAreaUm2(a.area)}${a.perimeter === null ? '' : ` · ${formatLengthUm(a.perimeter)}`}`;
 }
 
 function DetailsBox({
