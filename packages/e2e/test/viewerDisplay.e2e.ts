@@ -178,6 +178,46 @@ describe('the viewers show the slide, its scale and its points (issue 29)', () =
     expect(second).not.toBe(first);
   });
 
+  test('at full resolution, past the partial edge tiles of the bottom-right corner, all is grey', async ({ page }) => {
+    await page.context().addInitScript(RECORDER);
+    await loginViaUi(page, 'labtech');
+    await waitForPath(page, '/studies');
+    const studyId = await demoStudyId(page);
+    const { slide } = await caseImage(page, studyId, 'ENDO-1003');
+    // The right and bottom tiles of the full-resolution level are partial (8000 = 31 × 256 + 64).
+    expect(slide.width % 256 || slide.height % 256).toBeGreaterThan(0);
+    // The viewer opens at the view it keeps of the image (doc 3 §3): full resolution, the corner centred.
+    await page.evaluate(
+      (id) =>
+        window.localStorage.setItem(
+          'lamina.viewer.views',
+          JSON.stringify([[String(id), { resolution: 1, centerFraction: [1, 1] }]]),
+        ),
+      slide.id,
+    );
+    await page.goto(appUrl(`/studies/${studyId}/images/${slide.id}`));
+    const f = await settled(page, (r) => Math.abs(r - 1) < 1e-6);
+    const shot = await raw(await page.getByTestId('slide-map').screenshot());
+    const [cx, cy] = onMap(f, shot, [slide.width, slide.height]);
+    expect(Math.abs(cx - shot.width / 2)).toBeLessThan(1);
+    const grey = rgbAt(shot, cx + 40, cy + 40);
+    expect(luminance(grey), `outside ${grey.join()}`).toBeLessThan(160);
+    // Beyond the right edge beside the last tile column, beyond the bottom edge below the last row:
+    // the same grey at every distance from the edge (no padding of an edge tile shows).
+    for (const d of [2, 4, 10, 60, 200])
+      for (const [x, y] of [
+        [cx + d, cy - 30],
+        [cx - 30, cy + d],
+      ] as const) {
+        const rgb = rgbAt(shot, x, y);
+        expect(Math.abs(luminance(rgb) - luminance(grey)), `${d} px out: ${rgb.join()}`).toBeLessThan(8);
+      }
+    // The slide's corner itself (its glass) is not grey.
+    const inside = rgbAt(shot, cx - 30, cy - 30);
+    expect(luminance(inside) - luminance(grey), `inside ${inside.join()}`).toBeGreaterThan(60);
+    await saveScreenshot(page, 'viewer-display-corner-full-resolution.png');
+  });
+
   test(
     'the case viewer: a celiac point is at least 4 px in radius with a dark ring at a low zoom; grey beyond the slide',
     { timeout: 180_000 },
