@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stubResizeObserver } from '../viewer/olTestSupport';
 import { ViewerEngine } from '../viewer/ViewerEngine';
+import DoubleClickZoom from 'ol/interaction/DoubleClickZoom';
 import { AnnotationLayers, ellipseRing, toImage, toMap } from './AnnotationLayers';
 import { AnnotationStore } from './annotationStore';
-import { DrawingMachine } from './drawingMachine';
+import { DrawingMachine, OUTSIDE_SLIDE_MESSAGE } from './drawingMachine';
 import { makeAnnotation } from './testData';
 
 let engine: ViewerEngine | undefined;
@@ -17,13 +18,14 @@ function setUp() {
   );
   const store = new AnnotationStore(13);
   store.setClasses([1], [10]);
+  const machine = new DrawingMachine();
   const layers = new AnnotationLayers(
     engine.olMap,
     store,
     { celiac: false, mpp: 0.5, classColor: () => null, width: 8000, height: 6000 },
-    new DrawingMachine(),
+    machine,
   );
-  return { store, layers };
+  return { store, layers, machine };
 }
 
 const rows = () => [
@@ -82,5 +84,40 @@ describe('AnnotationLayers', () => {
     // The x radius turned by 90° points down the image (y + 50): map y - 150.
     expect(ring[0]?.[0]).toBeCloseTo(100);
     expect(ring[0]?.[1]).toBeCloseTo(-150);
+  });
+
+  it("turns the map's double-click zoom off while a tool is active (issue 29, item 1)", () => {
+    const { layers, machine } = setUp();
+    const zooms = () =>
+      (engine?.olMap.getInteractions().getArray() ?? [])
+        .filter((i) => i instanceof DoubleClickZoom)
+        .map((i) => i.getActive());
+    expect(zooms()).toEqual([true]);
+    machine.setTool('multiline');
+    expect(zooms()).toEqual([false]);
+    machine.setTool(null);
+    expect(zooms()).toEqual([true]);
+    machine.setTool('point');
+    layers.destroy();
+    expect(zooms()).toEqual([true]);
+  });
+
+  it("refuses a vertex outside the slide with 'Outside the slide' beside it (issue 29, item 2)", () => {
+    const { machine } = setUp();
+    const cue = () =>
+      (engine?.olMap.getOverlays().getArray() ?? [])
+        .map((o) => o.getElement())
+        .filter((e): e is HTMLElement => !!e?.classList.contains('lamina-outside-cue'));
+    machine.setTool('multiline');
+    expect(cue().map((c) => c.hidden)).toEqual([true]);
+    machine.click([8001, 10], 1);
+    expect(machine.snapshot.draft.coords).toEqual([]);
+    expect(cue()[0]?.hidden).toBe(false);
+    expect(cue()[0]?.textContent).toBe(OUTSIDE_SLIDE_MESSAGE);
+    expect(cue()[0]?.getAttribute('role')).toBe('status');
+    machine.hover([7999, 10]);
+    expect(cue()[0]?.hidden).toBe(true);
+    machine.click([7999, 10], 1);
+    expect(machine.snapshot.draft.coords).toEqual([[7999, 10]]);
   });
 });

@@ -10,11 +10,13 @@ import {
 import Feature, { type FeatureLike } from 'ol/Feature';
 import type OlMap from 'ol/Map';
 import type MapBrowserEvent from 'ol/MapBrowserEvent';
+import Overlay from 'ol/Overlay';
 import CircleGeometry from 'ol/geom/Circle';
 import type Geometry from 'ol/geom/Geometry';
 import LineString from 'ol/geom/LineString';
 import Point from 'ol/geom/Point';
 import Polygon from 'ol/geom/Polygon';
+import DoubleClickZoom from 'ol/interaction/DoubleClickZoom';
 import PointerInteraction from 'ol/interaction/Pointer';
 import VectorLayer from 'ol/layer/Vector';
 import VectorSource from 'ol/source/Vector';
@@ -26,7 +28,10 @@ import Text from 'ol/style/Text';
 import type { AnnotationStore, Highlight } from './annotationStore';
 import { NONE, OTHER, pointLook, rgba, rgbaFloats } from './annotationStyle';
 import { GlAnnotationLayer, GlObjects } from './glAnnotationLayer';
-import type { DrawingMachine, DrawingSnapshot } from './drawingMachine';
+import { OUTSIDE_SLIDE_MESSAGE, type DrawingMachine, type DrawingSnapshot } from './drawingMachine';
+
+/** The colour of a shape being drawn whose pointer is outside the slide, and of the cue's text. */
+export const OUTSIDE_COLOUR = '#ff5a36';
 
 /** Image pixel (x, y down) → map coordinate (x, -y): the map has y up (ViewerEngine). */
 export const toMap = (p: readonly number[]): [number, number] => [p[0] ?? 0, -(p[1] ?? 0)];
@@ -75,7 +80,7 @@ export interface LayerOptions {
   mpp: number | null;
   /** Colour of an annotation class by id (multilines and freehands whose row carries none). */
   classColor: (classId: number | null) => string | null;
-  /** Image size, to keep drawn shapes inside it. */
+  /** Image size: a vertex outside it is refused while drawing. */
   width: number;
   height: number;
   /** Default 'readers'. */
@@ -120,6 +125,8 @@ export class AnnotationLayers {
   private readonly unsubscribe: (() => void)[] = [];
   private readonly interaction: DrawingInteraction | null;
   private readonly drawnEvent: string;
+  /** 'Outside the slide' beside the pointer while a vertex there would be refused. */
+  private readonly outsideCue: Overlay | null = null;
 
   constructor(
     private readonly map: OlMap,
@@ -159,10 +166,19 @@ export class AnnotationLayers {
       store.on('highlight', (highlight) => this.setHighlight(highlight)),
     );
     if (store.snapshot.loaded) this.rebuild();
-    this.interaction = drawing ? new DrawingInteraction(drawing, options) : null;
+    this.interaction = drawing ? new DrawingInteraction(drawing) : null;
     if (drawing && this.interaction) {
+      drawing.setBounds(options.width, options.height);
       map.addInteraction(this.interaction);
-      this.unsubscribe.push(drawing.on('change', (snapshot) => this.drawDraft(snapshot)));
+      this.outsideCue = makeOutsideCue();
+      map.addOverlay(this.outsideCue);
+      this.unsubscribe.push(
+        drawing.on('change', (snapshot) => {
+          this.drawDraft(snapshot);
+          this.showOutside(snapshot);
+          this.setDoubleClickZoom(snapshot.tool === null);
+        }),
+      );
     }
   }
 
@@ -183,11 +199,33 @@ export class AnnotationLayers {
 
   destroy(): void {
     for (const off of this.unsubscribe) off();
-    if (this.interaction) this.map.removeInteraction(this.interaction);
+    if (this.interaction) {
+      this.map.removeInteraction(this.interaction);
+      this.setDoubleClickZoom(true);
+    }
+    if (this.outsideCue) this.map.removeOverlay(this.outsideCue);
     for (const layer of [this.glLayer, this.vectorLayer, this.draftLayer]) {
       this.map.removeLayer(layer);
       layer.dispose();
     }
+  }
+
+  /**
+   * The map's double-click zoom is off while a tool is active: two quick clicks are a multiline's
+   * end or two points, never a zoom that moves the slide under the next click (issue 29, item 1).
+   */
+  private setDoubleClickZoom(active: boolean): void {
+    for (const interaction of this.map.getInteractions().getArray())
+      if (interaction instanceof DoubleClickZoom && interaction.getActive() !== active) interaction.setActive(active);
+  }
+
+  /** The cue beside the pointer while it (or a refused vertex) is outside the slide. */
+  private showOutside({ outside }: DrawingSnapshot): void {
+    const cue = this.outsideCue;
+    if (!cue) return;
+    cue.setPosition(outside ? toMap(outside) : undefined);
+    const element = cue.getElement();
+    if (element) element.hidden = outside === null;
   }
 
   /** How many points and HPFs, and other objects, the layers draw (tests, the bench). */
@@ -440,8 +478,12 @@ export class AnnotationLayers {
 
   private readonly draftStroke = new Stroke({ color: ANNOTATION_COLORS.default, width: 2, lineDash: [6, 4] });
 
+  private readonly outsideStroke = new Stroke({ color: OUTSIDE_COLOUR, width: 2, lineDash: [6, 4] });
+
   private draftStyle(feature: FeatureLike): Style | Style[] {
     const kind = feature.get('kind') as string;
+    if (feature.get('outside') === true && kind !== 'length')
+      return new Style({ stroke: this.outsideStroke, fill: new Fill({ color: 'rgba(255,90,54,0.08)' }) });
     if (kind === 'length') return new Style({ text: label(feature.get('text') as string, { offsetY: -14 }) });
     if (kind === 'marker')
       return new Style({
@@ -453,7 +495,7 @@ export class AnnotationLayers {
   }
 
   /** The shape being drawn, from the drawing machine's snapshot. */
-  private drawDraft({ tool, draft, state }: DrawingSnapshot): void {
+  private drawDraft({ tool, draft, state, outside }: DrawingSnapshot): void {
     this.draftSource.clear(true);
     if (!tool || !state) return;
     const features: Feature[] = [];
@@ -487,6 +529,7 @@ export class AnnotationLayers {
     } else if (tool === 'text' && coords[0]) {
       features.push(new Feature({ geometry: new Point(toMap(coords[0])), kind: 'marker' }));
     }
+    if (outside) for (const feature of features) feature.set('outside', true);
     this.draftSource.addFeatures(features);
   }
 
@@ -498,42 +541,93 @@ const pixelOf = (event: MapBrowserEvent): [number, number] => [event.pixel[0] ??
 
 /** Screen pixels within which two clicks are the same place. */
 const TOLERANCE_PX = 4;
+/** A press released within this many screen pixels is a click (OpenLayers alone allows 1 px). */
+const CLICK_SLOP_PX = 6;
+/** Two clicks within this time and distance are a double click (the browsers' usual 500 ms). */
+const DOUBLE_CLICK_MS = 500;
+const DOUBLE_CLICK_PX = 12;
+
+/** The 'Outside the slide' cue: a map overlay beside the pointer, announced to screen readers. */
+function makeOutsideCue(): Overlay {
+  const element = document.createElement('div');
+  element.className = 'lamina-outside-cue';
+  element.setAttribute('role', 'status');
+  element.textContent = OUTSIDE_SLIDE_MESSAGE;
+  element.hidden = true;
+  Object.assign(element.style, {
+    background: OUTSIDE_COLOUR,
+    color: '#ffffff',
+    font: '600 12px system-ui, sans-serif',
+    padding: '2px 6px',
+    borderRadius: '3px',
+    pointerEvents: 'none',
+    whiteSpace: 'nowrap',
+    boxShadow: '0 1px 3px rgba(0,0,0,0.4)',
+  });
+  return new Overlay({ element, offset: [14, 14], positioning: 'top-left', stopEvent: false });
+}
 
 /**
  * Feeds the drawing machine from the map's pointer events. It sits on top of the default
- * interactions: a press the tool takes stops the map's panning; double clicks that end a
- * multiline do not zoom; with Space held (panOnly) every press pans.
+ * interactions: a press the tool takes stops the map's panning; with Space held (panOnly) every
+ * press pans. Clicks are its own (a press released within CLICK_SLOP_PX), and so are double clicks
+ * (a second click within DOUBLE_CLICK_MS and DOUBLE_CLICK_PX): OpenLayers' emulated clicks are
+ * lost when the hand moves a pixel during a click and its double click is 250 ms, so a slower
+ * double click was two clicks and a shaky one no click at all. A click a tool takes stops
+ * OpenLayers' own click and double click (no zoom). Positions are never moved to the slide: the
+ * machine refuses those outside it.
  */
 class DrawingInteraction extends PointerInteraction {
   panOnly = false;
   private lastPixel: [number, number] | null = null;
+  private downPixel: [number, number] | null = null;
+  private lastClick: { pixel: [number, number]; time: number } | null = null;
 
-  constructor(
-    private readonly machine: DrawingMachine,
-    private readonly bounds: { width: number; height: number },
-  ) {
+  constructor(private readonly machine: DrawingMachine) {
     super();
   }
 
   private position(event: MapBrowserEvent): Position {
-    const [x, y] = toImage(event.coordinate);
-    return [Math.min(Math.max(0, x), this.bounds.width), Math.min(Math.max(0, y), this.bounds.height)];
+    return toImage(event.coordinate);
   }
 
   private tolerance(event: MapBrowserEvent): number {
     return TOLERANCE_PX * (event.frameState?.viewState.resolution ?? 1);
   }
 
+  /** A press and release of the main button within CLICK_SLOP_PX: a click, or a double click's second. */
+  private takeClick(event: MapBrowserEvent): boolean {
+    const down = this.downPixel;
+    this.downPixel = null;
+    const pixel = pixelOf(event);
+    if (!down || this.panOnly || Math.hypot(pixel[0] - down[0], pixel[1] - down[1]) > CLICK_SLOP_PX) return false;
+    const time = event.originalEvent.timeStamp || performance.now();
+    const last = this.lastClick;
+    const double =
+      last !== null &&
+      time - last.time <= DOUBLE_CLICK_MS &&
+      Math.hypot(pixel[0] - last.pixel[0], pixel[1] - last.pixel[1]) <= DOUBLE_CLICK_PX;
+    this.lastClick = double ? null : { pixel, time };
+    const p = this.position(event);
+    const tolerance = this.tolerance(event);
+    return double ? this.machine.doubleClick(p, tolerance) : this.machine.click(p, tolerance);
+  }
+
   override handleEvent(event: MapBrowserEvent): boolean {
-    if (!this.machine.activeTool) return true;
-    if (event.type === 'pointermove' && !this.panOnly) this.machine.hover(this.position(event));
-    if (event.type === 'click' && !this.panOnly) {
-      if (this.machine.click(this.position(event), this.tolerance(event))) return false;
+    if (!this.machine.activeTool) {
+      this.downPixel = null;
+      this.lastClick = null;
+      return true;
     }
-    // While a tool draws, a double click never zooms (OpenLayers makes one of any two quick clicks,
-    // wherever they are): it ends a multiline, and two quick clicks of the point tool are two points.
-    if (event.type === 'dblclick' && !this.panOnly) {
-      this.machine.doubleClick(this.tolerance(event));
+    if (event.type === 'pointermove' && !this.panOnly) this.machine.hover(this.position(event));
+    if (event.type === 'pointerdown') {
+      const pointer = event.originalEvent as PointerEvent;
+      this.downPixel = pointer.button === 0 && pointer.isPrimary ? pixelOf(event) : null;
+    }
+    // The release goes on to the map's panning (its drag ends); OpenLayers emulates no click from it.
+    if (event.type === 'pointerup' && this.takeClick(event)) event.preventDefault();
+    // While a tool draws, OpenLayers' double click never zooms (it makes one of any two quick clicks).
+    if (event.type === 'dblclick') {
       event.preventDefault();
       return false;
     }

@@ -26,7 +26,15 @@ export interface DrawingSnapshot {
   /** null without a tool. */
   state: DrawingState | null;
   draft: DrawingDraft;
+  /**
+   * Where the pointer is (or a press, a click or a stroke went) outside the slide while a tool is
+   * active, or null: the map shows 'Outside the slide' there and the shape turns a warning colour.
+   */
+  outside: Position | null;
 }
+
+/** The cue of a vertex refused outside the slide (issue 29, item 2). */
+export const OUTSIDE_SLIDE_MESSAGE = 'Outside the slide';
 
 /** A finished shape, ready to be saved (the toolbar adds its class, category or text). */
 export interface CompletedShape {
@@ -74,6 +82,10 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
   private dragged = false;
   private holding = false;
   private panning = false;
+  /** The freehand stroke being traced went outside the slide: the whole shape is refused. */
+  private strokeLeft: Position | null = null;
+  private outside: Position | null = null;
+  private bounds: { width: number; height: number } | null = null;
   private current: DrawingSnapshot;
 
   constructor(private readonly holdMs = HPF_CURSOR_HOLD_MS) {
@@ -88,7 +100,33 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
   subscribe = (listener: () => void): (() => void) => this.on('change', listener);
 
   private makeSnapshot(): DrawingSnapshot {
-    return { tool: this.tool, state: this.state, draft: this.draft };
+    return { tool: this.tool, state: this.state, draft: this.draft, outside: this.tool ? this.outside : null };
+  }
+
+  /**
+   * The slide's size in pixels: a vertex outside 0…width × 0…height is refused (the click adds
+   * nothing, the cue shows), never moved to the edge. Without bounds every position is taken.
+   */
+  setBounds(width: number, height: number): void {
+    this.bounds = { width, height };
+  }
+
+  private inside(p: Position): boolean {
+    const b = this.bounds;
+    return !b || (p[0] >= 0 && p[1] >= 0 && p[0] <= b.width && p[1] <= b.height);
+  }
+
+  /** Notes whether `p` is outside the slide (the cue); true when it is inside. */
+  private check(p: Position): boolean {
+    const ok = this.inside(p);
+    this.outside = ok ? null : p;
+    return ok;
+  }
+
+  /** A refused position: nothing is added, the cue shows. */
+  private refuse(p: Position): void {
+    this.outside = p;
+    this.changed();
   }
 
   private changed(): void {
@@ -103,11 +141,13 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
     this.dragged = false;
     this.holding = false;
     this.panning = false;
+    this.strokeLeft = null;
   }
 
   /** Activates a tool (null: none); a second choice of the active tool closes it. */
   setTool(tool: AnnotationTool | null): void {
     this.tool = tool;
+    this.outside = null;
     this.reset();
     this.changed();
   }
@@ -127,7 +167,12 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
   /** After a successful save: the tool stays active for line, multiline, point, HPF, freehand (doc 3 §4). */
   afterCreate(tool: AnnotationTool): void {
     if (this.tool !== tool) return;
-    if (!TOOLS_STAYING_ACTIVE.includes(tool)) this.tool = null;
+    if (TOOLS_STAYING_ACTIVE.includes(tool)) {
+      // A shape that saved as it was drawn reset the draft then; the next one may be under way
+      // already (a fast reader's next line while the save was in flight) and must not be dropped.
+      // An HPF saved from its panel leaves EDITING.
+      if (this.state !== 'EDITING') return;
+    } else this.tool = null;
     this.reset();
     this.changed();
   }
@@ -151,11 +196,16 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
   }
 
   hover(p: Position): void {
+    if (!this.tool) return;
+    const wasOutside = this.outside;
+    const inside = this.check(p);
     if (this.tool === 'hpf' && this.state === 'DROPPING') {
       this.draft = { ...this.draft, pointer: p };
       this.changed();
     } else if ((this.tool === 'line' || this.tool === 'multiline') && this.state === 'PLACING' && !this.pressPos) {
       this.draft = { ...this.draft, pointer: p };
+      this.changed();
+    } else if (!inside || wasOutside) {
       this.changed();
     }
   }
@@ -163,6 +213,12 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
   press(p: Position, now: number): PressResult {
     const tool = this.tool;
     if (!tool) return 'pass';
+    if (!this.check(p)) {
+      // Refused: the press places nothing (the map may pan from there).
+      this.pressPos = null;
+      this.changed();
+      return 'pass';
+    }
     this.pressPos = p;
     this.pressAt = now;
     this.dragged = false;
@@ -200,11 +256,22 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
     if (!start) return 'draw';
     if (!this.dragged && distance(start, p) <= tolerance) return 'draw';
     this.dragged = true;
+    const inside = this.check(p);
     switch (this.tool) {
       case 'line':
         this.draft = { ...this.draft, pointer: p };
         break;
       case 'freehand': {
+        if (!inside) {
+          // The trace left the slide: the shape will be refused on release (its ring would cross
+          // the edge, and closing it along the edge would invent an area nobody drew).
+          this.strokeLeft = this.strokeLeft ?? p;
+          break;
+        }
+        if (this.strokeLeft) {
+          this.outside = this.strokeLeft;
+          break;
+        }
         const last = this.draft.coords[this.draft.coords.length - 1];
         if (!last || distance(last, p) >= tolerance) this.draft = { ...this.draft, coords: [...this.draft.coords, p] };
         break;
@@ -235,9 +302,18 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
     const start = this.pressPos;
     this.pressPos = null;
     if (!start) return;
+    const inside = this.check(p);
     switch (this.tool) {
       case 'line': {
         const first = this.draft.coords[0] ?? start;
+        if (!inside) {
+          // The second end outside the slide: no line (a dragged one is dropped, a clicked one
+          // keeps its first end for a click inside).
+          if (distance(start, first) > tolerance || this.dragged) this.reset();
+          else this.draft = { ...this.draft, pointer: p };
+          this.changed();
+          return;
+        }
         if (distance(first, p) > tolerance) {
           this.completeNow({ tool: 'line', geometry: { type: 'LineString', coordinates: [first, p] } });
         } else {
@@ -250,7 +326,11 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
       case 'freehand': {
         const ring = dedupe(this.draft.coords, tolerance);
         const [firstVertex] = ring;
-        if (ring.length >= 3 && firstVertex) {
+        if (this.strokeLeft) {
+          this.outside = this.strokeLeft;
+          this.reset();
+          this.changed();
+        } else if (ring.length >= 3 && firstVertex) {
           this.completeNow({ tool: 'freehand', geometry: { type: 'Polygon', coordinates: [[...ring, firstVertex]] } });
         } else {
           this.reset();
@@ -277,6 +357,11 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
           this.panning = false;
           return;
         }
+        if (!inside) {
+          this.reset();
+          this.changed();
+          return;
+        }
         this.draft = { ...emptyDraft(), coords: [p], pointer: p };
         this.state = 'EDITING';
         this.holding = false;
@@ -289,6 +374,11 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
 
   /** A click that was not a captured press: point, text, multiline. */
   click(p: Position, tolerance: number): boolean {
+    if (this.tool !== 'point' && this.tool !== 'text' && this.tool !== 'multiline') return false;
+    if (!this.check(p)) {
+      this.refuse(p);
+      return true;
+    }
     switch (this.tool) {
       case 'point':
         this.completeNow({ tool: 'point', geometry: { type: 'Point', coordinates: p } });
@@ -300,7 +390,12 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
         return true;
       case 'multiline': {
         const last = this.draft.coords[this.draft.coords.length - 1];
-        if (last && distance(last, p) <= tolerance) return true;
+        if (last && distance(last, p) <= tolerance) {
+          // A click on the last vertex ends the line (the second click of a double click, however
+          // slow): never a duplicate vertex.
+          this.finish(tolerance);
+          return true;
+        }
         this.draft = { ...this.draft, coords: [...this.draft.coords, p], pointer: p };
         this.state = 'PLACING';
         this.changed();
@@ -311,10 +406,15 @@ export class DrawingMachine extends TypedEmitter<DrawingEvents> {
     }
   }
 
-  /** A double click ends a multiline; true when it was taken (the map must not zoom). */
-  doubleClick(tolerance: number): boolean {
-    if (this.tool !== 'multiline') return false;
-    this.finish(tolerance);
+  /**
+   * The second click of a double click (two clicks within the double-click time, a few pixels
+   * apart) at `p`: it ends a multiline at the first click's vertex, which that click placed (the
+   * second adds none). True when taken; other tools take it as a click (two points).
+   */
+  doubleClick(p: Position, tolerance: number): boolean {
+    if (this.tool !== 'multiline' || !this.inside(p)) return this.click(p, tolerance);
+    if (this.state === 'PLACING') this.finish(tolerance);
+    else this.click(p, tolerance);
     return true;
   }
 

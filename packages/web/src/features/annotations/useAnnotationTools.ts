@@ -11,7 +11,7 @@ import {
 } from '@lamina/domain';
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { errorMessage } from '../../api/ApiError';
-import { isTypingTarget } from '../../lib/typingTarget';
+import { keyBelongsToFocus } from '../../lib/typingTarget';
 import { useCreateAnnotation } from './api';
 import type { AnnotationHost } from './annotationHost';
 import { AnnotationLayers } from './AnnotationLayers';
@@ -175,14 +175,18 @@ export function useAnnotationTools(
   );
 
   // The latest values for the save callbacks (machine events outlive renders).
-  const latest = useRef({ selectedClass, multiline, session });
+  const latest = useRef({ selectedClass, session });
   useEffect(() => {
-    latest.current = { selectedClass, multiline, session };
+    latest.current = { selectedClass, session };
   });
+
+  // Line measurements sent and not answered yet: the next line takes the pair after theirs (a fast
+  // reader draws the next line before the store has the last one).
+  const linesInFlight = useRef<MultilineSelection[]>([]);
 
   const save = useCallback(
     (shape: CompletedShape, text: string | null) => {
-      const { session: s, selectedClass: chosen, multiline: next } = latest.current;
+      const { session: s, selectedClass: chosen } = latest.current;
       if (!s) return;
       const request: CreateAnnotationRequest = {
         imageId: s.imageId,
@@ -193,13 +197,24 @@ export function useAnnotationTools(
         const classId = chosen[shape.tool as ClassTool];
         if (classId !== null) request.annotationClassId = classId;
       }
+      let claimed: MultilineSelection | null = null;
       if (shape.tool === 'multiline') {
+        const own = s.store.snapshot.annotations.filter(
+          (a) => a.annotationType === 'MULTILINE' && a.userId === s.userId,
+        );
+        const taken = linesInFlight.current.map((l) => ({
+          annotationClassId: l.classId,
+          multilineCategory: l.category,
+        }));
+        const next = nextMultilineSelection(s.classes.multiline, [...own, ...taken]);
         if (!next) {
           setError(`${ANNOTATION_MESSAGES.unableToCreate}: every line class has its villus height and crypt depth`);
           return;
         }
         request.annotationClassId = next.classId;
         request.multilineCategory = next.category;
+        claimed = next;
+        linesInFlight.current.push(next);
       }
       if (text !== null && text.trim() !== '') request.text = text.trim();
       if (shape.tool === 'ellipse') {
@@ -207,13 +222,19 @@ export function useAnnotationTools(
         request.radiusY = shape.radiusY ?? 0;
         request.tilt = tiltToWire(shape.rotation ?? 0);
       }
-      create.mutate(request, {
-        onSuccess: () => {
-          setError(null);
-          machine.afterCreate(shape.tool);
-        },
-        onError: (e) => setError(errorMessage(e)),
-      });
+      // Each call's own outcome (mutate's callbacks answer only the latest call of several in flight).
+      create
+        .mutateAsync(request)
+        .then(
+          () => {
+            setError(null);
+            machine.afterCreate(shape.tool);
+          },
+          (e: unknown) => setError(errorMessage(e)),
+        )
+        .finally(() => {
+          if (claimed) linesInFlight.current = linesInFlight.current.filter((l) => l !== claimed);
+        });
     },
     [create, machine],
   );
@@ -237,12 +258,12 @@ export function useAnnotationTools(
     if (!store) return;
     const onKeyDown = (event: KeyboardEvent) => {
       if (event.defaultPrevented) return;
-      if (event.key === ' ' && machine.activeTool && !isTypingTarget(event.target)) {
+      if (event.key === ' ' && machine.activeTool && !keyBelongsToFocus(event)) {
         event.preventDefault();
         layersRef.current?.setPanning(true);
         return;
       }
-      if (event.key === 'Enter' && machine.activeTool === 'multiline' && !isTypingTarget(event.target)) {
+      if (event.key === 'Enter' && machine.activeTool === 'multiline' && !keyBelongsToFocus(event)) {
         event.preventDefault();
         machine.finish(4 * engine.getState().resolution);
         return;
@@ -276,11 +297,12 @@ export function useAnnotationTools(
     };
   }, [store, machine, engine]);
 
-  // A crosshair while a tool is active.
+  // A crosshair while a tool is active; 'not-allowed' where a vertex would be refused (outside the slide).
+  const outside = drawing.outside !== null;
   useEffect(() => {
     const viewport = engine.olMap.getViewport();
-    if (viewport) viewport.style.cursor = drawing.tool ? 'crosshair' : '';
-  }, [engine, drawing.tool]);
+    if (viewport) viewport.style.cursor = drawing.tool ? (outside ? 'not-allowed' : 'crosshair') : '';
+  }, [engine, drawing.tool, outside]);
 
   // A locked read: no tool stays active.
   useEffect(() => {
