@@ -261,6 +261,39 @@ describe('the AI layers on the map (issue 17)', () => {
     expect(layerNamed('lamina-ai-annotation-layer')).toHaveLength(0);
   });
 
+  it('the annotation opacity slider (issue 29 item 16) sets the readers’ layers live and keeps the preference', async () => {
+    window.localStorage.setItem('lamina.viewer.annotationOpacity', '40');
+    server();
+    renderWithProviders(
+      <AnnotationProvider imageId={7} studyId={3} mpp={0.499}>
+        <SlideView image={image() as ViewableImage} engine={makeEngine()} />
+      </AnnotationProvider>,
+      { config: makeConfig(), user: makeUserAs('CR', READER, { id: 7 }) },
+    );
+    // Opens at the stored value: the layers and the slider.
+    await waitFor(() => expect(layerNamed('lamina-annotation-layer')).toHaveLength(1));
+    await waitFor(() => expect(layerNamed('lamina-ai-annotation-layer')).toHaveLength(1));
+    // The readers' layers as they are now (the tools remake them when the study's classes arrive).
+    const readers = () => [...layerNamed('lamina-annotation-layer'), ...layerNamed('lamina-annotation-layer-gl')];
+    const slider = await screen.findByRole('slider', { name: 'Annotation opacity' });
+    expect(readers()).toHaveLength(2);
+    for (const layer of readers()) expect(layer.getOpacity()).toBeCloseTo(0.4);
+    expect(slider.getAttribute('aria-valuenow')).toBe('40');
+    expect(within(screen.getByTestId('annotation-opacity')).getByText('Opacity')).toBeTruthy();
+    // The keyboard moves it (Blueprint's handle); the layers follow at once, not the AI layers.
+    for (let i = 0; i < 5; i++) fireEvent.keyDown(slider, { key: 'ArrowRight', which: 39, keyCode: 39 });
+    expect(slider.getAttribute('aria-valuenow')).toBe('45');
+    expect(readers()).toHaveLength(2);
+    for (const layer of readers()) expect(layer.getOpacity()).toBeCloseTo(0.45);
+    expect(layerNamed('lamina-annotation-draft')[0]?.getOpacity()).toBe(1);
+    expect(layerNamed('lamina-ai-annotation-layer')[0]?.getOpacity()).toBe(0);
+    // Kept once it rests (debounced 100 ms, doc 3 §9).
+    await waitFor(() => expect(window.localStorage.getItem('lamina.viewer.annotationOpacity')).toBe('45'));
+    // Hidden annotations ('a'): no slider.
+    fireEvent.keyDown(window, { key: 'a' });
+    expect(screen.queryByTestId('annotation-opacity')).toBeNull();
+  });
+
   it("the slide view attaches them at the stored AI opacity (0 when nothing was set) and 'i' hides and shows them", async () => {
     server();
     const viewed = image() as ViewableImage;

@@ -1,5 +1,5 @@
 import type { ImageView } from '@lamina/domain';
-import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { ViewerControls } from './ViewerControls';
 import { carriedView, ViewerEngine, type CarriedView } from './ViewerEngine';
 import { commandForKey, isHelpKey, layerToggleForKey, SHORTCUT_HELP } from './viewerShortcuts';
@@ -14,6 +14,7 @@ import {
   readMicroscope,
   readMiniMapExpanded,
   writeAiOpacity,
+  writeAnnotationOpacity,
   writeBrightness,
   writeImageView,
   writeLayerVisibility,
@@ -24,6 +25,7 @@ import { useDebouncedValue } from '../../components/useDebouncedValue';
 import type { CSSProperties } from 'react';
 import { useAnnotationSession } from '../annotations/AnnotationSession';
 import { AddAnnotationPanel, AnnotationMessages, AnnotationToolbar } from '../annotations/AnnotationToolbar';
+import { setAnnotationLayersOpacity } from '../annotations/annotationOpacity';
 import { useAiAnnotationLayers } from '../annotations/useAiAnnotationLayers';
 import { useAnnotationTools } from '../annotations/useAnnotationTools';
 
@@ -104,7 +106,18 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   const annotationSession = useAnnotationSession();
   const session = annotationSession && annotationSession.imageId === image.id ? annotationSession : null;
   const toolbarShown = !!session?.permissions.toolbar;
-  const tools = useAnnotationTools(engine, session, annotationsVisible, toolbarShown, readAnnotationOpacity);
+  // The annotation opacity slider (issue 29 item 16): the layers follow it at once, the preference
+  // is kept once it rests (doc 3 §9); layers made later (another class list) start at its value.
+  const [annotationOpacity, setAnnotationOpacity] = useState(readAnnotationOpacity);
+  const annotationOpacityRef = useRef(annotationOpacity);
+  const currentAnnotationOpacity = useCallback(() => annotationOpacityRef.current, []);
+  const keptAnnotationOpacity = useDebouncedValue(annotationOpacity, SLIDER_DEBOUNCE_MS);
+  useEffect(() => writeAnnotationOpacity(keptAnnotationOpacity), [keptAnnotationOpacity]);
+  const tools = useAnnotationTools(engine, session, annotationsVisible, toolbarShown, currentAnnotationOpacity);
+  useEffect(() => {
+    annotationOpacityRef.current = annotationOpacity;
+    setAnnotationLayersOpacity(engine.olMap, annotationOpacity / 100);
+  }, [engine, annotationOpacity]);
   // The imported AI annotations and heatmap (issue 17): 'i' and the AI opacity slider.
   useAiAnnotationLayers(engine, session?.ai ?? null, aiVisible, appliedAiOpacity / 100, image.physicalResolution);
   const mapRef = useRef<HTMLDivElement>(null);
@@ -194,6 +207,8 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
         onBrightness={setBrightness}
         microscope={microscope}
         onMicroscope={setMicroscope}
+        annotationOpacity={tools && annotationsVisible ? annotationOpacity : null}
+        onAnnotationOpacity={setAnnotationOpacity}
         aiOpacity={hasAi && aiVisible ? aiOpacity : null}
         onAiOpacity={setAiOpacity}
       />

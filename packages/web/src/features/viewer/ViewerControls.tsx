@@ -41,6 +41,9 @@ interface ViewerControlsProps {
   /** Microscope mode: the surround dimmed with 70% black (doc 3 §2, §9). */
   microscope: boolean;
   onMicroscope: (on: boolean) => void;
+  /** The annotations' opacity 0…100 (issue 29 item 16); no slider when null (no annotations shown). */
+  annotationOpacity: number | null;
+  onAnnotationOpacity: (value: number) => void;
   /** The AI annotations' opacity 0…100; the slider shows only when the image has AI annotations. */
   aiOpacity: number | null;
   onAiOpacity: (value: number) => void;
@@ -48,7 +51,8 @@ interface ViewerControlsProps {
 
 /**
  * Bottom-left controls (doc 3 §2): z-stack slider, mini-map and its toggle, zoom with magnification,
- * microscope mode, brightness, scale bar, and the AI opacity slider when the image has AI annotations.
+ * microscope mode, brightness, scale bar, the annotation opacity slider while annotations are shown,
+ * and the AI opacity slider when the image has AI annotations.
  */
 export function ViewerControls(props: ViewerControlsProps) {
   const { snapshot, stackSize, onCommand, miniMapRef } = props;
@@ -124,6 +128,17 @@ export function ViewerControls(props: ViewerControlsProps) {
         <div className="lamina-scale-bar-line" style={{ width: view.scaleBar.widthPx }} />
         <span>{view.scaleBar.label}</span>
       </div>
+      {props.annotationOpacity !== null && (
+        <div className="lamina-viewer-panel" data-testid="annotation-opacity">
+          <SettingSlider
+            caption="Opacity"
+            label="Annotation opacity"
+            range={OPACITY_RANGE}
+            value={props.annotationOpacity}
+            onChange={props.onAnnotationOpacity}
+          />
+        </div>
+      )}
       {props.aiOpacity !== null && (
         <div className="lamina-viewer-panel" data-testid="ai-opacity">
           <SettingSlider
