@@ -1,6 +1,13 @@
 import type CircleStyle from 'ol/style/Circle';
 import { describe, expect, it } from 'vitest';
-import { MIN_POINT_SCREEN_RADIUS, POINT_OUTLINE, pointLook, pointScreenRadius, pointStyle } from './annotationStyle';
+import {
+  MIN_POINT_SCREEN_RADIUS,
+  POINT_OUTLINE,
+  POINT_OUTLINE_WIDTH,
+  pointLook,
+  pointScreenRadius,
+  pointStyle,
+} from './annotationStyle';
 import { disc } from './glAnnotationLayer';
 
 /** Pixels of a w × h RGBA buffer with some opacity, and those of them that are dark (the ring). */
@@ -29,17 +36,17 @@ describe('point look (issue 29)', () => {
     expect(pointScreenRadius(10, 1)).toBe(10);
   });
 
-  it('the software path rasterises a point of at least 4 px radius inside a dark 1-px ring', () => {
+  it('the software path rasterises a point of at least 4 px radius inside a dark 1.5-px ring', () => {
     const [w, h] = [40, 40];
     const px = new Uint8ClampedArray(w * h * 4);
     const radius = pointScreenRadius(pointLook(true).radius, 4);
-    disc(px, w, h, 20, 20, radius, 1, 135 / 255, 1, 1 / 255, 0.75, false);
+    disc(px, w, h, 20, 20, radius, POINT_OUTLINE_WIDTH, 135 / 255, 1, 1 / 255, 0.75, false);
     const { drawn, dark } = coverage(px);
-    // A disc of radius 5 (4 + the ring) covers about π·25 ≈ 79 pixels; a 1.5-px one covered 7.
+    // A disc of radius 5.5 (4 + the ring) covers about π·30 ≈ 95 pixels; a 1.5-px one covered 7.
     expect(drawn).toBeGreaterThanOrEqual(Math.floor(Math.PI * 16));
     expect(drawn).toBeLessThanOrEqual(Math.ceil(Math.PI * 36));
     // The ring: every drawn pixel more than 4 px from the centre is the outline's near-black.
-    expect(dark).toBeGreaterThanOrEqual(20);
+    expect(dark).toBeGreaterThanOrEqual(30);
     const centre = (20 * w + 20) * 4;
     expect([px[centre], px[centre + 1], px[centre + 2]]).toEqual([135, 255, 1]);
     const rim = (20 * w + 24) * 4; // 4.5 px from the centre: the ring
@@ -49,12 +56,12 @@ describe('point look (issue 29)', () => {
 
   it('the canvas style (no WebGL 2) has the same on-screen radius and ring', () => {
     const image = pointStyle('#87FF01', true, false, 4).getImage() as CircleStyle;
-    expect(image.getRadius()).toBe(MIN_POINT_SCREEN_RADIUS + 0.5);
-    expect(image.getStroke()?.getWidth()).toBe(1);
+    expect(image.getRadius()).toBe(MIN_POINT_SCREEN_RADIUS + 0.75);
+    expect(image.getStroke()?.getWidth()).toBe(1.5);
     expect(image.getStroke()?.getColor()).toBe('rgba(17,20,24,0.9)');
     expect(image.getFill()?.getColor()).toBe('rgba(135,255,1,0.75)');
     const lit = pointStyle('#87FF01', true, true, 4).getImage() as CircleStyle;
-    expect(lit.getRadius()).toBe(10.5);
+    expect(lit.getRadius()).toBe(10.75);
     expect(lit.getStroke()?.getColor()).toBe('#ffffff');
   });
 });

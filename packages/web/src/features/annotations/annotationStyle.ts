@@ -43,8 +43,11 @@ export function rgbaFloats(hex: string | null | undefined, alpha: number, fallba
  * 1.5 px (celiac) or 3 px is a speck at 10x that no one can find or click (issue 29).
  */
 export const MIN_POINT_SCREEN_RADIUS = 4;
-/** Every point has a ring this wide (screen pixels) just outside its fill, in POINT_OUTLINE. */
-export const POINT_OUTLINE_WIDTH = 1;
+/**
+ * Every point has a ring this wide (screen pixels) just outside its fill, in POINT_OUTLINE: 1.5, as
+ * an antialiased 1-px ring reads as a grey haze more than an edge.
+ */
+export const POINT_OUTLINE_WIDTH = 1.5;
 /** The ring's colour (r, g, b, a in 0…1): near-black, so bright class colours stand out on tissue and glass. */
 export const POINT_OUTLINE: readonly [number, number, number, number] = [17 / 255, 20 / 255, 24 / 255, 0.9];
 

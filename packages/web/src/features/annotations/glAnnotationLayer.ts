@@ -465,8 +465,9 @@ export function disc(
     for (let x = x0; x <= x1; x++) {
       const dx = x + 0.5 - sx;
       const dd = dx * dx + dy * dy;
-      if (dd > o2) continue;
-      const ring = dd > r2;
+      // Strictly inside: a pixel centred exactly on the outer circle would stick out alone.
+      if (dd >= o2) continue;
+      const ring = dd >= r2;
       const white = !ring && edge && dd > inner;
       const sa = ring ? oa0 : a;
       const i = (y * w + x) * 4;
