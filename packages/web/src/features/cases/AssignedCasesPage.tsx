@@ -7,6 +7,7 @@ import { apiFetch } from '../../api/client';
 import { usePageTitle } from '../../components/usePageTitle';
 import { formatLongDate } from '../../util/formatDate';
 import { scoredLabel } from './CaseReads';
+import './cases.css';
 
 function useAssignedCases() {
   return useQuery({
@@ -65,13 +66,14 @@ export function AssignedCasesPage() {
                 </td>
                 <td>{c.studyName}</td>
                 <td>
-                  {c.myReadAt ? (
-                    <Tag minimal intent="success" title={CASE_STATUS_LABELS[c.status]}>
-                      {scoredLabel(c.myReadAt)}
-                    </Tag>
-                  ) : (
+                  <span className="lamina-case-status-cell">
                     <Tag minimal>{CASE_STATUS_LABELS[c.status]}</Tag>
-                  )}
+                    {c.myReadAt && (
+                      <Tag minimal intent="success" title={new Date(c.myReadAt).toLocaleString()}>
+                        {scoredLabel(c.myReadAt)}
+                      </Tag>
+                    )}
+                  </span>
                 </td>
                 <td>{c.numberOfImages}</td>
                 <td>{formatLongDate(c.assignedAt).date}</td>

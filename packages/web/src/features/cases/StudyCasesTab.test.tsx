@@ -243,6 +243,7 @@ describe('study page, Cases tab (doc 2 §2.4)', () => {
     const table = await screen.findByRole('table', { name: 'Cases' });
     const scored = (await within(table).findByText('ENDO-44')).closest('tr')!;
     within(scored).getByText(scoredLabel(readAt));
+    within(scored).getByText('Processed');
     const notScored = within(table).getByText('ENDO-45').closest('tr')!;
     within(notScored).getByText('Processed');
     expect(within(notScored).queryByText(/^Scored/)).toBeNull();

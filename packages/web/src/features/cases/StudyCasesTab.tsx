@@ -165,18 +165,18 @@ export function StudyCasesTab({ study }: { study: StudyView }) {
       id: 'status',
       header: 'Status',
       sortable: true,
-      width: '9rem',
-      // A reader's own read (issue 29): "Scored {date}" — the case's status stays in the tooltip.
-      cell: (row) =>
-        row.myReadAt ? (
-          <Tag minimal intent="success" title={row.status ? CASE_STATUS_LABELS[row.status] : undefined}>
-            {scoredLabel(row.myReadAt)}
-          </Tag>
-        ) : row.status ? (
-          <Tag minimal>{CASE_STATUS_LABELS[row.status]}</Tag>
-        ) : (
-          '-'
-        ),
+      width: reader ? '16rem' : '9rem',
+      // The case's status, and beside it the caller's own read (issue 29): "Scored {date}".
+      cell: (row) => (
+        <span className="lamina-case-status-cell">
+          {row.status ? <Tag minimal>{CASE_STATUS_LABELS[row.status]}</Tag> : '-'}
+          {row.myReadAt && (
+            <Tag minimal intent="success" title={new Date(row.myReadAt).toLocaleString()}>
+              {scoredLabel(row.myReadAt)}
+            </Tag>
+          )}
+        </span>
+      ),
     },
     ...(!reader
       ? [
