@@ -30,7 +30,9 @@ export const IMAGE_ACTION_MESSAGES = {
   moveReasonRequired: 'Must include reason for change.',
   fileNameReadOnly: 'You may not change the file name',
   fieldNotEditable: 'You may not change this field',
-  segmentNotInStudy: 'Anatomical segment must be one of the study’s segments',
+  /** Names the valid values (issue 29 item 13; the spec has no message for it). */
+  segmentNotInStudy: (segments: readonly string[]) =>
+    `Anatomical segment must be one of the study’s segments: ${segments.join(', ')}`,
   // doc 3 §8, and Lamina's reasons behind them.
   unableToTransitionImageStatus: 'Unable to transition image status',
   notInCase: 'The image is not in a case',

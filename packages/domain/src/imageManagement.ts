@@ -461,6 +461,35 @@ export const IM_CASE_FIELDS: Readonly<Partial<Record<ImCaseColumnKey, CaseField>
   visitId: 'visitId',
 };
 
+/**
+ * Why an image's column cannot be edited now, whoever asks (doc 2 §5), or null: archived images;
+ * Site, Subject and Visit ID of an image in a case (they are the case's: edit the case); the
+ * procedure ids of an image without a case; the Lab Visit ID outside labVisitEditable. The server
+ * refuses with this message and Image Management offers no pencil, with this as its tooltip
+ * (issue 29 item 13). `status` may be absent (a role that does not view it): then only the
+ * rules that do not depend on it apply, and the server's answer is the last word.
+ */
+export function imImageEditRefusal(
+  key: string,
+  image: { caseId: number | null; studyId: number | null; status?: string | undefined },
+): string | null {
+  const column = imColumn('images', key);
+  if (!column?.edit) return null;
+  if (image.status === 'ARCHIVED') return IMAGE_ACTION_MESSAGES.alreadyArchived;
+  const imageKey = key as ImImageColumnKey;
+  if (IM_IMAGE_CASE_OWNED.includes(imageKey) && image.caseId !== null)
+    return IM_EDIT_MESSAGES.onlyWithoutCase(column.label);
+  if (IM_IMAGE_CASE_FIELDS[imageKey] && image.caseId === null) return IM_EDIT_MESSAGES.noCase(column.label);
+  if (
+    key === 'labVisitId' &&
+    (image.status === undefined
+      ? image.caseId !== null || image.studyId === null
+      : !labVisitEditable({ caseId: image.caseId, studyId: image.studyId, status: image.status }))
+  )
+    return IM_EDIT_MESSAGES.labVisitNotNow;
+  return null;
+}
+
 /** A column of a tab by its key, or undefined. */
 export function imColumn(tab: ImEditTab, key: string): ImColumn<string> | undefined {
   const columns: readonly ImColumn<string>[] = tab === 'images' ? IM_IMAGE_COLUMNS : IM_CASE_COLUMNS;

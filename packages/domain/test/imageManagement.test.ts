@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   IM_CASE_COLUMNS,
   IM_EDIT_MESSAGES,
+  IMAGE_ACTION_MESSAGES,
+  imImageEditRefusal,
   IM_IMAGE_COLUMNS,
   imColumn,
   imColumnValueError,
@@ -169,5 +171,31 @@ describe('Edit Column rules (doc 2 §5–6)', () => {
     expect(
       imageDataStatus({ ...base, studyId: null, status: 'STUDY_ASSIGNMENT_PENDING' }, { markIncomplete: true }),
     ).toBe('STUDY_ASSIGNMENT_PENDING');
+  });
+});
+
+describe('imImageEditRefusal (issue 29 item 13: the pencils offered are the edits the server accepts)', () => {
+  const free = { caseId: null, studyId: 3, status: 'CASE_ASSIGNMENT_PENDING' };
+  const inCase = { caseId: 40, studyId: 3, status: 'LAB_QC_PENDING' };
+  it('Site, Subject and Visit ID belong to the case of an image in a case', () => {
+    for (const key of ['siteId', 'subjectId', 'visitId']) {
+      expect(imImageEditRefusal(key, free)).toBeNull();
+      expect(imImageEditRefusal(key, inCase)).toMatch(/can be edited only for an image without a case/);
+    }
+  });
+  it('the procedure ids need a case; the Lab Visit ID follows labVisitEditable; archived images take no edit', () => {
+    expect(imImageEditRefusal('histoProcedureId', free)).toBe(IM_EDIT_MESSAGES.noCase('Histo Procedure ID'));
+    expect(imImageEditRefusal('histoProcedureId', inCase)).toBeNull();
+    expect(imImageEditRefusal('labVisitId', free)).toBeNull();
+    expect(imImageEditRefusal('labVisitId', inCase)).toBe(IM_EDIT_MESSAGES.labVisitNotNow);
+    expect(imImageEditRefusal('labVisitId', { ...free, status: 'READY_FOR_READING' })).toBe(
+      IM_EDIT_MESSAGES.labVisitNotNow,
+    );
+    // Without the status (a role that does not view it), only what does not depend on it.
+    expect(imImageEditRefusal('labVisitId', { caseId: null, studyId: 3 })).toBeNull();
+    expect(imImageEditRefusal('accessionNumber', { ...free, status: 'ARCHIVED' })).toBe(
+      IMAGE_ACTION_MESSAGES.alreadyArchived,
+    );
+    expect(imImageEditRefusal('accessionNumber', inCase)).toBeNull();
   });
 });

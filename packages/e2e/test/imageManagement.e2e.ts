@@ -183,4 +183,62 @@ describe('Image Management (issue 12)', () => {
       expect(lines.slice(1).some((line) => line.includes('ENDO-1001'))).toBe(true);
     },
   );
+
+  test(
+    'Edit Column offers the study’s segments as a list, and no pencil the server would refuse (issue 29 item 13)',
+    { timeout: 240_000 },
+    async ({ page }) => {
+      await loginViaUi(page, 'labtech');
+      await waitForPath(page, '/studies');
+      await page.goto(appUrl('/image-management/images'));
+      const table = page.getByRole('table', { name: 'Images' });
+      await page.getByRole('textbox', { name: 'Search images' }).fill('S100');
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole('button', { name: 'Refresh' }).click();
+            return table.getByText('S1005_SCREENING_A.tif').count();
+          },
+          { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
+        )
+        .toBeGreaterThan(0);
+
+      // An image in a case (ENDO-1001): its Site ID is the case's; the pencil is disabled and says why.
+      const inCase = table.locator('tbody tr').filter({ hasText: 'S1001_SCREENING_A.tif' }).first();
+      await inCase.hover();
+      const site = inCase.getByRole('button', { name: 'Edit Site ID' });
+      expect(await site.getAttribute('aria-disabled')).toBe('true');
+      for (const label of ['Subject ID', 'Lab Visit ID'])
+        expect(await inCase.getByRole('button', { name: `Edit ${label}` }).getAttribute('aria-disabled')).toBe('true');
+      expect(
+        await inCase.getByRole('button', { name: 'Edit Accession Number' }).getAttribute('aria-disabled'),
+      ).toBeNull();
+      await site.hover({ force: true });
+      await page
+        .getByText('Site ID can be edited only for an image without a case; edit the case to change it for its images')
+        .waitFor();
+      await saveScreenshot(page, 'image-management-refused-pencil.png');
+      await site.click({ force: true });
+      expect(await page.getByRole('dialog', { name: 'Edit Site ID' }).count()).toBe(0);
+      await waitForPath(page, '/image-management/images');
+
+      // An image waiting for a case: its segment is chosen from the demo study's segments.
+      const free = table.locator('tbody tr').filter({ hasText: 'S1005_SCREENING_A.tif' }).first();
+      await free.hover();
+      await free.getByRole('button', { name: 'Edit Anatomical Segment' }).click();
+      const edit = page.getByRole('dialog', { name: 'Edit Anatomical Segment' });
+      const select = edit.getByRole('combobox', { name: 'New Anatomical Segment' });
+      await select.waitFor();
+      const options = await select.locator('option').allTextContents();
+      expect(options).toEqual(['Choose …', 'Rectum', 'Sigmoid colon', 'Descending colon']);
+      const current = ((await edit.locator('p strong').first().textContent()) ?? '').trim();
+      const next = current === 'Rectum' ? 'Sigmoid colon' : 'Rectum';
+      await select.selectOption(next);
+      if (current !== '-') await edit.getByLabel(/Reason for change/).fill('E2E: segment from the list');
+      await saveScreenshot(page, 'image-management-segment-list.png');
+      await edit.getByRole('button', { name: 'Confirm' }).click();
+      await edit.waitFor({ state: 'detached' });
+      await free.getByText(next, { exact: true }).waitFor();
+    },
+  );
 });

@@ -335,7 +335,7 @@ describe('editImageColumn: the field rules of doc 2 §5', () => {
     const id = await freshImage();
     const admin = await as('sysadmin');
     expect((await edit(admin, id, { columnName: 'anatomicalSegment', columnValue: 'Ileum' })).body.message).toBe(
-      IMAGE_ACTION_MESSAGES.segmentNotInStudy,
+      'Anatomical segment must be one of the study’s segments: Rectum, Sigmoid',
     );
     expect((await edit(admin, id, { columnName: 'anatomicalSegment', columnValue: 'Rectum' })).status).toBe(200);
     expect((await edit(admin, id, { columnName: 'organizationName', columnValue: 'Nowhere Lab' })).body.message).toBe(

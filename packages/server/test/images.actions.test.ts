@@ -140,7 +140,8 @@ describe('edit (PATCH /api/images/{id})', () => {
       payload: { biopsyLocation: { value: 'Stomach' } },
     });
     expect(response.statusCode).toBe(400);
-    expect(response.json().message).toBe(IMAGE_ACTION_MESSAGES.segmentNotInStudy);
+    expect(response.json().message).toBe(IMAGE_ACTION_MESSAGES.segmentNotInStudy(['Ileum', 'Colon']));
+    expect(response.json().message).toBe('Anatomical segment must be one of the study’s segments: Ileum, Colon');
     expect(
       (await dm.request({ method: 'PATCH', url: `/api/images/${id}`, payload: { accessionNumber: { value: 'x' } } }))
         .statusCode,

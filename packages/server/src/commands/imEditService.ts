@@ -2,8 +2,6 @@ import {
   IM_EDIT_MESSAGES,
   IM_CASE_FIELDS,
   IM_IMAGE_CASE_FIELDS,
-  IM_IMAGE_CASE_OWNED,
-  IMAGE_ACTION_MESSAGES,
   CASE_MESSAGES,
   IMAGE_MESSAGES,
   MESSAGES,
@@ -11,7 +9,7 @@ import {
   imColumn,
   imColumnValueError,
   imReasonRequired,
-  labVisitEditable,
+  imImageEditRefusal,
   mayEditImColumn,
   reasonForChangeError,
   valuesDiffer,
@@ -97,14 +95,9 @@ export class ImEditService {
     const key = column.key as ImImageColumnKey;
     await this.db.transaction().execute(async (tx) => {
       const image = await lockImage(tx, imageId);
-      if (image.status === 'ARCHIVED') throw new ConflictError(IMAGE_ACTION_MESSAGES.alreadyArchived);
-      if (IM_IMAGE_CASE_OWNED.includes(key) && image.case_id !== null)
-        throw new ConflictError(IM_EDIT_MESSAGES.onlyWithoutCase(column.label));
-      if (
-        key === 'labVisitId' &&
-        !labVisitEditable({ caseId: image.case_id, studyId: image.study_id, status: image.status })
-      )
-        throw new ConflictError(IM_EDIT_MESSAGES.labVisitNotNow);
+      // The rule Image Management's pencils are offered by (issue 29 item 13).
+      const refusal = imImageEditRefusal(key, { caseId: image.case_id, studyId: image.study_id, status: image.status });
+      if (refusal) throw new ConflictError(refusal);
 
       let before: unknown;
       let after: unknown = value;

@@ -287,5 +287,5 @@ export async function checkSegment(tx: Tx, studyId: number | null, value: string
 
 /** The study's segments, when it names any, are the only anatomical segments its images may have. */
 export function segmentError(segments: readonly string[], value: string): string | null {
-  return segments.length > 0 && !segments.includes(value) ? IMAGE_ACTION_MESSAGES.segmentNotInStudy : null;
+  return segments.length > 0 && !segments.includes(value) ? IMAGE_ACTION_MESSAGES.segmentNotInStudy(segments) : null;
 }

@@ -1,10 +1,12 @@
-import { Dialog, DialogBody, FormGroup, HTMLSelect, InputGroup, Menu, MenuItem, Tag } from '@blueprintjs/core';
+import { Dialog, DialogBody, FormGroup, HTMLSelect, InputGroup, Menu, MenuItem, Tag, Tooltip } from '@blueprintjs/core';
 import {
   CASE_FIELD_RULES,
+  CASE_MESSAGES,
   MANUAL_READER_PERMISSION,
   TEXT_LIMITS,
   caseFieldError,
   caseRequiredError,
+  imageStatusOnAssign,
   mayViewCaseField,
   normaliseCaseField,
   type CaseField,
@@ -54,34 +56,54 @@ function PickField(props: {
   listHeader?: string | undefined;
   loading: boolean;
   options: { key: number; text: string; label?: string; onPick: () => void }[];
+  /** Why the list cannot change now (the server would refuse): the search is disabled with it as tooltip. */
+  locked?: string | null | undefined;
   children?: ReactNode;
 }) {
+  const locked = props.locked ?? null;
+  const search = (
+    <InputGroup
+      id={props.id}
+      type="search"
+      leftIcon="search"
+      placeholder={props.placeholder}
+      value={props.search}
+      onValueChange={props.onSearch}
+      disabled={locked !== null}
+      aria-description={locked ?? undefined}
+    />
+  );
   return (
     <FormGroup label={props.label} labelFor={props.id} data-anchor={props.id}>
       <div className="lamina-chips" aria-label={props.chipsLabel}>
         {props.chips.length === 0 && <span className="bp6-text-muted">{props.emptyText}</span>}
         {props.chips.map((chip) => (
-          <Tag key={chip.key} onRemove={() => props.onRemove(chip.key)} aria-label={chip.text}>
+          <Tag
+            key={chip.key}
+            onRemove={locked === null ? () => props.onRemove(chip.key) : undefined}
+            aria-label={chip.text}
+          >
             {chip.text}
           </Tag>
         ))}
       </div>
-      <InputGroup
-        id={props.id}
-        type="search"
-        leftIcon="search"
-        placeholder={props.placeholder}
-        value={props.search}
-        onValueChange={props.onSearch}
-      />
-      <Menu className="lamina-pick-list" aria-label={props.listLabel}>
-        {props.listHeader && <li className="bp6-menu-header">{props.listHeader}</li>}
-        {props.loading && <MenuItem disabled text="Loading ..." />}
-        {props.options.slice(0, 6).map((option) => (
-          <MenuItem key={option.key} icon="add" text={option.text} label={option.label} onClick={option.onPick} />
-        ))}
-        {!props.loading && props.options.length === 0 && <MenuItem disabled text="No results" />}
-      </Menu>
+      {locked === null ? (
+        search
+      ) : (
+        <Tooltip content={locked} placement="top" fill>
+          {search}
+        </Tooltip>
+      )}
+      {locked === null && (
+        <Menu className="lamina-pick-list" aria-label={props.listLabel}>
+          {props.listHeader && <li className="bp6-menu-header">{props.listHeader}</li>}
+          {props.loading && <MenuItem disabled text="Loading ..." />}
+          {props.options.slice(0, 6).map((option) => (
+            <MenuItem key={option.key} icon="add" text={option.text} label={option.label} onClick={option.onPick} />
+          ))}
+          {!props.loading && props.options.length === 0 && <MenuItem disabled text="No results" />}
+        </Menu>
+      )}
       {props.children}
     </FormGroup>
   );
@@ -142,11 +164,16 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
   const studyReaders = useStudyReaders(study.id, readerName, canAssignReaders);
   const subject = normaliseCaseField(values.subjectId) ?? '';
   const suggested = useSuggestedReaders(study.id, subject, canAssignReaders);
+  // A case past QC takes and gives up no images (the server refuses): no search (issue 29 item 13).
+  const imagesLocked =
+    existing && imageStatusOnAssign(existing.status, existing.onHoldFrom) === null
+      ? CASE_MESSAGES.notAssignableStatus
+      : null;
   const assignable = useAssignableImages(
     study.id,
     imageName,
     images.map((i) => i.id),
-    true,
+    imagesLocked === null,
   );
 
   const errors: Partial<Record<CaseField, string>> = {};
@@ -306,6 +333,7 @@ export function CaseDialog({ study, existing, onClose, onSaved }: CaseDialogProp
             onSearch={setImageSearch}
             placeholder="Search images waiting for a case"
             listLabel="Images waiting for a case"
+            locked={imagesLocked}
             loading={assignable.isFetching}
             options={(assignable.data ?? []).map((i) => ({
               key: i.id,

@@ -30,7 +30,8 @@ export interface ColumnEdit {
  * Edit Column (doc 2 §2.7, §5): one value of one row. When the row already has a value, a reason is
  * required and Confirm waits for it and for a different value; when it is empty, Confirm waits for a
  * value and no reason is asked. Visit and Lab Visit IDs are chosen from the study configuration's
- * options ('No options configured' without any). The server's message shows in a red callout.
+ * options ('No options configured' without any), the Anatomical Segment from the study's segments.
+ * The server's message shows in a red callout.
  */
 export function EditColumnDialog({ edit, onClose }: { edit: ColumnEdit; onClose: () => void }) {
   const { column, current } = edit;
@@ -164,7 +165,9 @@ type Options =
 
 /** What the value is chosen from: the study's visit options, study names to suggest, or free input. */
 function useColumnOptions(edit: ColumnEdit, kind: string, typed: string): Options {
-  const fromStudy = kind === 'visitOption' || kind === 'labVisitOption';
+  // The anatomical segment is one of the study's (issue 29 item 13), as the server requires.
+  const segment = edit.column.key === 'anatomicalSegment' && edit.studyId !== null;
+  const fromStudy = kind === 'visitOption' || kind === 'labVisitOption' || segment;
   const study = useStudy(fromStudy ? edit.studyId : null);
   // Study names like the one being typed (the studies the user may see).
   const search = useDebouncedValue(kind === 'study' ? typed : '');
@@ -173,7 +176,12 @@ function useColumnOptions(edit: ColumnEdit, kind: string, typed: string): Option
     if (edit.studyId === null) return { kind: 'options', choices: [] };
     if (study.isPending) return { kind: 'loading' };
     if (study.isError) return { kind: 'error' };
-    const { visitIds, labVisitIds } = study.data;
+    const { visitIds, labVisitIds, anatomicalSegments } = study.data;
+    if (segment)
+      // A study that names no segments takes any (the server checks only named ones).
+      return anatomicalSegments.length === 0
+        ? { kind: 'free', suggestions: [] }
+        : { kind: 'options', choices: anatomicalSegments.map((v) => ({ value: v, label: v })) };
     if (kind === 'labVisitOption')
       return {
         kind: 'options',

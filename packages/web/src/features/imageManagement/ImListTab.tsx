@@ -1,4 +1,14 @@
-import { Button, Checkbox, Dialog, DialogBody, DialogFooter, InputGroup, Tag, Tooltip } from '@blueprintjs/core';
+import {
+  AnchorButton,
+  Button,
+  Checkbox,
+  Dialog,
+  DialogBody,
+  DialogFooter,
+  InputGroup,
+  Tag,
+  Tooltip,
+} from '@blueprintjs/core';
 import {
   IM_EXPORT_PERMISSIONS,
   SAMPLE_UPLOAD_PERMISSION,
@@ -47,6 +57,8 @@ interface ImListTabProps<Row, K extends string> {
     tab: ImEditTab;
     target: (row: Row) => { id: number; studyId: number | null };
     value: (key: K, row: Row) => string | null;
+    /** Why the server would refuse an edit of this cell (the domain's rule), or null to offer it. */
+    refusal?: (key: K, row: Row) => string | null;
   };
 }
 
@@ -112,6 +124,7 @@ export function ImListTab<Row, K extends string>(props: ImListTabProps<Row, K>) 
         editable.has(c.key) ? (
           <EditableCell
             label={c.label}
+            refusal={props.edit.refusal?.(c.key, row) ?? null}
             onEdit={() =>
               setEditing({
                 tab: props.edit.tab,
@@ -282,13 +295,47 @@ function ColumnsDialog<K extends string>(props: {
 
 /**
  * A value the user may edit: the value and a pencil (shown on the row's hover or focus, always
- * reachable by Tab) that opens Edit Column. Its clicks and keys do not open the row.
+ * reachable by Tab) that opens Edit Column. Its clicks and keys do not open the row. A cell the
+ * server would refuse now (`refusal`, issue 29 item 13) shows a disabled pencil whose tooltip says why.
  */
-function EditableCell({ label, onEdit, children }: { label: string; onEdit: () => void; children: ReactNode }) {
+function EditableCell({
+  label,
+  refusal,
+  onEdit,
+  children,
+}: {
+  label: string;
+  refusal: string | null;
+  onEdit: () => void;
+  children: ReactNode;
+}) {
   const open = (event: MouseEvent) => {
     event.stopPropagation();
     onEdit();
   };
+  if (refusal !== null)
+    return (
+      <span className="lamina-im-editable">
+        <span className="lamina-im-editable-value">{children}</span>
+        {/* A click on the disabled pencil does not open the row either. */}
+        <Tooltip
+          content={refusal}
+          placement="top"
+          className="lamina-im-edit-refused"
+          targetProps={{ onClick: (event) => event.stopPropagation() }}
+        >
+          <AnchorButton
+            className="lamina-im-edit"
+            variant="minimal"
+            size="small"
+            icon="edit"
+            disabled
+            aria-label={`Edit ${label}`}
+            aria-description={refusal}
+          />
+        </Tooltip>
+      </span>
+    );
   return (
     <span className="lamina-im-editable">
       <span className="lamina-im-editable-value">{children}</span>

@@ -351,6 +351,45 @@ describe('Image Management: Edit Column (doc 2 §5)', () => {
     expect(within(empty).getByRole('button', { name: 'Confirm' })).toHaveProperty('disabled', true);
   });
 
+  it('Anatomical Segment is chosen from the study’s segments (issue 29 item 13)', async () => {
+    const { calls } = renderIm('/image-management/images', {
+      'GET /api/studies/3': { body: makeStudy({ id: 3, anatomicalSegments: ['Rectum', 'Sigmoid colon'] }) },
+      [EDIT]: { body: { success: true, message: 'Anatomical Segment updated' } },
+    });
+    await screen.findByText('COLON-4711.svs');
+    fireEvent.click(screen.getByRole('button', { name: 'Edit Anatomical Segment' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Edit Anatomical Segment' });
+    const select = await within(dialog).findByRole<HTMLSelectElement>('combobox', { name: 'New Anatomical Segment' });
+    expect(Array.from(select.options, (o) => o.value)).toEqual(['', 'Rectum', 'Sigmoid colon']);
+    fireEvent.change(select, { target: { value: 'Sigmoid colon' } });
+    fireEvent.change(within(dialog).getByLabelText(/Reason for change/), { target: { value: 'Label' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm' }));
+    await waitFor(() =>
+      expect(calls.find((c) => c.method === 'POST' && c.path.endsWith('/editImageColumn'))?.body).toMatchObject({
+        columnName: 'anatomicalSegment',
+        columnValue: 'Sigmoid colon',
+      }),
+    );
+  });
+
+  it('an image in a case offers no Site, Subject, Visit or Lab Visit ID pencil; the tooltip says why (issue 29 item 13)', async () => {
+    renderIm('/image-management/images', {
+      'POST /api/imageManagement/images': { body: { success: true, results: [{ ...image, caseId: 40 }], total: 1 } },
+    });
+    await screen.findByText('COLON-4711.svs');
+    for (const label of ['Site ID', 'Subject ID', 'Lab Visit ID']) {
+      const pencil = screen.getByRole('button', { name: `Edit ${label}` });
+      expect(pencil.getAttribute('aria-disabled')).toBe('true');
+      fireEvent.click(pencil);
+      expect(screen.queryByRole('dialog', { name: `Edit ${label}` })).toBeNull();
+    }
+    expect(screen.getByRole('button', { name: 'Edit Subject ID' }).getAttribute('aria-description')).toBe(
+      'Subject ID can be edited only for an image without a case; edit the case to change it for its images',
+    );
+    // What can succeed is still offered.
+    expect(screen.getByRole('button', { name: 'Edit Accession Number' }).getAttribute('aria-disabled')).toBeNull();
+  });
+
   it("the server's refusal shows in a red callout and the dialog stays open", async () => {
     renderIm('/image-management/images', {
       [EDIT]: {

@@ -8,6 +8,7 @@ import {
   IM_IMAGE_SORT_KEYS,
   IMAGE_STATUS_LABELS,
   IMAGE_STATUSES,
+  imImageEditRefusal,
   type ImCaseColumnKey,
   type ImCaseRecord,
   type ImImageColumnKey,
@@ -121,7 +122,12 @@ export function ImageManagementPage() {
             statusTitle="Status"
             emptyMessage="No images match"
             rowMenu={(row) => <ImImageRowMenu row={row} />}
-            edit={{ tab: 'images', target: (row) => ({ id: row.id, studyId: row.studyId }), value: imageValue }}
+            edit={{
+              tab: 'images',
+              target: (row) => ({ id: row.id, studyId: row.studyId }),
+              value: imageValue,
+              refusal: (key, row) => imImageEditRefusal(key, row),
+            }}
           />
         )}
         {tab === 'cases' && (
