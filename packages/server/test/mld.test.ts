@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AI_SOURCE,
+  regionMeasures,
+  type AnnotationGeometry,
+  type AnnotationType,
   MLD_IMPORT_MESSAGES,
   aiLayersResponseSchema,
   mldListResponseSchema,
@@ -221,6 +224,29 @@ describe('the import job', () => {
     const hpf = rows.find((r) => r.annotation_type === 'HPF');
     expect(hpf?.radius).toBeCloseTo(120, 1);
     expect(rows.find((r) => r.annotation_type === 'LINE')?.length).toBeCloseTo(100, 1); // 200 px at 0.5 µm
+    // Regions and HPFs carry their area and perimeter at the slide's 0.5 µm/px (issue 29 item 4).
+    const measured = await t.database.db
+      .selectFrom('annotations')
+      .select(['annotation_type', 'geometry', 'radius', 'radius_x', 'radius_y', 'area', 'perimeter'])
+      .where('mld_file_id', '=', first.mldId)
+      .execute();
+    for (const r of measured) {
+      const expected = regionMeasures(
+        {
+          annotationType: r.annotation_type as AnnotationType,
+          geometry: (typeof r.geometry === 'string' ? JSON.parse(r.geometry) : r.geometry) as AnnotationGeometry,
+          radius: r.radius,
+          radiusX: r.radius_x,
+          radiusY: r.radius_y,
+        },
+        0.5,
+      );
+      expect(r.area === null, r.annotation_type).toBe(expected.area === null);
+      if (expected.area !== null) expect(r.area).toBeCloseTo(expected.area, 6);
+      if (expected.perimeter !== null) expect(r.perimeter).toBeCloseTo(expected.perimeter, 6);
+    }
+    expect(measured.filter((r) => r.area !== null && r.area > 0)).toHaveLength(5); // 2 HPFs, 3 regions
+    expect(measured.find((r) => r.annotation_type === 'HPF')?.area).toBeCloseTo(Math.PI * 60 * 60, 0);
     const audit = await t.database.db
       .selectFrom('audit_events')
       .select(['action', 'new_value'])
