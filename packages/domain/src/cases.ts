@@ -237,8 +237,8 @@ export function imageStatusOnAssign(status: CaseStatus, onHoldFrom: CaseStatus |
 /** Permission to revert to any stage (Image Management); with the edit-case permission only to earlier statuses. */
 export const REVERT_ANY_PERMISSION: Permission = 'IM_CaseListTab_ChangeStatus';
 export const EDIT_CASE_PERMISSION: Permission = 'S_CaseListTab_EditCase';
-/** Reopening one reader's read (issue 29): the roles that may revert a case's status. */
-export const REOPEN_READ_PERMISSIONS: readonly Permission[] = [EDIT_CASE_PERMISSION, REVERT_ANY_PERMISSION];
+/** The roles that may revert a case's status (PATCH …/status/back), and so reopen one reader's read (issue 29). */
+export const REVERT_STATUS_PERMISSIONS: readonly Permission[] = [EDIT_CASE_PERMISSION, REVERT_ANY_PERMISSION];
 /** The statuses in which a read can be reopened: the case is being read, or was read to completion. */
 export const READ_REOPENABLE: readonly CaseStatus[] = ['PROCESSED', 'COMPLETED'];
 export const CREATE_CASE_PERMISSION: Permission = 'S_CaseListTab_CreateCase';

@@ -10,7 +10,7 @@ import {
   EDIT_CASE_PERMISSION,
   HOLD_CASE_PERMISSION,
   MANUAL_READER_PERMISSION,
-  REOPEN_READ_PERMISSIONS,
+  REVERT_STATUS_PERMISSIONS,
   VIEW_CASE_PERMISSIONS,
   assignImageRequestSchema,
   assignedCasesResponseSchema,
@@ -154,7 +154,7 @@ export function caseRoutes(db: Db) {
     r.patch(
       '/api/cases/:id/status/back',
       {
-        config: { policy: policy.anyOf(REOPEN_READ_PERMISSIONS, caseScope()) },
+        config: { policy: policy.anyOf(REVERT_STATUS_PERMISSIONS, caseScope()) },
         schema: { params: idParams, body: revertCaseRequestSchema, response: { 200: caseResponseSchema } },
       },
       async (request) => {
@@ -167,7 +167,7 @@ export function caseRoutes(db: Db) {
       '/api/cases/:id/reads/:readerId/reopen',
       {
         // The roles that may revert status (PATCH /api/cases/{id}/status/back), in the case's study.
-        config: { policy: policy.anyOf(REOPEN_READ_PERMISSIONS, caseScope()) },
+        config: { policy: policy.anyOf(REVERT_STATUS_PERMISSIONS, caseScope()) },
         schema: { params: readParams, body: reopenReadRequestSchema, response: { 200: caseResponseSchema } },
       },
       async (request) => {

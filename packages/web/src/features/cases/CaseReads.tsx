@@ -1,5 +1,5 @@
 import { Button, Tag } from '@blueprintjs/core';
-import { READ_REOPENABLE, REOPEN_READ_PERMISSIONS, hasAny, type CaseReader, type CaseView } from '@lamina/domain';
+import { READ_REOPENABLE, REVERT_STATUS_PERMISSIONS, hasAny, type CaseReader, type CaseView } from '@lamina/domain';
 import { useState } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { showToast } from '../../components/appToaster';
@@ -15,7 +15,7 @@ export function scoredLabel(readAt: string): string {
 
 /** Whether Reopen read is offered: the roles that may revert status, a case being read or read. */
 export function reopenReadOffered(actions: readonly string[], c: Pick<CaseView, 'status'>): boolean {
-  return hasAny(actions, REOPEN_READ_PERMISSIONS) && READ_REOPENABLE.includes(c.status);
+  return hasAny(actions, REVERT_STATUS_PERMISSIONS) && READ_REOPENABLE.includes(c.status);
 }
 
 /**
