@@ -26,7 +26,7 @@ import Stroke from 'ol/style/Stroke';
 import Style from 'ol/style/Style';
 import Text from 'ol/style/Text';
 import type { AnnotationStore, Highlight } from './annotationStore';
-import { NONE, OTHER, pointLook, rgba, rgbaFloats } from './annotationStyle';
+import { NONE, OTHER, pointLook, pointStyle, rgba, rgbaFloats } from './annotationStyle';
 import { GlAnnotationLayer, GlObjects } from './glAnnotationLayer';
 import { OUTSIDE_SLIDE_MESSAGE, type DrawingMachine, type DrawingSnapshot } from './drawingMachine';
 
@@ -424,15 +424,9 @@ export class AnnotationLayers {
             }),
           }),
         });
-      case 'POINT': {
-        const look = pointLook(this.options.celiac);
-        return new Style({
-          image: new CircleStyle({
-            radius: lit ? look.radius * 2.5 : look.radius,
-            fill: new Fill({ color: rgba(colour, look.opacity) }),
-          }),
-        });
-      }
+      case 'POINT':
+        // The spec's size at full resolution, never under the on-screen minimum, with its ring.
+        return pointStyle(colour, this.options.celiac, lit, resolution);
       case 'LINE':
       case 'MULTILINE': {
         const multi = a.annotationType === 'MULTILINE';
