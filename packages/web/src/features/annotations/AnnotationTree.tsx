@@ -1,5 +1,12 @@
 import { Button, Checkbox, Menu, MenuItem, PopoverNext } from '@blueprintjs/core';
-import { treeCountsTsv, type HpfClassNode, type HpfNode } from '@lamina/domain';
+import {
+  formatAreaUm2,
+  formatLengthUm,
+  treeCountsTsv,
+  type AnnotationView,
+  type HpfClassNode,
+  type HpfNode,
+} from '@lamina/domain';
 import { useState, useSyncExternalStore, type ReactNode } from 'react';
 import type { AnnotationStore, NodeRef } from './annotationStore';
 
@@ -35,6 +42,8 @@ export interface NodeRowProps {
   name: string;
   count?: number;
   swatch?: string | null;
+  /** Shown on hovering the name (an HPF's area and perimeter). */
+  detail?: string | undefined;
   expanded?: boolean;
   onToggle?: () => void;
   actions?: ReactNode;
@@ -42,7 +51,18 @@ export interface NodeRowProps {
 }
 
 /** One row of the tree: expand, visibility, colour, name and count, hover highlight, actions. */
-export function NodeRow({ store, node, name, count, swatch, expanded, onToggle, actions, children }: NodeRowProps) {
+export function NodeRow({
+  store,
+  node,
+  name,
+  count,
+  swatch,
+  detail,
+  expanded,
+  onToggle,
+  actions,
+  children,
+}: NodeRowProps) {
   const hidden = useSyncExternalStore(store.subscribe, () => store.isHidden(node));
   return (
     <li role="treeitem" aria-expanded={onToggle ? !!expanded : undefined} aria-label={name}>
@@ -69,7 +89,9 @@ export function NodeRow({ store, node, name, count, swatch, expanded, onToggle, 
           onChange={() => store.setHidden(node, !hidden)}
         />
         {swatch && <span className="lamina-class-swatch" style={{ background: swatch }} aria-hidden="true" />}
-        <span className="lamina-tree-name">{name}</span>
+        <span className="lamina-tree-name" title={detail}>
+          {name}
+        </span>
         {count !== undefined && <span className="lamina-tree-count">{count}</span>}
         <span className="lamina-tree-actions">{actions}</span>
       </div>
@@ -120,6 +142,12 @@ export function ClassNode({ node, ...props }: TreeProps & { node: HpfClassNode }
   );
 }
 
+/** An HPF's area and perimeter as its row's hover text (issue 29 item 4), or nothing. */
+export function hpfDetail(hpf: Pick<AnnotationView, 'area' | 'perimeter'> | undefined): string | undefined {
+  if (hpf?.area == null) return undefined;
+  return `${formatAreaUm2(hpf.area)}${hpf.perimeter === null ? '' : ` · ${formatLengthUm(hpf.perimeter)}`}`;
+}
+
 export function HpfRow({ hpf, store, mayDelete, onDelete }: TreeProps & { hpf: HpfNode }) {
   const [open, setOpen] = useState(false);
   const hpfId = hpf.id;
@@ -130,6 +158,7 @@ export function HpfRow({ hpf, store, mayDelete, onDelete }: TreeProps & { hpf: H
       name={hpf.name}
       count={hpf.count}
       swatch={hpf.color}
+      detail={hpfId === null ? undefined : hpfDetail(store.get(hpfId))}
       expanded={open}
       onToggle={() => setOpen(!open)}
       actions={

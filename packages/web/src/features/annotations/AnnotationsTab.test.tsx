@@ -195,10 +195,15 @@ describe('Annotations tab (doc 3 §2)', () => {
       }),
       a({ id: 22, annotationType: 'FREEHAND', geometry: square, area: null, perimeter: null }),
     );
+    Object.assign(body.annotations[0]!, { area: 238_000.2, perimeter: 1729.4 });
     renderTab(READER, 'CR', { 'GET /api/images/7/annotations': { body } });
     await openTab();
     const others = await screen.findByRole('region', { name: 'Other annotations' });
     await within(others).findByText('Freehand 5 000 µm² · 300 µm');
+    // An HPF's row names its area and perimeter on hover; one without (no pixel size) names none.
+    const root = screen.getByRole('tree', { name: 'Annotation tree' });
+    expect(within(root).getByText('HPF 1').getAttribute('title')).toBe('238 000 µm² · 1729 µm');
+    expect(within(root).getByText('Edge field').getAttribute('title')).toBeNull();
     within(others).getByText('Ellipse “Abscess” 12 345 µm² · 456 µm');
     within(others).getByText('Freehand');
     within(others).getByRole('button', { name: 'Delete Freehand 5 000 µm² · 300 µm' });
