@@ -47,6 +47,8 @@ export interface AnnotationTools {
   /** The last failed save or refused choice. */
   error: string | null;
   clearError: () => void;
+  /** The readers' annotation layers' opacity (0…1), live as the opacity slider moves (issue 29 item 16). */
+  setOpacity: (opacity: number) => void;
 }
 
 /**
@@ -323,5 +325,6 @@ export function useAnnotationTools(
     saving: create.isPending,
     error,
     clearError: () => setError(null),
+    setOpacity: (opacity: number) => layersRef.current?.setOpacity(opacity),
   };
 }

@@ -25,7 +25,6 @@ import { useDebouncedValue } from '../../components/useDebouncedValue';
 import type { CSSProperties } from 'react';
 import { useAnnotationSession } from '../annotations/AnnotationSession';
 import { AddAnnotationPanel, AnnotationMessages, AnnotationToolbar } from '../annotations/AnnotationToolbar';
-import { setAnnotationLayersOpacity } from '../annotations/annotationOpacity';
 import { useAiAnnotationLayers } from '../annotations/useAiAnnotationLayers';
 import { useAnnotationTools } from '../annotations/useAnnotationTools';
 
@@ -116,8 +115,8 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   const tools = useAnnotationTools(engine, session, annotationsVisible, toolbarShown, currentAnnotationOpacity);
   useEffect(() => {
     annotationOpacityRef.current = annotationOpacity;
-    setAnnotationLayersOpacity(engine.olMap, annotationOpacity / 100);
-  }, [engine, annotationOpacity]);
+    tools?.setOpacity(annotationOpacity / 100);
+  }, [tools, annotationOpacity]);
   // The imported AI annotations and heatmap (issue 17): 'i' and the AI opacity slider.
   useAiAnnotationLayers(engine, session?.ai ?? null, aiVisible, appliedAiOpacity / 100, image.physicalResolution);
   const mapRef = useRef<HTMLDivElement>(null);
