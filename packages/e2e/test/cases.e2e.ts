@@ -4,6 +4,7 @@ import { describe, expect } from 'vitest';
 import { demoStudyId, loginViaUi, logout, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
+import { demoCaseId } from '../src/viewer.js';
 
 /** The demo slide is generated and processed at start; its copies wait for a case only then. */
 const DEMO_READY_TIMEOUT = 120_000;
@@ -195,4 +196,21 @@ describe('cases (issue 11)', () => {
       await expect.poll(async () => page.getByRole('table', { name: 'Cases' }).getByText(procId).count()).toBe(0);
     },
   );
+
+  test('Edit Case of a Processed case offers no image search, and says why (issue 29 item 13)', async ({ page }) => {
+    await loginViaUi(page, 'labtech');
+    await waitForPath(page, '/studies');
+    const studyId = await demoStudyId(page);
+    const caseId = await demoCaseId(page, studyId, 'ENDO-1003');
+    await page.goto(appUrl(`/studies/${studyId}/cases/${caseId}`));
+    await expectStatus(page, 'Processed');
+    await page.getByRole('button', { name: 'Edit Case', exact: true }).click();
+    const edit = dialog(page, 'Edit Case');
+    const search = edit.getByPlaceholder('Search images waiting for a case');
+    expect(await search.isDisabled()).toBe(true);
+    expect(await edit.getByRole('menu', { name: 'Images waiting for a case' }).count()).toBe(0);
+    await search.hover({ force: true });
+    await page.locator('.bp6-tooltip').getByText(CASE_MESSAGES.notAssignableStatus).waitFor();
+    await saveScreenshot(page, 'edit-case-processed-images.png');
+  });
 });

@@ -71,6 +71,8 @@ function PickField(props: {
       onValueChange={props.onSearch}
       disabled={locked !== null}
       aria-description={locked ?? undefined}
+      // A disabled input takes no hover: the tooltip's target around it does.
+      style={locked !== null ? { pointerEvents: 'none' } : undefined}
     />
   );
   return (
