@@ -490,6 +490,11 @@ export function imImageEditRefusal(
   return null;
 }
 
+/** Why a case's column cannot be edited now (an archived case), or null; as imImageEditRefusal. */
+export function imCaseEditRefusal(aCase: { status?: string | undefined }): string | null {
+  return aCase.status === 'ARCHIVED' ? IM_EDIT_MESSAGES.notEditable('An archived case') : null;
+}
+
 /** A column of a tab by its key, or undefined. */
 export function imColumn(tab: ImEditTab, key: string): ImColumn<string> | undefined {
   const columns: readonly ImColumn<string>[] = tab === 'images' ? IM_IMAGE_COLUMNS : IM_CASE_COLUMNS;

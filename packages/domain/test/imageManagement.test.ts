@@ -3,6 +3,7 @@ import {
   IM_CASE_COLUMNS,
   IM_EDIT_MESSAGES,
   IMAGE_ACTION_MESSAGES,
+  imCaseEditRefusal,
   imImageEditRefusal,
   IM_IMAGE_COLUMNS,
   imColumn,
@@ -197,5 +198,13 @@ describe('imImageEditRefusal (issue 29 item 13: the pencils offered are the edit
       IMAGE_ACTION_MESSAGES.alreadyArchived,
     );
     expect(imImageEditRefusal('accessionNumber', inCase)).toBeNull();
+  });
+});
+
+describe('imCaseEditRefusal', () => {
+  it('refuses the columns of an archived case only', () => {
+    expect(imCaseEditRefusal({ status: 'ARCHIVED' })).toBe('An archived case cannot be edited');
+    expect(imCaseEditRefusal({ status: 'COMPLETED' })).toBeNull();
+    expect(imCaseEditRefusal({})).toBeNull();
   });
 });

@@ -9,6 +9,7 @@ import {
   imColumn,
   imColumnValueError,
   imReasonRequired,
+  imCaseEditRefusal,
   imImageEditRefusal,
   mayEditImColumn,
   reasonForChangeError,
@@ -221,7 +222,8 @@ export class ImEditService {
       .where('id', '=', caseId)
       .executeTakeFirst();
     if (!current) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
-    if (current.status === 'ARCHIVED') throw new ConflictError(IM_EDIT_MESSAGES.notEditable('An archived case'));
+    const refusal = imCaseEditRefusal(current);
+    if (refusal) throw new ConflictError(refusal);
     if (column.key === 'imagesExpected' && tab === 'cases') return this.editImagesExpected(actor, caseId, edit);
     const field = through?.field ?? IM_CASE_FIELDS[column.key as keyof typeof IM_CASE_FIELDS];
     if (!field) throw new BadRequestError(IM_EDIT_MESSAGES.notEditable(column.label));

@@ -390,6 +390,26 @@ describe('Image Management: Edit Column (doc 2 §5)', () => {
     expect(screen.getByRole('button', { name: 'Edit Accession Number' }).getAttribute('aria-disabled')).toBeNull();
   });
 
+  it('an archived case offers no pencil on the cases tab (issue 29 item 13)', async () => {
+    renderIm(
+      '/image-management/cases',
+      {
+        'POST /api/imageManagement/cases': {
+          body: { success: true, results: [{ ...aCase, status: 'ARCHIVED' }], total: 1 },
+        },
+      },
+      isc(),
+    );
+    const table = await screen.findByRole('table', { name: 'Cases' });
+    await within(table).findByText('SUBJ-1');
+    const pencils = within(table).getAllByRole('button', { name: /^Edit / });
+    expect(pencils.length).toBeGreaterThan(0);
+    for (const pencil of pencils) {
+      expect(pencil.getAttribute('aria-disabled')).toBe('true');
+      expect(pencil.getAttribute('aria-description')).toBe('An archived case cannot be edited');
+    }
+  });
+
   it("the server's refusal shows in a red callout and the dialog stays open", async () => {
     renderIm('/image-management/images', {
       [EDIT]: {

@@ -8,6 +8,7 @@ import {
   IM_IMAGE_SORT_KEYS,
   IMAGE_STATUS_LABELS,
   IMAGE_STATUSES,
+  imCaseEditRefusal,
   imImageEditRefusal,
   type ImCaseColumnKey,
   type ImCaseRecord,
@@ -147,7 +148,12 @@ export function ImageManagementPage() {
             statusTitle="Case Status"
             emptyMessage="No cases match"
             rowMenu={(row) => <ImCaseRowMenu row={row} />}
-            edit={{ tab: 'cases', target: (row) => ({ id: row.caseId, studyId: row.studyId }), value: caseValue }}
+            edit={{
+              tab: 'cases',
+              target: (row) => ({ id: row.caseId, studyId: row.studyId }),
+              value: caseValue,
+              refusal: (_key, row) => imCaseEditRefusal(row),
+            }}
           />
         )}
         {tab === 'annotations' && <ImAnnotationsTab />}
