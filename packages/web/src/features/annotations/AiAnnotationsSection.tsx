@@ -3,7 +3,7 @@ import { ACCEPT_AI_PERMISSION, ANNOTATION_COLORS, buildHpfTree, hpfTreeTsv, type
 import { useMemo, useSyncExternalStore } from 'react';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
-import { formatLongDate } from '../../util/formatDate';
+import { formatDate } from '../../util/formatDate';
 import { useAcceptAiAnnotations } from './aiApi';
 import type { AiSession } from './aiSession';
 import { ClassNode, CopyButton, HpfRow, NodeRow } from './AnnotationTree';
@@ -98,7 +98,7 @@ function Imports({ layers }: { layers: AiLayers }) {
           </div>
           <div className="bp6-text-muted">
             APP sequence <span data-testid="app-sequence">{m.appSequenceId ?? '—'}</span>
-            {m.completedAt && ` · imported ${formatLongDate(m.completedAt).date}`}
+            {m.completedAt && ` · imported ${formatDate(m.completedAt)}`}
             {m.heatmap && ' · with a heatmap'}
           </div>
         </li>

@@ -19,7 +19,7 @@ import { useUserInfo } from '../../api/users';
 import { useEmbeddedMode } from '../../components/embedded';
 import { usePageTitle } from '../../components/usePageTitle';
 import { parsePositiveId } from '../../lib/ids';
-import { formatLongDate } from '../../util/formatDate';
+import { formatDate } from '../../util/formatDate';
 import { useCase } from '../cases/api';
 import { CaseActionDialog, caseActionOffered, forwardLabel, type CaseActionKind } from '../cases/CaseActionDialog';
 import { CaseDialog } from '../cases/CaseDialog';
@@ -285,7 +285,7 @@ function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, on
                     {c[field]}
                   </Detail>
                 ))}
-              <Detail label="Case Created">{formatLongDate(c.createdAt).date}</Detail>
+              <Detail label="Case Created">{formatDate(c.createdAt)}</Detail>
               <Detail label="Case Status">
                 {CASE_STATUS_LABELS[c.status]}
                 {c.onHoldFrom && ` (from ${CASE_STATUS_LABELS[c.onHoldFrom]})`}

@@ -2,7 +2,7 @@ import { Button } from '@blueprintjs/core';
 import { IMAGE_STATUS_LABELS, type ImageStatus } from '@lamina/domain';
 import type { ReactNode } from 'react';
 import { showToast } from '../../components/appToaster';
-import { formatLongDate } from '../../util/formatDate';
+import { formatDate } from '../../util/formatDate';
 
 /** One term of a details list; a dash when the value is missing. */
 export function Detail({ label, children }: { label: string; children: ReactNode }) {
@@ -69,7 +69,7 @@ export function ImageDetails({
       </div>
       <dl className="lamina-details-list">
         {!reader && <Detail label="File Name">{image.name}</Detail>}
-        {!reader && <Detail label="Upload Date">{formatLongDate(image.uploadedAt).date}</Detail>}
+        {!reader && <Detail label="Upload Date">{formatDate(image.uploadedAt)}</Detail>}
         <Detail label="Accession Number">
           <AccessionNumber value={image.accessionNumber} />
         </Detail>

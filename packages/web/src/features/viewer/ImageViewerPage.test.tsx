@@ -1,3 +1,4 @@
+import { formatDate } from '../../util/formatDate';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeConfig, makeImage, makeUser, makeUserAs } from '../../test/fixtures';
@@ -303,6 +304,22 @@ describe('ImageViewerPage: layers, persisted view, sidebar, label panel', () => 
     mockFetch({ 'GET /api/images/7': { body: makeImage({ uploaderId: 7 }) } });
     renderViewer('/studies/3/images/7', makeUserAs('Site', ['AP_ImageViewer_ViewimageViewer']));
     await screen.findByLabelText('Image details');
+  });
+
+  it("the Overview's Upload Date shows the time for an image uploaded today, the date before (doc 3 §9)", async () => {
+    const today = new Date();
+    today.setHours(9, 5, 0, 0);
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ uploaderId: 1, uploadedAt: today.toISOString() }) } });
+    const overview = makeUserAs('ISC', ['AP_ImageViewer_ViewimageViewer', 'AP_ImageCaseViewer_ViewOverviewtab']);
+    renderViewer('/studies/3/images/7', overview);
+    const details = await screen.findByLabelText('Image details');
+    expect(within(details).getByText('Upload Date').nextElementSibling?.textContent).toBe(formatDate(today));
+    expect(formatDate(today)).toMatch(/9:05/);
+    cleanup();
+    mockFetch({ 'GET /api/images/7': { body: makeImage({ uploaderId: 1, uploadedAt: '2025-03-04T17:06:00.000Z' }) } });
+    renderViewer('/studies/3/images/7', overview);
+    const older = await screen.findByLabelText('Image details');
+    expect(within(older).getByText('Upload Date').nextElementSibling?.textContent).toMatch(/^Mar 4,? 2025$/);
   });
 
   it('the label button opens the Macro/Label panel: 300 px images, a hover lens, a red callout on error', async () => {
