@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { expect } from 'vitest';
 import { saveScreenshot } from './browser.js';
+import { demoStudyId } from './app.js';
 import { appUrl } from './env.js';
 
 /** What the viewer tests share: the demo cases, and whether the slide shows tissue. */
@@ -82,4 +83,37 @@ export async function expectTissue(page: Page, name: string): Promise<void> {
   const map = page.getByTestId('slide-map');
   await expect.poll(async () => tissueFraction(await map.screenshot()), { timeout: 20_000 }).toBeGreaterThan(0.05);
   await saveScreenshot(page, name);
+}
+
+/** A demo case opened in the case viewer, with the first image it shows. */
+export interface OpenedCase {
+  studyId: number;
+  caseId: number;
+  imageId: number;
+  /** µm per pixel (0 when the slide records none). */
+  mpp: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * Opens the demo case `procId` of the demo study `study` in the case viewer and waits for tissue
+ * on its first image (a screenshot named `screenshot` is kept).
+ */
+export async function openDemoCase(page: Page, study: string, procId: string, screenshot: string): Promise<OpenedCase> {
+  const studyId = await demoStudyId(page, study);
+  const caseId = await demoCaseId(page, studyId, procId);
+  const c = (await (await page.request.get(appUrl(`/api/cases/${caseId}`))).json()) as {
+    case: { images: { id: number }[] };
+  };
+  const imageId = c.case.images[0]?.id;
+  if (!imageId) throw new Error(`case ${procId} has no image`);
+  const image = (await (await page.request.get(appUrl(`/api/images/${imageId}`))).json()) as {
+    physicalResolution: number | null;
+    width: number;
+    height: number;
+  };
+  await page.goto(appUrl(`/studies/${studyId}/cases/${caseId}`));
+  await expectTissue(page, screenshot);
+  return { studyId, caseId, imageId, mpp: image.physicalResolution ?? 0, width: image.width, height: image.height };
 }

@@ -6,10 +6,10 @@ import {
 } from '@lamina/domain';
 import type { Page, Request } from 'playwright-core';
 import { describe, expect } from 'vitest';
-import { demoStudyId, loginViaUi, mutationHeaders } from '../src/app.js';
+import { loginViaUi, mutationHeaders } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
-import { demoCaseId, expectTissue } from '../src/viewer.js';
+import { expectTissue, openDemoCase } from '../src/viewer.js';
 
 /**
  * The reader's hands (issue 29, items 1, 2 and 7): line measurements end where they are
@@ -44,22 +44,9 @@ interface Opened {
 }
 
 async function openCase(page: Page): Promise<Opened> {
-  const studyId = await demoStudyId(page, CELIAC_STUDY);
-  const caseId = await demoCaseId(page, studyId, PROC_ID);
-  const c = (await (await page.request.get(appUrl(`/api/cases/${caseId}`))).json()) as {
-    case: { images: { id: number }[] };
-  };
-  const imageId = c.case.images[0]?.id;
-  if (!imageId) throw new Error(`case ${PROC_ID} has no image`);
-  const image = (await (await page.request.get(appUrl(`/api/images/${imageId}`))).json()) as {
-    physicalResolution: number | null;
-    width: number;
-    height: number;
-  };
-  await page.goto(appUrl(`/studies/${studyId}/cases/${caseId}`));
-  await expectTissue(page, 'drawing-case.png');
+  const opened = await openDemoCase(page, CELIAC_STUDY, PROC_ID, 'drawing-case.png');
   await expect.poll(async () => (await view(page)) !== null).toBe(true);
-  return { imageId, mpp: image.physicalResolution ?? 0, width: image.width, height: image.height };
+  return opened;
 }
 
 async function listed(page: Page, imageId: number): Promise<AnnotationView[]> {

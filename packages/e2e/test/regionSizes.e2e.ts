@@ -2,10 +2,10 @@ import { formatAreaUm2, formatLengthUm, formatMicrons, type CreateAnnotationResp
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { describe, expect } from 'vitest';
-import { demoStudyId, loginViaUi, mutationHeaders } from '../src/app.js';
+import { loginViaUi, mutationHeaders } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
-import { demoCaseId, expectTissue } from '../src/viewer.js';
+import { openDemoCase } from '../src/viewer.js';
 
 /**
  * Sizes in µm and the annotation opacity slider (issue 29, items 4 and 16), by hand in Chromium:
@@ -19,19 +19,7 @@ const CELIAC_STUDY = 'DEMO-CD-002';
 const PROC_ID = 'ENDO-2001';
 
 async function openCase(page: Page): Promise<{ imageId: number; mpp: number }> {
-  const studyId = await demoStudyId(page, CELIAC_STUDY);
-  const caseId = await demoCaseId(page, studyId, PROC_ID);
-  const c = (await (await page.request.get(appUrl(`/api/cases/${caseId}`))).json()) as {
-    case: { images: { id: number }[] };
-  };
-  const imageId = c.case.images[0]?.id;
-  if (!imageId) throw new Error(`case ${PROC_ID} has no image`);
-  const image = (await (await page.request.get(appUrl(`/api/images/${imageId}`))).json()) as {
-    physicalResolution: number | null;
-  };
-  await page.goto(appUrl(`/studies/${studyId}/cases/${caseId}`));
-  await expectTissue(page, 'region-sizes-case.png');
-  return { imageId, mpp: image.physicalResolution ?? 0 };
+  return openDemoCase(page, CELIAC_STUDY, PROC_ID, 'region-sizes-case.png');
 }
 
 /** Pixels of a part of the page that are the annotation yellow (#FFFF00) at full strength. */
