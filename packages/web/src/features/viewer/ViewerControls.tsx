@@ -115,6 +115,17 @@ export function ViewerControls(props: ViewerControlsProps) {
           value={props.brightness}
           onChange={props.onBrightness}
         />
+        {props.annotationOpacity !== null && (
+          <div data-testid="annotation-opacity">
+            <SettingSlider
+              caption="Opacity"
+              label="Annotation opacity"
+              range={OPACITY_RANGE}
+              value={props.annotationOpacity}
+              onChange={props.onAnnotationOpacity}
+            />
+          </div>
+        )}
       </div>
       <div
         className="lamina-viewer-panel lamina-scale-bar"
@@ -128,17 +139,6 @@ export function ViewerControls(props: ViewerControlsProps) {
         <div className="lamina-scale-bar-line" style={{ width: view.scaleBar.widthPx }} />
         <span>{view.scaleBar.label}</span>
       </div>
-      {props.annotationOpacity !== null && (
-        <div className="lamina-viewer-panel" data-testid="annotation-opacity">
-          <SettingSlider
-            caption="Opacity"
-            label="Annotation opacity"
-            range={OPACITY_RANGE}
-            value={props.annotationOpacity}
-            onChange={props.onAnnotationOpacity}
-          />
-        </div>
-      )}
       {props.aiOpacity !== null && (
         <div className="lamina-viewer-panel" data-testid="ai-opacity">
           <SettingSlider
