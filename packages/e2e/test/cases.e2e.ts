@@ -211,8 +211,9 @@ describe('cases (issue 11)', () => {
     const search = edit.getByPlaceholder('Search images waiting for a case');
     expect(await search.isDisabled()).toBe(true);
     expect(await edit.getByRole('menu', { name: 'Images waiting for a case' }).count()).toBe(0);
-    // The tooltip saying why (CASE_MESSAGES.notAssignableStatus) is CaseDialog.test.tsx's: a hover
-    // over the disabled field showed it when this file ran alone, not after the others in `npm test`.
+    // Why, as the field describes itself (its tooltip says the same; a hover over the disabled field
+    // showed it when this file ran alone, not after the others in `npm test`).
+    expect(await search.getAttribute('aria-description')).toBe(CASE_MESSAGES.notAssignableStatus);
     await saveScreenshot(page, 'edit-case-processed-images.png');
   });
 });
