@@ -68,6 +68,8 @@ const tiers = [
 
 let passed = 0;
 let failed = 0;
+/** Each failed test (tier: file > name), printed with the summary. */
+const failedTests = [];
 let skipped = 0;
 const failures = [];
 const summary = [];
@@ -115,6 +117,17 @@ for (const [i, tier] of tiers.entries()) {
       skipped: report.numPendingTests + report.numTodoTests,
     });
     if (report.numTotalTests === 0) failures.push(`${tier.name} (ran no test)`);
+    // Named again in the summary: CI keeps only the end of the output.
+    for (const file of report.testResults) {
+      for (const a of file.assertionResults) {
+        if (a.status === 'failed') failedTests.push(`${tier.name}: ${path.relative(root, file.name)} > ${a.fullName}`);
+      }
+      if (file.status === 'failed' && file.assertionResults.every((a) => a.status !== 'failed')) {
+        failedTests.push(
+          `${tier.name}: ${path.relative(root, file.name)} (${(file.message ?? 'failed').split('\n')[0]})`,
+        );
+      }
+    }
     if (tier.name === 'server (embedded PGlite)') {
       skippedOnPGlite = report.testResults
         .filter((file) => file.assertionResults.some((a) => a.status === 'pending' || a.status === 'skipped'))
@@ -141,6 +154,7 @@ for (const s of summary) {
       : `${s.files} files, ${s.passed} passed${s.failed ? `, ${s.failed} failed` : ''}${s.skipped ? `, ${s.skipped} skipped` : ''}`;
   console.log(`  ${s.name.padEnd(26)} ${`${(s.time / 1000).toFixed(0)} s`.padStart(6)}  ${counts}`);
 }
+for (const t of failedTests) console.log(`  FAILED ${t}`);
 if (failures.length > 0) console.log(`Failed tiers: ${[...new Set(failures)].join(', ')}`);
 console.log(`Total: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failures.length > 0 || failed > 0 ? 1 : 0);

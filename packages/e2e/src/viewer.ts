@@ -47,6 +47,13 @@ export async function zoomInUntil(page: Page, reached: () => Promise<boolean>): 
 /** The demo cases exist once the demo slide is processed (up to ~2 min after the server starts). */
 export const DEMO_READY_TIMEOUT = 150_000;
 
+/**
+ * The demo z-stack slide's name begins so (server demoZStack.ts). viewer.e2e.ts opens it; other
+ * tests that take "any image waiting for a case" leave it alone, or archiving their case would
+ * archive it too and the z-stack test would wait for it in vain (CI of stop 33).
+ */
+export const DEMO_ZSTACK_PREFIX = 'DEMO-zstack';
+
 /** The id of a demo case by its Endo Procedure ID, waiting for the demo cases to exist. */
 export async function demoCaseId(page: Page, studyId: number, procId: string): Promise<number> {
   let id: number | undefined;

@@ -3,7 +3,7 @@ import type { Frame, Locator, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import { demoStudyId, loginViaUi, logout, mutationHeaders, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
-import { DEMO_READY_TIMEOUT, demoCaseId, expectTissue, zoomInUntil } from '../src/viewer.js';
+import { DEMO_READY_TIMEOUT, DEMO_ZSTACK_PREFIX, demoCaseId, expectTissue, zoomInUntil } from '../src/viewer.js';
 import { appUrl } from '../src/env.js';
 
 async function caseStatus(page: Page, caseId: number): Promise<string> {
@@ -39,7 +39,7 @@ describe('viewer, QC and scoring (issue 13)', () => {
           async () => {
             const response = await page.request.post(appUrl('/api/imageManagement/images'), {
               headers: await mutationHeaders(page),
-              data: { searchText: 'DEMO-zstack' },
+              data: { searchText: DEMO_ZSTACK_PREFIX },
             });
             const { results } = (await response.json()) as { results?: { id: number }[] };
             const found = results?.[0];
