@@ -210,6 +210,10 @@ export const ANNOTATION_MESSAGES = {
   notOwner: 'A reader changes only their own annotations',
   notYours: 'Only system administrators delete annotations they did not draw',
   alreadyDeleted: 'The annotation is already deleted',
+  unableToRestore: 'Unable to restore annotation',
+  restored: 'Annotation restored',
+  notDeleted: 'The annotation is not deleted',
+  notYourDeletion: 'Only the user who deleted an annotation restores it',
   importEmpty: 'The file holds no annotations',
   importInvalid: 'The file is not a GeoJSON FeatureCollection',
   importTooMany: (count: number) =>
@@ -588,6 +592,20 @@ export const deleteAnnotationResponseSchema = z.object({
   reparented: z.array(z.object({ id: z.number().int(), parentId: z.number().int().nullable() })),
 });
 export type DeleteAnnotationResponse = z.infer<typeof deleteAnnotationResponseSchema>;
+
+/**
+ * POST /api/annotations/{id}/restore (issue 29, undo): a deleted annotation back as it was, with the
+ * points deleted with it (an HPF deleted with its points), under the same ids.
+ */
+export const restoreAnnotationResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  /** Every annotation restored (the annotation and, for an HPF deleted with its points, those points). */
+  annotations: z.array(annotationViewSchema),
+  /** Points whose HPF changed: a restored HPF takes the points it holds again. */
+  reparented: z.array(z.object({ id: z.number().int(), parentId: z.number().int().nullable() })),
+});
+export type RestoreAnnotationResponse = z.infer<typeof restoreAnnotationResponseSchema>;
 
 export const importAnnotationsResponseSchema = z.object({
   success: z.literal(true),

@@ -334,6 +334,18 @@ async function readerAnnotation(s: Targets, c: Caller): Promise<number> {
   return row.id;
 }
 
+/** A point the caller drew on a reader image and deleted (for the restore), or a missing id. */
+async function readerDeletedAnnotation(s: Targets, c: Caller): Promise<number> {
+  const id = await readerAnnotation(s, c);
+  if (s === MISSING) return id;
+  await t.database.db
+    .updateTable('annotations')
+    .set({ deleted_at: new Date(), deleted_by: c.userId, status: 'DELETED' })
+    .where('id', '=', id)
+    .execute();
+  return id;
+}
+
 /**
  * One fixture per route: `METHOD url` as registered. HEAD routes are covered by their GET.
  * `publicRedirect`: a public page-load route that answers redirects, never JSON (the OpenID Connect
@@ -762,6 +774,12 @@ const FIXTURES: Record<string, Fixture | 'public' | 'publicRedirect' | 'signedUr
     as: 'CR',
     request: async (s, c) => ({ url: `/api/annotations/${await readerAnnotation(s, c)}?deleteNested=false` }),
     audit: 'ANNOTATION_DELETED',
+  },
+  'POST /api/annotations/:id/restore': {
+    scope: 'scoped',
+    as: 'CR',
+    request: async (s, c) => ({ url: `/api/annotations/${await readerDeletedAnnotation(s, c)}/restore` }),
+    audit: 'ANNOTATION_RESTORED',
   },
   'POST /api/images/:id/annotations/import': {
     scope: 'scoped',
@@ -1469,7 +1487,7 @@ describe('reader-to-reader isolation (issue 26)', () => {
       geometry: { type: 'Point', coordinates: [100, 100] },
       text: `${SECRET} crypt abscess here`,
     });
-    await as1('POST', '/api/annotations', {
+    const hpf = await as1('POST', '/api/annotations', {
       imageId: c.imageId,
       annotationType: 'HPF',
       geometry: { type: 'Point', coordinates: [300, 300] },
@@ -1479,6 +1497,10 @@ describe('reader-to-reader isolation (issue 26)', () => {
       annotationType: 'POINT',
       geometry: { type: 'Point', coordinates: [301, 301] },
     });
+    // Undo and redo (issue 29): the HPF deleted with its point, then restored.
+    const hpfId = hpf.json<{ annotation: { id: number } }>().annotation.id;
+    await as1('DELETE', `/api/annotations/${hpfId}?deleteNested=true`);
+    await as1('POST', `/api/annotations/${hpfId}/restore`);
     await as1('POST', `/api/images/${c.imageId}/annotations/import`, {
       type: 'FeatureCollection',
       features: [{ type: 'Feature', geometry: { type: 'Point', coordinates: [7, 7] }, properties: {} }],

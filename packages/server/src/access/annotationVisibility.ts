@@ -21,14 +21,9 @@ export function seesAnnotation(principal: Principal) {
     owner === null ? eb.lit(true) : eb('annotations.user_id', '=', owner);
 }
 
-/**
- * /api/annotations/{id}: a live annotation the principal may see, on an image they may see: a
- * blinded reader finds only their own (another reader's answers 404, as a missing one does).
- */
-export const annotationScope = scope.resource(
-  'annotation',
-  ANNOTATION_MESSAGES.notFound,
-  async (db, request, principal) => {
+/** An annotation the principal may see (live, or also deleted), on an image they may see. */
+const annotationScopeOf = (state: 'live' | 'liveOrDeleted') =>
+  scope.resource('annotation', ANNOTATION_MESSAGES.notFound, async (db, request, principal) => {
     const id = idParam(request);
     if (id === null) return { found: false };
     const row = await db
@@ -36,10 +31,21 @@ export const annotationScope = scope.resource(
       .innerJoin('images', 'images.id', 'annotations.image_id')
       .select('images.study_id')
       .where('annotations.id', '=', id)
-      .where('annotations.deleted_at', 'is', null)
+      .$if(state === 'live', (q) => q.where('annotations.deleted_at', 'is', null))
       .where(seesAnnotation(principal))
       .where(readerSeesImage(principal))
       .executeTakeFirst();
     return row ? { found: true, studyId: row.study_id } : { found: false };
-  },
-);
+  });
+
+/**
+ * /api/annotations/{id}: a live annotation the principal may see, on an image they may see: a
+ * blinded reader finds only their own (another reader's answers 404, as a missing one does).
+ */
+export const annotationScope = annotationScopeOf('live');
+
+/**
+ * /api/annotations/{id}/restore (undo, issue 29): the same, deleted or not (the service answers 409
+ * for a live one).
+ */
+export const restorableAnnotationScope = annotationScopeOf('liveOrDeleted');

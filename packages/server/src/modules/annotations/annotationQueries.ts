@@ -72,6 +72,18 @@ export async function visibleAnnotationJson(
   return row?.j;
 }
 
+/** Visible annotations by id as JSON text, in id order (the restore response). */
+export async function visibleAnnotationsJson(
+  db: Q,
+  principal: Principal,
+  imageId: number,
+  ids: readonly number[],
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await visibleRows(db, principal, imageId).where('a.id', 'in', ids).orderBy('a.id').execute();
+  return rows.map((r) => r.j);
+}
+
 /**
  * Emits the visible annotations of an image as the comma-separated members of a JSON array, a page
  * of ANNOTATION_PAGE at a time (keyset: id after the last), each page aggregated into one text by

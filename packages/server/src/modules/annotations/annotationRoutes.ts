@@ -11,6 +11,7 @@ import {
   deleteAnnotationQuerySchema,
   deleteAnnotationResponseSchema,
   importAnnotationsResponseSchema,
+  restoreAnnotationResponseSchema,
   toAnnotationView,
   type AnnotationListResponse,
   type AnnotationView,
@@ -21,10 +22,15 @@ import { actorOf, principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { sendJsonArray, sendJsonStream } from '../../platform/http/jsonStream.js';
 import { BadRequestError, NotFoundError } from '../../platform/errors.js';
-import { annotationScope } from '../../access/annotationVisibility.js';
+import { annotationScope, restorableAnnotationScope } from '../../access/annotationVisibility.js';
 import { imageFromBody, imageScope } from '../../access/imageScope.js';
 import { AnnotationService, annotatedImage, readLocked } from './annotationService.js';
-import { annotationAuthors, emitVisibleAnnotations, visibleAnnotationJson } from './annotationQueries.js';
+import {
+  annotationAuthors,
+  emitVisibleAnnotations,
+  visibleAnnotationJson,
+  visibleAnnotationsJson,
+} from './annotationQueries.js';
 import { exportQuery, featureJson, GeoJsonImport, IMPORT_JSON_BUDGET } from './annotationGeoJson.js';
 import { exceedsJsonBudget } from './jsonBudget.js';
 
@@ -36,7 +42,7 @@ const IMPORT_BODY_LIMIT = 128 * 1024 * 1024;
 
 /**
  * Annotations (issue 14; doc 3 §7): the image's visible annotations streamed as one compact JSON
- * document, create, soft delete, and the GeoJSON export and import.
+ * document, create, soft delete, restore (undo, issue 29), and the GeoJSON export and import.
  */
 export function annotationRoutes(db: Db) {
   const service = new AnnotationService(db);
@@ -149,6 +155,26 @@ export function annotationRoutes(db: Db) {
           request.query.deleteNested,
         );
         return { success: true as const, message: ANNOTATION_MESSAGES.deleted, ...result };
+      },
+    );
+
+    // Restoring is creating again (the create permission), by the user who deleted it (the service).
+    r.post(
+      '/api/annotations/:id/restore',
+      {
+        config: { policy: policy.anyOf([CREATE_ANNOTATION_PERMISSION], restorableAnnotationScope) },
+        schema: { params: idParams, response: { 200: restoreAnnotationResponseSchema } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const { imageId, ids, reparented } = await service.restore(principal, actorOf(request), request.params.id);
+        const rows = await visibleAnnotationsJson(db, principal, imageId, ids);
+        return {
+          success: true as const,
+          message: ANNOTATION_MESSAGES.restored,
+          annotations: rows.map((row) => toAnnotationView(JSON.parse(row) as Partial<AnnotationView>)),
+          reparented,
+        };
       },
     );
   };

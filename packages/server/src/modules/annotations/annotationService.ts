@@ -14,8 +14,10 @@ import {
   xy,
   polylineLengthUm,
   regionMeasures,
+  type AnnotationType,
   type AnnotationView,
   type CreateAnnotationRequest,
+  type MultilineCategory,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
@@ -245,7 +247,7 @@ const reparentEvent = (
   image: AnnotatedImage,
   hpfId: number,
   changes: readonly Reparented[],
-  why: 'created' | 'deleted',
+  why: 'created' | 'deleted' | 'restored',
 ): AuditEvent => ({
   action: 'ANNOTATION_POINTS_REPARENTED',
   entityType: 'annotation',
@@ -272,7 +274,8 @@ export class AnnotationService {
     const prepared = prepareAnnotation(request, image, await studyClasses(this.db, image.studyId));
     return this.db.transaction().execute(async (tx) => {
       await this.assertUnlocked(tx, image, principal.id, ANNOTATION_MESSAGES.unableToCreate);
-      if (prepared.annotationType === 'MULTILINE') await this.assertMultilineFree(tx, image, principal.id, prepared);
+      if (prepared.annotationType === 'MULTILINE')
+        await this.assertMultilineFree(tx, image, principal.id, prepared, ANNOTATION_MESSAGES.unableToCreate);
       const { ids, reparented } = await this.insert(tx, principal.id, image, [prepared]);
       const id = ids[0];
       if (id === undefined) throw new Error('The annotation was not inserted');
@@ -454,6 +457,97 @@ export class AnnotationService {
     });
   }
 
+  /**
+   * POST /api/annotations/{id}/restore (issue 29: the undo of a delete, the redo of a create): the
+   * annotation back under its id, with the points deleted with it (an HPF deleted with its points:
+   * its children deleted at the same instant). Only the user who deleted it restores it, and only
+   * while the author's read is open; each annotation is checked as a create would be (its class
+   * still in the study's list and enabled, a line measurement's class and category still free).
+   * Parents follow the one rule: a restored HPF takes the author's points it holds again, a restored
+   * point its nearest containing HPF. One ANNOTATION_RESTORED audit row per annotation.
+   */
+  async restore(
+    principal: Principal,
+    actor: Actor,
+    id: number,
+  ): Promise<{ imageId: number; ids: number[]; reparented: Reparented[] }> {
+    const failure = ANNOTATION_MESSAGES.unableToRestore;
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx
+        .selectFrom('annotations')
+        .select(RESTORE_FIELDS)
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!row) throw new NotFoundError(ANNOTATION_MESSAGES.notFound);
+      if (row.mld_file_id != null) throw new ForbiddenError(`${failure}: ${ANNOTATION_MESSAGES.importedReadOnly}`);
+      if (!row.deleted_at) throw new ConflictError(`${failure}: ${ANNOTATION_MESSAGES.notDeleted}`);
+      if (row.deleted_by !== principal.id)
+        throw new ForbiddenError(`${failure}: ${ANNOTATION_MESSAGES.notYourDeletion}`);
+      const image = await annotatedImage(tx, row.image_id);
+      await this.assertUnlocked(tx, image, row.user_id, failure);
+      await sql`select pg_advisory_xact_lock(${ANNOTATION_LOCK}, ${image.id})`.execute(tx);
+      const nested =
+        row.annotation_type === 'HPF'
+          ? await tx
+              .selectFrom('annotations')
+              .select(RESTORE_FIELDS)
+              .where('parent_id', '=', id)
+              .where('annotation_type', '=', 'POINT')
+              .where('deleted_at', '=', row.deleted_at)
+              .orderBy('id')
+              .forUpdate()
+              .execute()
+          : [];
+      const rows = [row, ...nested];
+      const classes = await studyClasses(tx, image.studyId);
+      const refuse = (reason: string) => new BadRequestError(`${failure}: ${reason}`);
+      for (const r of rows) {
+        const prepared = prepareAnnotation(storedRequest(r), image, classes, refuse);
+        if (prepared.annotationType === 'MULTILINE')
+          await this.assertMultilineFree(tx, image, r.user_id, prepared, failure);
+      }
+      const ids = rows.map((r) => r.id);
+      await tx
+        .updateTable('annotations')
+        .set({ deleted_at: null, deleted_by: null, status: 'ACTIVE' })
+        .where('id', 'in', ids)
+        .execute();
+
+      // Parents, by the rule every create follows, among the author's live HPFs (the restored one too).
+      const parentOf = parentFinder(await ownerHpfs(tx, image.id, row.user_id));
+      const changes: Reparented[] = [];
+      const restoredPoints = rows.filter((r) => r.annotation_type === 'POINT');
+      for (const p of restoredPoints) {
+        const parent = parentOf([p.x ?? 0, p.y ?? 0]);
+        if (parent !== p.parent_id) changes.push({ id: p.id, parentId: parent });
+      }
+      const reparented: Reparented[] = [];
+      if (row.annotation_type === 'HPF') {
+        const near = { cx: row.x ?? 0, cy: row.y ?? 0, r: row.radius ?? 0 };
+        for (const p of await ownerPoints(tx, image.id, row.user_id, near)) {
+          if (ids.includes(p.id)) continue;
+          const parent = parentOf([p.x ?? 0, p.y ?? 0]);
+          if (parent !== p.parent_id) reparented.push({ id: p.id, parentId: parent });
+        }
+      }
+      await writeParents(tx, [...changes, ...reparented]);
+
+      const events: AuditEvent[] = rows.map((r) => ({
+        action: 'ANNOTATION_RESTORED',
+        entityType: 'annotation',
+        entityId: r.id,
+        studyId: image.studyId,
+        field: 'deleted_at',
+        oldValue: r.annotation_type,
+        newValue: r.id === id ? 'restored' : `with HPF ${id}`,
+      }));
+      if (reparented.length) events.push(reparentEvent(image, id, reparented, 'restored'));
+      await recordAudit(tx, actor, events);
+      return { imageId: image.id, ids, reparented };
+    });
+  }
+
   /** Refuses (409) when the author's read of the image's case is scored. */
   async assertUnlocked(db: Q, image: AnnotatedImage, userId: number | null, failure: string): Promise<void> {
     if (await readLocked(db, image.caseId, userId))
@@ -461,7 +555,13 @@ export class AnnotationService {
   }
 
   /** One villus height and one crypt depth per multiline class, per reader and image. */
-  private async assertMultilineFree(tx: Tx, image: AnnotatedImage, userId: number, p: PreparedAnnotation) {
+  private async assertMultilineFree(
+    tx: Tx,
+    image: AnnotatedImage,
+    userId: number | null,
+    p: PreparedAnnotation,
+    failure: string,
+  ) {
     const category = p.multilineCategory;
     if (p.annotationClassId === null || category === null) return;
     const taken = await tx
@@ -469,17 +569,66 @@ export class AnnotationService {
       .innerJoin('annotation_classes', 'annotation_classes.id', 'annotations.annotation_class_id')
       .select('annotation_classes.name')
       .where('annotations.image_id', '=', image.id)
-      .where('annotations.user_id', '=', userId)
+      .$if(userId === null, (q) => q.where('annotations.user_id', 'is', null))
+      .$if(userId !== null, (q) => q.where('annotations.user_id', '=', userId))
       .where('annotations.annotation_type', '=', 'MULTILINE')
       .where('annotations.deleted_at', 'is', null)
       .where('annotations.annotation_class_id', '=', p.annotationClassId)
       .where('annotations.multiline_category', '=', category)
       .executeTakeFirst();
-    if (taken)
-      throw new ConflictError(
-        `${ANNOTATION_MESSAGES.unableToCreate}: ${ANNOTATION_MESSAGES.multilineTaken(taken.name, category)}`,
-      );
+    if (taken) throw new ConflictError(`${failure}: ${ANNOTATION_MESSAGES.multilineTaken(taken.name, category)}`);
   }
+}
+
+/** What restore reads of a deleted annotation: enough to check it as a create and to place its points. */
+const RESTORE_FIELDS = [
+  'id',
+  'image_id',
+  'annotation_type',
+  'annotation_class_id',
+  'multiline_category',
+  'geometry',
+  'text',
+  'radius_x',
+  'radius_y',
+  'tilt',
+  'user_id',
+  'parent_id',
+  'deleted_at',
+  'deleted_by',
+  'mld_file_id',
+  'x',
+  'y',
+  'radius',
+] as const;
+
+/** A stored annotation as the create request that would make it (restore checks it as a create). */
+function storedRequest(r: {
+  image_id: number;
+  annotation_type: string;
+  annotation_class_id: number | null;
+  multiline_category: MultilineCategory | null;
+  geometry: unknown;
+  text: string | null;
+  radius_x: number | null;
+  radius_y: number | null;
+  tilt: number | null;
+}): CreateAnnotationRequest {
+  const geometry = (
+    typeof r.geometry === 'string' ? JSON.parse(r.geometry) : r.geometry
+  ) as CreateAnnotationRequest['geometry'];
+  const request: CreateAnnotationRequest = {
+    imageId: r.image_id,
+    annotationType: r.annotation_type as AnnotationType,
+    geometry,
+  };
+  if (r.annotation_class_id !== null) request.annotationClassId = r.annotation_class_id;
+  if (r.multiline_category !== null) request.multilineCategory = r.multiline_category;
+  if (r.text !== null) request.text = r.text;
+  if (r.radius_x !== null) request.radiusX = r.radius_x;
+  if (r.radius_y !== null) request.radiusY = r.radius_y;
+  if (r.tilt !== null) request.tilt = r.tilt;
+  return request;
 }
 
 export function createdEvent(image: AnnotatedImage, id: number, p: PreparedAnnotation): AuditEvent {
