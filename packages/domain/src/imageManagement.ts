@@ -347,6 +347,11 @@ export const imImageRecordSchema = z.object({
   inQuery: z.boolean().optional(),
   organizationName: z.string().nullable().optional(),
   qaComments: z.string().nullable().optional(),
+  /**
+   * Why a column the user may edit cannot be edited now (imImageEditRefusals), by key: the pencil
+   * is offered only on the others. In every list row and one-row refresh; not a column (no CSV).
+   */
+  editRefusals: z.record(z.string(), z.string()).optional(),
 });
 export type ImImageRecord = z.infer<typeof imImageRecordSchema>;
 
@@ -465,13 +470,13 @@ export const IM_CASE_FIELDS: Readonly<Partial<Record<ImCaseColumnKey, CaseField>
  * Why an image's column cannot be edited now, whoever asks (doc 2 §5), or null: archived images;
  * Site, Subject and Visit ID of an image in a case (they are the case's: edit the case); the
  * procedure ids of an image without a case; the Lab Visit ID outside labVisitEditable. The server
- * refuses with this message and Image Management offers no pencil, with this as its tooltip
- * (issue 29 item 13). `status` may be absent (a role that does not view it): then only the
- * rules that do not depend on it apply, and the server's answer is the last word.
+ * refuses with this message, and sends it with each row of the Images tab (imImageEditRefusals) so
+ * that Image Management offers no pencil there, with this as its tooltip (issue 29 items 13, 17):
+ * the rule needs the image's status, which not every role may view.
  */
 export function imImageEditRefusal(
   key: string,
-  image: { caseId: number | null; studyId: number | null; status?: string | undefined },
+  image: { caseId: number | null; studyId: number | null; status: string },
 ): string | null {
   const column = imColumn('images', key);
   if (!column?.edit) return null;
@@ -480,14 +485,25 @@ export function imImageEditRefusal(
   if (IM_IMAGE_CASE_OWNED.includes(imageKey) && image.caseId !== null)
     return IM_EDIT_MESSAGES.onlyWithoutCase(column.label);
   if (IM_IMAGE_CASE_FIELDS[imageKey] && image.caseId === null) return IM_EDIT_MESSAGES.noCase(column.label);
-  if (
-    key === 'labVisitId' &&
-    (image.status === undefined
-      ? image.caseId !== null || image.studyId === null
-      : !labVisitEditable({ caseId: image.caseId, studyId: image.studyId, status: image.status }))
-  )
-    return IM_EDIT_MESSAGES.labVisitNotNow;
+  if (key === 'labVisitId' && !labVisitEditable(image)) return IM_EDIT_MESSAGES.labVisitNotNow;
   return null;
+}
+
+/**
+ * The refusals of one image row for the columns the user may edit (`editable`), by column key; a
+ * column not named can be edited. Computed once by the server for every row it lists, as
+ * `editRefusals` (issue 29 item 17).
+ */
+export function imImageEditRefusals(
+  image: { caseId: number | null; studyId: number | null; status: string },
+  editable: readonly string[],
+): Partial<Record<ImImageColumnKey, string>> {
+  const refusals: Partial<Record<ImImageColumnKey, string>> = {};
+  for (const key of editable) {
+    const refusal = imImageEditRefusal(key, image);
+    if (refusal !== null) refusals[key as ImImageColumnKey] = refusal;
+  }
+  return refusals;
 }
 
 /** Why a case's column cannot be edited now (an archived case), or null; as imImageEditRefusal. */

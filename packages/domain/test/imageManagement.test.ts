@@ -5,6 +5,7 @@ import {
   IMAGE_ACTION_MESSAGES,
   imCaseEditRefusal,
   imImageEditRefusal,
+  imImageEditRefusals,
   IM_IMAGE_COLUMNS,
   imColumn,
   imColumnValueError,
@@ -192,12 +193,21 @@ describe('imImageEditRefusal (issue 29 item 13: the pencils offered are the edit
     expect(imImageEditRefusal('labVisitId', { ...free, status: 'READY_FOR_READING' })).toBe(
       IM_EDIT_MESSAGES.labVisitNotNow,
     );
-    // Without the status (a role that does not view it), only what does not depend on it.
-    expect(imImageEditRefusal('labVisitId', { caseId: null, studyId: 3 })).toBeNull();
     expect(imImageEditRefusal('accessionNumber', { ...free, status: 'ARCHIVED' })).toBe(
       IMAGE_ACTION_MESSAGES.alreadyArchived,
     );
     expect(imImageEditRefusal('accessionNumber', inCase)).toBeNull();
+  });
+  it('imImageEditRefusals names the refused columns among those asked for, and only those (issue 29 item 17)', () => {
+    expect(imImageEditRefusals(inCase, ['siteId', 'accessionNumber', 'labVisitId'])).toEqual({
+      siteId: IM_EDIT_MESSAGES.onlyWithoutCase('Site ID'),
+      labVisitId: IM_EDIT_MESSAGES.labVisitNotNow,
+    });
+    expect(imImageEditRefusals({ ...free, status: 'DATA_INCOMPLETE' }, ['labVisitId'])).toEqual({
+      labVisitId: IM_EDIT_MESSAGES.labVisitNotNow,
+    });
+    expect(imImageEditRefusals(free, ['labVisitId', 'siteId'])).toEqual({});
+    expect(imImageEditRefusals(inCase, [])).toEqual({});
   });
 });
 

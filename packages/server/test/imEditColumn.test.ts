@@ -428,3 +428,81 @@ describe('editImageColumn: the cases tab', () => {
     expect(r.status).toBe(403);
   });
 });
+
+describe('editRefusals: each row says which of its editable columns the server refuses (issue 29 item 17)', () => {
+  type Row = { id: number; status?: string; editRefusals?: Record<string, string>; edit_status?: unknown };
+  const list = async (session: Session, studyId: number, statuses?: string[]) => {
+    const response = await session.request({
+      method: 'POST',
+      url: '/api/imageManagement/images',
+      payload: {
+        studyFilter: { selectedIds: [studyId] },
+        pageSize: 50,
+        ...(statuses && { imageStatusFilter: statuses }),
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    return new Map(response.json<{ results: Row[] }>().results.map((r) => [r.id, r]));
+  };
+
+  it('for a lab tech, who does not view the status, the Lab Visit ID is offered only where its edit succeeds', async () => {
+    const own = await createStudy(db(), `Edit flags ${Date.now()}`);
+    await db()
+      .updateTable('studies')
+      .set({ lab_visit_ids: ['LV1', 'LV2'] })
+      .where('id', '=', own.id)
+      .execute();
+    const c = await createCase(db(), { studyId: own.id });
+    const waiting = await freshImage({ studyId: own.id });
+    const incomplete = await freshImage({ studyId: own.id, status: 'DATA_INCOMPLETE' });
+    const failed = await freshImage({ studyId: own.id, status: 'FAIL_PROCESSING' });
+    const inCase = await freshImage({ studyId: own.id, status: 'LAB_QC_PENDING', caseId: c.id });
+    const archived = await freshImage({ studyId: own.id, status: 'ARCHIVED' });
+    const lab = await as('LabTech', [own.id]);
+    const rows = await list(lab, own.id);
+    // The lab tech's columns carry no status, and neither does the flag.
+    for (const row of rows.values()) {
+      expect(row.status).toBeUndefined();
+      expect(row.edit_status).toBeUndefined();
+    }
+    expect(rows.get(waiting)?.editRefusals).toEqual({});
+    expect(rows.get(incomplete)?.editRefusals).toEqual({ labVisitId: IM_EDIT_MESSAGES.labVisitNotNow });
+    expect(rows.get(failed)?.editRefusals).toEqual({ labVisitId: IM_EDIT_MESSAGES.labVisitNotNow });
+    expect(rows.get(inCase)?.editRefusals).toEqual({
+      siteId: IM_EDIT_MESSAGES.onlyWithoutCase('Site ID'),
+      subjectId: IM_EDIT_MESSAGES.onlyWithoutCase('Subject ID'),
+      visitId: IM_EDIT_MESSAGES.onlyWithoutCase('Visit ID'),
+      labVisitId: IM_EDIT_MESSAGES.labVisitNotNow,
+    });
+    const archivedRow = (await list(lab, own.id, ['ARCHIVED'])).get(archived);
+    expect(Object.values(archivedRow?.editRefusals ?? {})).toContain(IMAGE_ACTION_MESSAGES.alreadyArchived);
+    expect(archivedRow?.editRefusals?.accessionNumber).toBe(IMAGE_ACTION_MESSAGES.alreadyArchived);
+
+    // The flag is the server's answer: each refused cell is refused with its message, the offered one succeeds.
+    for (const id of [incomplete, failed, inCase]) {
+      const r = await edit(lab, id, { columnName: 'labVisitId', columnValue: 'LV2' });
+      expect(r).toEqual({ status: 409, body: expect.objectContaining({ message: IM_EDIT_MESSAGES.labVisitNotNow }) });
+    }
+    const ok = await edit(lab, waiting, { columnName: 'labVisitId', columnValue: 'LV2' });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+
+    // The one-row refresh carries the same.
+    const one = await lab.request({ method: 'GET', url: `/api/imageManagement/imageRecord/${inCase}` });
+    expect(one.json<{ results: Row }>().results.editRefusals).toEqual(rows.get(inCase)?.editRefusals);
+  });
+
+  it('names only the columns the user may edit: none for a role without edit permissions', async () => {
+    const own = await createStudy(db(), `Edit flags PM ${Date.now()}`);
+    const inCase = await freshImage({
+      studyId: own.id,
+      status: 'LAB_QC_PENDING',
+      caseId: (await createCase(db(), { studyId: own.id })).id,
+    });
+    const pm = await list(await as('PM', [own.id]), own.id);
+    expect(pm.get(inCase)?.status).toBe('LAB_QC_PENDING');
+    expect(pm.get(inCase)?.editRefusals).toBeUndefined();
+    // The LIS edits the accession number, protocol, segment and collection date: none is the case's.
+    const lis = await list(await as('LIS', [own.id]), own.id);
+    expect(lis.get(inCase)?.editRefusals).toEqual({});
+  });
+});

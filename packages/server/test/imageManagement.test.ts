@@ -205,11 +205,15 @@ describe('POST /api/imageManagement/images: the columns each role may view (doc 
     ],
   };
 
+  /** Roles of the tab that may edit no image column: their rows carry no editRefusals (issue 29 item 17). */
+  const EDITS_NOTHING: readonly string[] = ['PM'];
+
   it('each role with the tab gets its viewable columns and no other key', async () => {
     for (const [role, columns] of Object.entries(EXPECTED)) {
       const { results } = await images(await as(role as RoleName));
       const row = results.find((r) => r.id === imageA1);
-      expect(keysOf(row), role).toEqual([...ID, ...(columns ?? [])].sort());
+      const flags = EDITS_NOTHING.includes(role) ? [] : ['editRefusals'];
+      expect(keysOf(row), role).toEqual([...ID, ...flags, ...(columns ?? [])].sort());
     }
   });
 

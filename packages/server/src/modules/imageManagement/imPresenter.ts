@@ -1,6 +1,7 @@
 import {
   CASE_STATUS_LABELS,
   IMAGE_STATUS_LABELS,
+  imImageEditRefusals,
   userDisplayName,
   type CsvValue,
   type ImCaseColumnKey,
@@ -14,12 +15,16 @@ const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : (
 
 /**
  * An image record: the identifiers, then exactly the columns the query selected (the user's
- * viewable ones) — a column the user may not view is absent, not null.
+ * viewable ones) — a column the user may not view is absent, not null — and why each column of
+ * `editable` (those the user may edit) cannot be edited now, by the rule the edit is refused with
+ * (issue 29 item 17): the status the rule reads is not sent.
  */
-export function presentImageRecord(row: ImageRecordRow): ImImageRecord {
-  const { id, study_id, case_id, ...columns } = row;
+export function presentImageRecord(row: ImageRecordRow, editable: readonly string[] = []): ImImageRecord {
+  const { id, study_id, case_id, edit_status, ...columns } = row;
   const record: Record<string, unknown> = { id, studyId: study_id, caseId: case_id, ...columns };
   if ('uploadedAt' in columns) record.uploadedAt = iso(columns.uploadedAt);
+  if (editable.length > 0)
+    record.editRefusals = imImageEditRefusals({ caseId: case_id, studyId: study_id, status: edit_status }, editable);
   return record as ImImageRecord;
 }
 

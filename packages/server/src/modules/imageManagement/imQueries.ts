@@ -272,6 +272,8 @@ function imageColumns(query: ReturnType<typeof imagesFrom>, options: ImageListOp
       'images.id',
       'images.study_id',
       'images.case_id',
+      // What the edit rule needs (imImageEditRefusals), viewed or not; the presenter sends none of it.
+      'images.status as edit_status',
       ...options.columns.map((key) => aliased(IMAGE_SQL[key](eb as ImageEb), key)),
     ])
     .orderBy(imageOrder(options))
@@ -437,6 +439,7 @@ export async function imageRecord(db: Q, principal: Principal, imageId: number, 
       'images.id',
       'images.study_id',
       'images.case_id',
+      'images.status as edit_status',
       ...columns.map((key) => aliased(IMAGE_SQL[key](eb as ImageEb), key)),
     ])
     .where('images.id', '=', imageId)
@@ -444,9 +447,13 @@ export async function imageRecord(db: Q, principal: Principal, imageId: number, 
   return row as unknown as ImageRecordRow | undefined;
 }
 
-export type ImageRecordRow = { id: number; study_id: number | null; case_id: number | null } & Partial<
-  Record<ImImageColumnKey, unknown>
->;
+export type ImageRecordRow = {
+  id: number;
+  study_id: number | null;
+  case_id: number | null;
+  /** The image's status for the edit rule, whether or not the user may view the Status column. */
+  edit_status: string;
+} & Partial<Record<ImImageColumnKey, unknown>>;
 
 // ---------------------------------------------------------------------------------------------
 // Cases

@@ -9,6 +9,7 @@ import {
   IMAGE_MESSAGES,
   imCsvFileName,
   imExportColumns,
+  mayEditImColumn,
   viewableColumns,
   type CsvValue,
   type ImCaseRecord,
@@ -26,7 +27,16 @@ import type { Db } from '../../platform/db/database.js';
 import { pageWindow, parseSort } from '../../platform/db/paging.js';
 import { ForbiddenError, NotFoundError } from '../../platform/errors.js';
 import { sendCsv } from '../../platform/http/csvStream.js';
-import { caseRecord, casesQuery, imageRecord, imagesQuery, listCases, listImages, searchCaseIds } from './imQueries.js';
+import {
+  caseRecord,
+  casesQuery,
+  imageRecord,
+  imagesQuery,
+  listCases,
+  listImages,
+  searchCaseIds,
+  type ImageRecordRow,
+} from './imQueries.js';
 import { caseCsvCells, imageCsvCells, presentCaseRecord, presentImageRecord } from './imPresenter.js';
 
 type ImageListBody = z.output<typeof imImageListRequestSchema>;
@@ -41,6 +51,10 @@ function allowedSort<K extends string>(sort: K | `-${K}`, viewable: ReadonlySet<
   const parsed = parseSort<K>(sort);
   return viewable.has(parsed.key) ? parsed : parseSort<K>(fallback);
 }
+
+/** The image columns the user may edit with Edit Column (each row says which of them it refuses). */
+const editableImageColumns = (principal: Principal) =>
+  IM_IMAGE_COLUMNS.filter((c) => mayEditImColumn(c, principal.actions)).map((c) => c.key);
 
 /** The role the user works as (its default columns), by name. */
 const roleOf = (principal: Principal) => (principal.workAsRole?.name ?? null) as RoleName | null;
@@ -156,7 +170,8 @@ async function csv<K extends string, S extends K, Row, Rec>(
 export class ImageManagementService {
   constructor(private readonly db: Db) {}
 
-  private imagesTab(body: ImageListBody) {
+  /** `editable`: the columns the user may edit, whose refusals each row carries (none in a CSV). */
+  private imagesTab(body: ImageListBody, editable: readonly string[] = []) {
     const { db } = this;
     const statuses = body.imageStatusFilter ?? [];
     return listTab({
@@ -165,7 +180,7 @@ export class ImageManagementService {
       defaultSort: IMAGE_DEFAULT_SORT,
       query: (principal, options) => imagesQuery(db, principal, { ...options, statuses }),
       list: (principal, options) => listImages(db, principal, { ...options, statuses }),
-      present: presentImageRecord,
+      present: (row: ImageRecordRow) => presentImageRecord(row, editable),
       cells: imageCsvCells,
     });
   }
@@ -187,7 +202,7 @@ export class ImageManagementService {
 
   /** POST /api/imageManagement/images: one page of the Images tab. */
   async listImages(principal: Principal, body: ImageListBody): Promise<{ results: ImImageRecord[]; total: number }> {
-    return page(principal, body, this.imagesTab(body));
+    return page(principal, body, this.imagesTab(body, editableImageColumns(principal)));
   }
 
   /** POST /api/imageManagement/images?reportFormat=csv: the Images tab's CSV export. */
@@ -210,7 +225,7 @@ export class ImageManagementService {
     const columns = viewableColumns(IM_IMAGE_COLUMNS, principal.actions).map((c) => c.key);
     const row = await imageRecord(this.db, principal, imageId, columns);
     if (!row) throw new NotFoundError(IMAGE_MESSAGES.imageNotFound);
-    return presentImageRecord(row);
+    return presentImageRecord(row, editableImageColumns(principal));
   }
 
   /** GET /api/imageManagement/caseRecord/{id}: one case's row, its viewable columns (the scope checked it). */

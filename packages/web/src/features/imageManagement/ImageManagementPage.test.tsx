@@ -1,4 +1,10 @@
-import { ROLE_PERMISSIONS, type ImCaseRecord, type ImImageRecord } from '@lamina/domain';
+import {
+  IM_EDIT_MESSAGES,
+  ROLE_PERMISSIONS,
+  imImageEditRefusals,
+  type ImCaseRecord,
+  type ImImageRecord,
+} from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setCsrfToken } from '../../api/client';
@@ -373,8 +379,18 @@ describe('Image Management: Edit Column (doc 2 §5)', () => {
   });
 
   it('an image in a case offers no Site, Subject, Visit or Lab Visit ID pencil; the tooltip says why (issue 29 item 13)', async () => {
+    // The server's refusals of the row, as it computes them (imImageEditRefusals).
+    const inCase = { ...image, caseId: 40 };
+    const editRefusals = imImageEditRefusals({ ...inCase, status: 'LAB_QC_PENDING' }, [
+      'siteId',
+      'subjectId',
+      'labVisitId',
+      'accessionNumber',
+    ]);
     renderIm('/image-management/images', {
-      'POST /api/imageManagement/images': { body: { success: true, results: [{ ...image, caseId: 40 }], total: 1 } },
+      'POST /api/imageManagement/images': {
+        body: { success: true, results: [{ ...inCase, editRefusals }], total: 1 },
+      },
     });
     await screen.findByText('COLON-4711.svs');
     for (const label of ['Site ID', 'Subject ID', 'Lab Visit ID']) {
@@ -388,6 +404,31 @@ describe('Image Management: Edit Column (doc 2 §5)', () => {
     );
     // What can succeed is still offered.
     expect(screen.getByRole('button', { name: 'Edit Accession Number' }).getAttribute('aria-disabled')).toBeNull();
+  });
+
+  it('a role without the Status column gets the pencil of each row as the server says (issue 29 item 17)', async () => {
+    // The lab tech does not view the status: an image without a case whose status takes no Lab
+    // Visit ID edit (Data Incomplete) is refused by the server's flag, the next row is offered.
+    const refused = {
+      ...image,
+      editRefusals: imImageEditRefusals({ caseId: null, studyId: 3, status: 'DATA_INCOMPLETE' }, ['labVisitId']),
+    };
+    const offered = { ...image, id: 12, imageFilename: 'COLON-4712.svs', labVisitId: 'LV2', editRefusals: {} };
+    renderIm('/image-management/images', {
+      'POST /api/imageManagement/images': { body: { success: true, results: [refused, offered], total: 2 } },
+    });
+    const table = await screen.findByRole('table', { name: 'Images' });
+    const row = (name: string) => within(table).getByText(name).closest('tr') as HTMLElement;
+    await within(table).findByText('COLON-4712.svs');
+    const no = within(row('COLON-4711.svs')).getByRole('button', { name: 'Edit Lab Visit ID' });
+    expect(no.getAttribute('aria-disabled')).toBe('true');
+    expect(no.getAttribute('aria-description')).toBe(IM_EDIT_MESSAGES.labVisitNotNow);
+    fireEvent.click(no);
+    expect(screen.queryByRole('dialog', { name: 'Edit Lab Visit ID' })).toBeNull();
+    const yes = within(row('COLON-4712.svs')).getByRole('button', { name: 'Edit Lab Visit ID' });
+    expect(yes.getAttribute('aria-disabled')).toBeNull();
+    fireEvent.click(yes);
+    await screen.findByRole('dialog', { name: 'Edit Lab Visit ID' });
   });
 
   it('an archived case offers no pencil on the cases tab (issue 29 item 13)', async () => {

@@ -9,7 +9,6 @@ import {
   IMAGE_STATUS_LABELS,
   IMAGE_STATUSES,
   imCaseEditRefusal,
-  imImageEditRefusal,
   type ImCaseColumnKey,
   type ImCaseRecord,
   type ImImageColumnKey,
@@ -127,7 +126,8 @@ export function ImageManagementPage() {
               tab: 'images',
               target: (row) => ({ id: row.id, studyId: row.studyId }),
               value: imageValue,
-              refusal: (key, row) => imImageEditRefusal(key, row),
+              // The server's rule, per row (it reads the status, which not every role views).
+              refusal: (key, row) => row.editRefusals?.[key] ?? null,
             }}
           />
         )}
