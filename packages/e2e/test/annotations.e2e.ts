@@ -239,6 +239,8 @@ describe('annotations (issue 14)', () => {
       await expect.poll(async () => tree.getByRole('treeitem', { name: 'HPF 1' }).count()).toBe(1);
       await tree.getByRole('button', { name: 'Delete menu of HPF 1' }).click();
       await page.getByRole('menuitem', { name: 'Delete HPF and its points' }).click();
+      // An HPF with points asks first, naming how many go with it (issue 29 item 6).
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete HPF and 3 points' }).click();
       await expect
         .poll(async () => (await listed(page, imageId)).filter((v) => v.annotationType === 'POINT').length)
         .toBe(1);

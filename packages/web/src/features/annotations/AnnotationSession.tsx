@@ -13,6 +13,7 @@ import { useUserInfo } from '../../api/users';
 import { useStudy } from '../../api/studies';
 import { useAiSession, type AiSession } from './aiSession';
 import { useAnnotationList } from './api';
+import { AnnotationHistory } from './annotationHistory';
 import { annotationPermissions, studyClasses, type AnnotationPermissions, type StudyClasses } from './annotationRules';
 import { AnnotationStore } from './annotationStore';
 
@@ -20,6 +21,8 @@ import { AnnotationStore } from './annotationStore';
 export interface AnnotationSession {
   imageId: number;
   store: AnnotationStore;
+  /** The user's undo and redo of their changes on this image (issue 29), in memory. */
+  history: AnnotationHistory;
   study: StudyView | undefined;
   classes: StudyClasses;
   celiac: boolean;
@@ -71,6 +74,17 @@ export function AnnotationProvider({ imageId, studyId, mpp, load = true, childre
   const study = useStudy(mayView && load ? studyId : null);
   // One store per image: switching the case's image starts empty, never shows the last one's.
   const current = useMemo(() => (imageId === null ? null : new AnnotationStore(imageId)), [imageId]);
+  // One history per image and user; forgotten once the annotations lock (the server refuses changes then).
+  const userId = user?.id ?? null;
+  const history = useMemo(() => (current && userId !== null ? new AnnotationHistory() : null), [current, userId]);
+  useEffect(() => {
+    if (!current || !history) return;
+    const clearIfLocked = () => {
+      if (current.snapshot.locked) history.clear();
+    };
+    clearIfLocked();
+    return current.subscribe(clearIfLocked);
+  }, [current, history]);
   const classes = useMemo(() => studyClasses(study.data), [study.data]);
   useEffect(() => {
     current?.setClasses(
@@ -83,13 +97,14 @@ export function AnnotationProvider({ imageId, studyId, mpp, load = true, childre
   }, [current, list.data]);
 
   const session = useMemo((): AnnotationSession | null => {
-    if (!current || !mayView) return null;
+    if (!current || !history || !mayView) return null;
     const indications = study.data?.indications ?? [];
     const celiac = isCeliacStudy(indications);
     const nash = isNashStudy(indications);
     return {
       imageId: current.imageId,
       store: current,
+      history,
       study: study.data,
       classes,
       celiac,
@@ -104,7 +119,7 @@ export function AnnotationProvider({ imageId, studyId, mpp, load = true, childre
       multilineAvailable: celiac && classes.multiline.some((c) => c.enabled),
       ai,
     };
-  }, [current, mayView, study.data, classes, mpp, actions, user, list.error, ai]);
+  }, [current, history, mayView, study.data, classes, mpp, actions, user, list.error, ai]);
 
   return <AnnotationContext.Provider value={session}>{children}</AnnotationContext.Provider>;
 }

@@ -1,4 +1,14 @@
-import { Button, ButtonGroup, Callout, Menu, MenuItem, PopoverNext, TextArea, type IconName } from '@blueprintjs/core';
+import {
+  Button,
+  ButtonGroup,
+  Callout,
+  Divider,
+  Menu,
+  MenuItem,
+  PopoverNext,
+  TextArea,
+  type IconName,
+} from '@blueprintjs/core';
 import {
   ANNOTATION_MESSAGES,
   ANNOTATION_TOOLS,
@@ -17,6 +27,7 @@ import {
 import { useMemo, useState } from 'react';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
 import { classCounts, classesOfTool, isClassTool, toolDisabledReason } from './annotationRules';
+import { historyLabel, REDO_KEYS, UNDO_KEYS } from './useAnnotationHistory';
 import type { AnnotationTools, ClassTool } from './useAnnotationTools';
 
 const TOOL_ICONS: Record<AnnotationTool, IconName> = {
@@ -43,7 +54,8 @@ const DRAWING_HINTS: Partial<Record<AnnotationTool, string>> = {
  * The annotation toolbar (doc 3 §2), bottom right: Measurement, Line Measurement (celiac studies
  * with line classes), Text, Ellipse, and HPF / Point / Freehand with flyouts of their enabled
  * classes, each with its colour and its count on this image (a plain count button when the study
- * has none; display only without the permission to create).
+ * has none; display only without the permission to create), then Undo and Redo (issue 29) for a user
+ * who may create.
  */
 export function AnnotationToolbar({ tools }: { tools: AnnotationTools }) {
   const { session, drawing, context } = tools;
@@ -67,7 +79,36 @@ export function AnnotationToolbar({ tools }: { tools: AnnotationTools }) {
           />
         ),
       )}
+      <HistoryButtons tools={tools} />
     </ButtonGroup>
+  );
+}
+
+/** Undo and Redo: disabled with nothing to undo or redo; the tooltip names the change and the keys. */
+function HistoryButtons({ tools }: { tools: AnnotationTools }) {
+  const { history, session, context } = tools;
+  if (!history || !session.permissions.create) return null;
+  const why = context.locked ? ` — ${ANNOTATION_MESSAGES.lockedScored}` : '';
+  return (
+    <>
+      <Divider />
+      <Button
+        icon="undo"
+        variant="minimal"
+        aria-label="Undo"
+        title={`${historyLabel('Undo', history.snapshot.undo)} (${UNDO_KEYS})${why}`}
+        disabled={!history.canUndo}
+        onClick={history.undo}
+      />
+      <Button
+        icon="redo"
+        variant="minimal"
+        aria-label="Redo"
+        title={`${historyLabel('Redo', history.snapshot.redo)} (${REDO_KEYS})${why}`}
+        disabled={!history.canRedo}
+        onClick={history.redo}
+      />
+    </>
   );
 }
 

@@ -92,7 +92,22 @@ describe('annotation toolbar (doc 3 §2)', () => {
     const names = within(bar)
       .getAllByRole('button')
       .map((b) => b.getAttribute('aria-label'));
-    expect(names).toEqual(['Measurement', 'Line Measurement', 'Text', 'Ellipse', 'HPF', 'Point', 'Freehand (1)']);
+    expect(names).toEqual([
+      'Measurement',
+      'Line Measurement',
+      'Text',
+      'Ellipse',
+      'HPF',
+      'Point',
+      'Freehand (1)',
+      'Undo',
+      'Redo',
+    ]);
+    // Nothing changed yet: Undo and Redo are there, disabled, their tooltips naming the keys.
+    const undo = within(bar).getByRole<HTMLButtonElement>('button', { name: 'Undo' });
+    expect(undo.disabled).toBe(true);
+    expect(undo.title).toBe('Undo (Ctrl+Z)');
+    expect(within(bar).getByRole('button', { name: 'Redo' }).title).toBe('Redo (Ctrl+Shift+Z or Ctrl+Y)');
     fireEvent.click(within(bar).getByRole('button', { name: 'Point' }));
     const flyout = await screen.findByRole('menu', { name: 'Point classes' });
     const items = within(flyout).getAllByRole('menuitem');

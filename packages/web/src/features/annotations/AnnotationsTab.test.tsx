@@ -209,8 +209,16 @@ describe('Annotations tab (doc 3 §2)', () => {
     within(others).getByRole('button', { name: 'Delete Freehand 5 000 µm² · 300 µm' });
   });
 
-  it("'Delete HPF and its points' sends deleteNested=true: the tree follows the answer", async () => {
+  it("'Delete HPF and its points' asks first naming the points, sends deleteNested=true; the toast's Undo restores", async () => {
     const { calls } = renderTab(READER, 'CR', {
+      'POST /api/annotations/1/restore': {
+        body: {
+          success: true,
+          message: 'Annotation restored',
+          annotations: annotations().annotations.filter((x) => [1, 3, 4, 5].includes(x.id ?? 0)),
+          reparented: [],
+        },
+      },
       'DELETE /api/annotations/1': (call) => ({
         body:
           call.query.get('deleteNested') === 'true'
@@ -227,10 +235,22 @@ describe('Annotations tab (doc 3 §2)', () => {
     await waitFor(() => expect(rows(root)).toContain('HPF 1 3'));
     fireEvent.click(within(root).getByRole('button', { name: 'Delete menu of HPF 1' }));
     fireEvent.click(await screen.findByRole('menuitem', { name: 'Delete HPF and its points' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog.textContent).toContain('This HPF holds 3 points; they are deleted with it.');
+    expect(calls.some((c) => c.method === 'DELETE')).toBe(false);
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Delete HPF and 3 points' }));
     await waitFor(() => expect(rows(root)).toEqual(['IEL count 0', 'Other 1', 'Edge field 1', 'Orphan 1']));
     const deletion = calls.find((c) => c.method === 'DELETE');
     expect(deletion?.path).toBe('/api/annotations/1');
     expect(deletion?.query.get('deleteNested')).toBe('true');
+
+    // The toast says what went and offers Undo: the server restores the HPF with its points.
+    const toast = (await screen.findByText('Annotation deleted with its 3 points')).closest(
+      '.bp6-toast',
+    ) as HTMLElement;
+    fireEvent.click(within(toast).getByRole('button', { name: 'Undo' }));
+    await waitFor(() => expect(rows(root)).toContain('HPF 1 3'));
+    expect(calls.filter((c) => c.method === 'POST').map((c) => c.path)).toEqual(['/api/annotations/1/restore']);
   });
 
   it("'Delete HPF' sends deleteNested=false: its points become orphans", async () => {

@@ -9,12 +9,15 @@ import {
   hpfTreeTsv,
   type AnnotationView,
 } from '@lamina/domain';
+import { useMutation } from '@tanstack/react-query';
 import { useId, useMemo, useState, useSyncExternalStore } from 'react';
 import { errorMessage } from '../../api/ApiError';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { AiAnnotationsSection } from './AiAnnotationsSection';
-import { exportAnnotations, useDeleteAnnotation, useImportAnnotations } from './api';
+import { exportAnnotations, useImportAnnotations, type DeleteInput } from './api';
 import { useAnnotationSession, type AnnotationSession } from './AnnotationSession';
 import { ClassNode, CopyButton, HpfRow, NodeRow } from './AnnotationTree';
+import { UNDO_KEYS, useAnnotationHistory } from './useAnnotationHistory';
 
 /** Rows of the list of other annotations shown before 'and n more'. */
 export const OTHER_LIST_LIMIT = 300;
@@ -47,10 +50,22 @@ function AnnotationsTabBody({ session }: { session: AnnotationSession }) {
     () => (session.celiac ? celiacTable(classes.multiline, data.shown) : []),
     [session.celiac, classes.multiline, data.shown],
   );
-  const remove = useDeleteAnnotation(store);
+  // A delete goes through the undo history and shows 'Annotation deleted' with Undo (issue 29 item 6);
+  // an HPF deleted with its points asks first, naming how many go with it.
+  const history = useAnnotationHistory(session);
+  const remove = useMutation({
+    mutationFn: (input: DeleteInput) => history?.deleteWithUndo(input) ?? Promise.resolve(),
+  });
+  const [confirming, setConfirming] = useState<{ id: number; points: number } | null>(null);
   const mayDelete = (a: AnnotationView | undefined) =>
     !!a && session.permissions.delete && !data.locked && (a.userId === session.userId || session.systemAdmin);
-  const onDelete = (id: number, deleteNested: boolean) => remove.mutate({ id, deleteNested });
+  const onDelete = (id: number, deleteNested: boolean) => {
+    const points = deleteNested
+      ? store.snapshot.annotations.filter((a) => a.annotationType === 'POINT' && a.parentId === id).length
+      : 0;
+    if (points > 0) setConfirming({ id, points });
+    else remove.mutate({ id, deleteNested });
+  };
 
   if (session.error) {
     return (
@@ -64,6 +79,22 @@ function AnnotationsTabBody({ session }: { session: AnnotationSession }) {
   return (
     <div className="lamina-annotations-tab">
       <DetailsBox session={session} others={others.length} tree={tree} />
+      <ConfirmDialog
+        isOpen={confirming !== null}
+        title="Delete HPF and its points"
+        confirmText={`Delete HPF and ${confirming?.points ?? 0} point${confirming?.points === 1 ? '' : 's'}`}
+        intent="danger"
+        onClose={() => setConfirming(null)}
+        onConfirm={() => {
+          if (confirming) remove.mutate({ id: confirming.id, deleteNested: true });
+          setConfirming(null);
+        }}
+      >
+        <p>
+          This HPF holds {confirming?.points ?? 0} point{confirming?.points === 1 ? '' : 's'}; they are deleted with it.
+          Undo ({UNDO_KEYS}) brings them back.
+        </p>
+      </ConfirmDialog>
       {remove.isError && (
         <Callout intent="danger" title={ANNOTATION_MESSAGES.unableToDelete} className="lamina-viewer-action-error">
           {errorMessage(remove.error).replace(/^Unable to delete annotation[.:]?\s*/, '')}

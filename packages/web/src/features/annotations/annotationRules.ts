@@ -141,6 +141,21 @@ export function annotationKeyFor(
   return ANNOTATION_KEYS.has(event.key) ? event.key : null;
 }
 
+/**
+ * Undo or redo of a key press (issue 29 item 5): Ctrl+Z (⌘Z) undoes, Ctrl+Shift+Z (⇧⌘Z) and
+ * Ctrl+Y redo — wherever the focus is not where the key belongs (typing: the field's own undo; an
+ * open dialog), as every viewer shortcut; null otherwise.
+ */
+export function historyKeyFor(
+  event: Pick<KeyboardEvent, 'key' | 'target' | 'ctrlKey' | 'metaKey' | 'altKey' | 'shiftKey'>,
+): 'undo' | 'redo' | null {
+  if (!(event.ctrlKey || event.metaKey) || event.altKey || keyBelongsToFocus(event)) return null;
+  const key = event.key.toLowerCase();
+  if (key === 'z') return event.shiftKey ? 'redo' : 'undo';
+  if (key === 'y' && !event.shiftKey) return 'redo';
+  return null;
+}
+
 /** A tool name from outside the known set (a stale link, a bad state): 'Unexpected: {tool}'. */
 export function toolError(tool: string): string | null {
   return isAnnotationTool(tool) ? null : ANNOTATION_MESSAGES.unexpectedTool(tool);

@@ -117,10 +117,15 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
 
   /** A created annotation and the points the server moved into it. */
   add(annotation: AnnotationView, reparented: readonly Reparent[] = []): void {
-    this.byId.set(annotation.id, annotation);
+    this.addAll([annotation], reparented);
+  }
+
+  /** Annotations back (a restore: an HPF with its points) and the points the server moved. */
+  addAll(annotations: readonly AnnotationView[], reparented: readonly Reparent[] = []): void {
+    for (const a of annotations) this.byId.set(a.id, a);
     this.listDirty = true;
     const moved = this.reparent(reparented);
-    this.changed({ kind: 'patch', added: [annotation], removed: [], reparented: moved });
+    this.changed({ kind: 'patch', added: [...annotations], removed: [], reparented: moved });
   }
 
   /** Deleted annotations and the points whose HPF changed. */

@@ -3,14 +3,17 @@ import {
   createAnnotationResponseSchema,
   deleteAnnotationResponseSchema,
   importAnnotationsResponseSchema,
+  restoreAnnotationResponseSchema,
   type AnnotationListResponse,
   type CreateAnnotationRequest,
   type CreateAnnotationResponse,
   type DeleteAnnotationResponse,
+  type RestoreAnnotationResponse,
 } from '@lamina/domain';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { withFallbackMessage } from '../../api/ApiError';
 import { apiDownload, apiFetch, saveDownload } from '../../api/client';
+import type { HistoryOps } from './annotationHistory';
 import type { AnnotationStore } from './annotationStore';
 
 export const annotationKeys = {
@@ -60,19 +63,42 @@ export interface DeleteInput {
   deleteNested: boolean;
 }
 
-/** DELETE /api/annotations/{id}?deleteNested=…; the deleted ids leave the store. */
-export function useDeleteAnnotation(store: AnnotationStore | null) {
-  return useMutation({
-    mutationFn: ({ id, deleteNested }: DeleteInput): Promise<DeleteAnnotationResponse> =>
-      withFallbackMessage(
-        apiFetch(`/api/annotations/${id}?deleteNested=${deleteNested}`, {
-          method: 'DELETE',
-          schema: deleteAnnotationResponseSchema,
-        }),
-        ANNOTATION_MESSAGES.unableToDelete,
-      ),
-    onSuccess: (response) => store?.remove(response.deletedIds, response.reparented),
-  });
+/** DELETE /api/annotations/{id}?deleteNested=…; the deleted ids leave the store once the server said yes. */
+export async function deleteAnnotation(
+  store: AnnotationStore | null,
+  { id, deleteNested }: DeleteInput,
+): Promise<DeleteAnnotationResponse> {
+  const response = await withFallbackMessage(
+    apiFetch(`/api/annotations/${id}?deleteNested=${deleteNested}`, {
+      method: 'DELETE',
+      schema: deleteAnnotationResponseSchema,
+    }),
+    ANNOTATION_MESSAGES.unableToDelete,
+  );
+  store?.remove(response.deletedIds, response.reparented);
+  return response;
+}
+
+/**
+ * POST /api/annotations/{id}/restore (issue 29: undo of a delete, redo of a create): the restored
+ * annotations (an HPF with the points deleted with it) and the points a restored HPF takes back go
+ * into the store once the server said yes.
+ */
+export async function restoreAnnotation(store: AnnotationStore | null, id: number): Promise<RestoreAnnotationResponse> {
+  const response = await withFallbackMessage(
+    apiFetch(`/api/annotations/${id}/restore`, { method: 'POST', schema: restoreAnnotationResponseSchema }),
+    ANNOTATION_MESSAGES.unableToRestore,
+  );
+  store?.addAll(response.annotations, response.reparented);
+  return response;
+}
+
+/** The server calls of undo and redo, patching `store`. */
+export function historyOps(store: AnnotationStore): HistoryOps {
+  return {
+    remove: (id, deleteNested) => deleteAnnotation(store, { id, deleteNested }),
+    restore: (id) => restoreAnnotation(store, id),
+  };
 }
 
 /** GET /api/images/{id}/annotations.geojson, handed to the browser's download. */

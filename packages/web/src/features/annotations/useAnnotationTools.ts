@@ -18,6 +18,7 @@ import { AnnotationLayers } from './AnnotationLayers';
 import {
   annotationKeyFor,
   classesOfTool,
+  historyKeyFor,
   toolDisabledReason,
   toolKeyAction,
   type ToolContext,
@@ -25,6 +26,7 @@ import {
 import type { AnnotationSession } from './AnnotationSession';
 import type { AnnotationSnapshot } from './annotationStore';
 import { DrawingMachine, type CompletedShape, type DrawingSnapshot } from './drawingMachine';
+import { useAnnotationHistory, type HistoryControls } from './useAnnotationHistory';
 
 export type ClassTool = 'hpf' | 'point' | 'freehand';
 
@@ -49,11 +51,14 @@ export interface AnnotationTools {
   clearError: () => void;
   /** The readers' annotation layers' opacity (0…1), live as the opacity slider moves (issue 29 item 16). */
   setOpacity: (opacity: number) => void;
+  /** Undo and redo of the user's changes on this image (issue 29 item 5). */
+  history: HistoryControls | null;
 }
 
 /**
  * Attaches the annotation layers and the drawing to the engine for one image, and runs the tools:
- * choosing (buttons and keys r l t o h p f, Escape), Space panning while drawing, saving a shape
+ * choosing (buttons and keys r l t o h p f, Escape), Space panning while drawing, undo and redo
+ * (Ctrl+Z, Ctrl+Shift+Z or Ctrl+Y; not while a shape is being placed), saving a shape
  * with its class, multiline category or text, the tool staying active or resetting after a save.
  * `storedOpacity` reads the annotation opacity the user keeps (0…100, the viewer's preferences)
  * whenever the layers are made.
@@ -128,6 +133,7 @@ export function useAnnotationTools(
   });
   const [error, setError] = useState<string | null>(null);
   const create = useCreateAnnotation(store);
+  const history = useAnnotationHistory(session);
 
   const context: ToolContext = useMemo(
     () => ({
@@ -228,9 +234,10 @@ export function useAnnotationTools(
       create
         .mutateAsync(request)
         .then(
-          () => {
+          (response) => {
             setError(null);
             machine.afterCreate(shape.tool);
+            s.history.record({ kind: 'create', id: response.annotation.id, type: response.annotation.annotationType });
           },
           (e: unknown) => setError(errorMessage(e)),
         )
@@ -252,9 +259,9 @@ export function useAnnotationTools(
   );
 
   // Keys: r l t o h p f choose a tool, Escape cancels or closes, Enter ends a multiline, Space pans.
-  const keyContext = useRef({ context, annotationsVisible, toolbarShown, choose });
+  const keyContext = useRef({ context, annotationsVisible, toolbarShown, choose, history });
   useEffect(() => {
-    keyContext.current = { context, annotationsVisible, toolbarShown, choose };
+    keyContext.current = { context, annotationsVisible, toolbarShown, choose, history };
   });
   useEffect(() => {
     if (!store) return;
@@ -268,6 +275,17 @@ export function useAnnotationTools(
       if (event.key === 'Enter' && machine.activeTool === 'multiline' && !keyBelongsToFocus(event)) {
         event.preventDefault();
         machine.finish(4 * engine.getState().resolution);
+        return;
+      }
+      const undoOrRedo = historyKeyFor(event);
+      if (undoOrRedo) {
+        const h = keyContext.current.history;
+        if (!h?.enabled) return;
+        event.preventDefault();
+        // A shape being placed is the drawing's own (Esc cancels it): the saved changes wait.
+        if (machine.snapshot.state === 'PLACING') return;
+        if (undoOrRedo === 'undo') h.undo();
+        else h.redo();
         return;
       }
       const key = annotationKeyFor(event);
@@ -326,5 +344,6 @@ export function useAnnotationTools(
     error,
     clearError: () => setError(null),
     setOpacity: (opacity: number) => layersRef.current?.setOpacity(opacity),
+    history,
   };
 }

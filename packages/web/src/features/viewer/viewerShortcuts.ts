@@ -1,5 +1,6 @@
 import { ANNOTATION_TOOLS, TOOL_KEYS, TOOL_LABELS, TOOLS_NEEDING_EDIT } from '@lamina/domain';
 import { keyBelongsToFocus } from '../../lib/typingTarget';
+import { REDO_KEYS, UNDO_KEYS } from '../annotations/useAnnotationHistory';
 import type { ViewerCommand } from './ViewerEngine';
 import { magnificationForKey } from './viewerGeometry';
 
@@ -56,6 +57,11 @@ export const SHORTCUT_HELP: readonly { keys: string; action: string }[] = [
   })),
   { keys: 'Esc', action: 'Cancel the shape being drawn, then close the tool' },
   { keys: 'Space (hold)', action: 'Pan while drawing' },
+  {
+    keys: UNDO_KEYS,
+    action: 'Undo your last annotation change on this image (needs the permission to create annotations)',
+  },
+  { keys: REDO_KEYS, action: 'Redo the change you undid' },
   { keys: '?', action: 'This list of shortcuts' },
 ];
 
