@@ -1,5 +1,5 @@
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type { AnnotationListResponse, AnnotationView } from '@lamina/domain';
+import { ANNOTATION_MESSAGES, type AnnotationListResponse, type AnnotationView } from '@lamina/domain';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeClass, makeConfig, makeImage, makeStudy, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
@@ -270,6 +270,40 @@ describe('Annotations tab (doc 3 §2)', () => {
     fireEvent.click(await screen.findByRole('menuitem', { name: 'Delete HPF' }));
     await waitFor(() => expect(rows(root)).toEqual(['IEL count 0', 'Other 1', 'Edge field 1', 'Orphan 4']));
     expect(calls.find((c) => c.method === 'DELETE')?.query.get('deleteNested')).toBe('false');
+  });
+
+  it('a delete shows the undo toast at once; an undo the server refuses (read locked meanwhile) shows its message and changes nothing here', async () => {
+    const locked = `${ANNOTATION_MESSAGES.unableToRestore}: ${ANNOTATION_MESSAGES.lockedScored}`;
+    const { calls } = renderTab(READER, 'CR', {
+      // The list read again: the server holds the line deleted and the read locked.
+      'GET /api/images/7/annotations': [
+        { body: annotations() },
+        { body: { ...annotations(), locked: true, annotations: annotations().annotations.filter((x) => x.id !== 8) } },
+      ],
+      'DELETE /api/annotations/8': {
+        body: { success: true, message: 'Annotation deleted', deletedIds: [8], reparented: [] },
+      },
+      'POST /api/annotations/8/restore': { status: 409, body: { success: false, message: locked } },
+    });
+    await openTab();
+    const others = await screen.findByRole('region', { name: 'Other annotations' });
+    fireEvent.click(await within(others).findByRole('button', { name: 'Delete Line 123 µm' }));
+    await screen.findByText('Annotation deleted');
+    await waitFor(() => expect(within(others).queryByText('Line 123 µm')).toBeNull());
+    const bar = screen.getByRole('toolbar', { name: 'Annotation tools' });
+    const undo = within(bar).getByRole<HTMLButtonElement>('button', { name: 'Undo' });
+    expect(undo.title).toBe('Undo deleting the line (Ctrl+Z)');
+
+    // Ctrl+Z with the focus on the sidebar's button (not typing): the server refuses.
+    fireEvent.keyDown(within(others).getAllByRole('button')[0]!, { key: 'z', ctrlKey: true });
+    await screen.findByText(locked);
+    expect(calls.filter((c) => c.method === 'POST').map((c) => c.path)).toEqual(['/api/annotations/8/restore']);
+    // The line stays deleted here as on the server; the list is read again and shows the lock, which
+    // forgets the history.
+    await waitFor(() => expect(undo.disabled).toBe(true));
+    expect(within(others).queryByText('Line 123 µm')).toBeNull();
+    expect(calls.filter((c) => c.path === '/api/images/7/annotations')).toHaveLength(2);
+    expect(undo.title).toBe(`Undo (Ctrl+Z) — ${ANNOTATION_MESSAGES.lockedScored}`);
   });
 
   it('copies the counts as tab-separated rows', async () => {
