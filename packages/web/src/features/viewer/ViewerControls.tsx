@@ -100,9 +100,13 @@ export function ViewerControls(props: ViewerControlsProps) {
         </ButtonGroup>
       </div>
       <div className="lamina-viewer-panel lamina-view-settings">
+        {/* A toggle that looks pressed when on (issue 29 item 17): the solid variant read as a plain button. */}
         <Button
           size="small"
-          variant={props.microscope ? 'solid' : 'minimal'}
+          variant="minimal"
+          className="lamina-microscope-toggle"
+          active={props.microscope}
+          intent={props.microscope ? 'primary' : 'none'}
           icon="circle"
           text="Microscope"
           aria-pressed={props.microscope}

@@ -293,9 +293,14 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
       ],
       collapsed: !this.miniMapExpanded,
       collapsible: true,
+      // The whole slide, always (issue 29 item 17): OverviewMap recentres its view on the main
+      // view when the box leaves it (at low zoom after a pan), which cropped the slide; an extent
+      // of one point with constrainOnlyCenter keeps the centre on the slide's middle.
       view: new View({
         projection: this.projection,
         center: [w / 2, -h / 2],
+        extent: [w / 2, -h / 2, w / 2, -h / 2],
+        constrainOnlyCenter: true,
         resolution: overviewResolution,
         minResolution: overviewResolution,
         maxResolution: overviewResolution,
