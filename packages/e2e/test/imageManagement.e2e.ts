@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
-import { DEMO_STUDY, loginViaUi, logout, mutationHeaders, setChecked, waitForPath } from '../src/app.js';
+import { DEMO_STUDY, demoStudyId, loginViaUi, logout, mutationHeaders, setChecked, waitForPath } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
 
@@ -184,32 +184,77 @@ describe('Image Management (issue 12)', () => {
     },
   );
 
-  // Skipped in the full run for now: it passes alone, but in `npm test`'s order cases.e2e.ts has
-  // already put the demo image it waits for (S1005, waiting for a case) into a case, and the list
-  // never shows it. To be made independent of the other files' changes to the demo data (issue 29,
-  // next session); the rule it checks is covered by ImageManagementPage.test.tsx and
-  // imEditColumn.test.ts meanwhile.
-  test.skip(
+  test(
     'Edit Column offers the study’s segments as a list, and no pencil the server would refuse (issue 29 item 13)',
     { timeout: 240_000 },
     async ({ page }) => {
+      // Its own images, whatever other files did to the demo data (issue 29 item 17g): a system
+      // admin copies a demo slide twice, one copy left waiting for a case, the other put into a
+      // new case.
+      await loginViaUi(page, 'sysadmin');
+      await waitForPath(page, '/studies');
+      const studyId = await demoStudyId(page);
+      const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 5)}`.toUpperCase();
+      const names = { free: `E2E-IM13-${tag}-FREE.tif`, inCase: `E2E-IM13-${tag}-CASE.tif` };
+      let sourceId: number | undefined;
+      await expect
+        .poll(
+          async () => {
+            const listed = await page.request.post(appUrl('/api/imageManagement/images'), {
+              headers: await mutationHeaders(page),
+              data: { searchText: 'S100', studyFilter: { selectedIds: [studyId] }, pageSize: 20 },
+            });
+            const { results } = (await listed.json()) as { results?: { id: number; imageFilename?: string }[] };
+            sourceId = results?.find((r) => /^S100\d_/.test(r.imageFilename ?? ''))?.id;
+            return sourceId;
+          },
+          { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
+        )
+        .toBeDefined();
+      const copy = async (name: string) => {
+        const response = await page.request.post(appUrl(`/api/images/${String(sourceId)}/copy`), {
+          headers: await mutationHeaders(page),
+          data: { name },
+        });
+        expect(response.status(), await response.text()).toBe(200);
+        return ((await response.json()) as { imageId: number }).imageId;
+      };
+      await copy(names.free);
+      const inCaseId = await copy(names.inCase);
+      const created = await page.request.post(appUrl('/api/cases'), {
+        headers: await mutationHeaders(page),
+        data: {
+          studyId,
+          procId: `E2E-${tag}`,
+          subjectId: `E2E-${tag}`,
+          siteId: 'SITE-01',
+          visitId: 'SCREENING',
+          images: [inCaseId],
+        },
+      });
+      expect(created.status(), await created.text()).toBe(201);
+      await logout(page);
+
       await loginViaUi(page, 'labtech');
       await waitForPath(page, '/studies');
       await page.goto(appUrl('/image-management/images'));
       const table = page.getByRole('table', { name: 'Images' });
-      await page.getByRole('textbox', { name: 'Search images' }).fill('S100');
+      await page.getByRole('textbox', { name: 'Search images' }).fill(`E2E-IM13-${tag}`);
       await expect
         .poll(
           async () => {
             await page.getByRole('button', { name: 'Refresh' }).click();
-            return table.getByText('S1005_SCREENING_A.tif').count();
+            return table
+              .locator('tbody tr')
+              .filter({ hasText: `E2E-IM13-${tag}` })
+              .count();
           },
-          { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
+          { timeout: 30_000, interval: 1000 },
         )
-        .toBeGreaterThan(0);
+        .toBe(2);
 
-      // An image in a case (ENDO-1001): its Site ID is the case's; the pencil is disabled and says why.
-      const inCase = table.locator('tbody tr').filter({ hasText: 'S1001_SCREENING_A.tif' }).first();
+      // The image in a case: its Site ID is the case's; the pencil is disabled and says why.
+      const inCase = table.locator('tbody tr').filter({ hasText: names.inCase }).first();
       await inCase.hover();
       const site = inCase.getByRole('button', { name: 'Edit Site ID' });
       expect(await site.getAttribute('aria-disabled')).toBe('true');
@@ -228,7 +273,7 @@ describe('Image Management (issue 12)', () => {
       await waitForPath(page, '/image-management/images');
 
       // An image waiting for a case: its segment is chosen from the demo study's segments.
-      const free = table.locator('tbody tr').filter({ hasText: 'S1005_SCREENING_A.tif' }).first();
+      const free = table.locator('tbody tr').filter({ hasText: names.free }).first();
       await free.hover();
       await free.getByRole('button', { name: 'Edit Anatomical Segment' }).click();
       const edit = page.getByRole('dialog', { name: 'Edit Anatomical Segment' });
