@@ -248,7 +248,19 @@ describe('viewer cosmetics (issue 29 item 17)', () => {
 
   test('the sidebar’s download buttons are inside the sidebar at 1280x800', { timeout: 240_000 }, async ({ page }) => {
     await loginViaUi(page, 'sysadmin');
+    // The widest row: a long file name with both tags (its status and 'Hidden from readers'), in
+    // this browser's copy of the case only.
+    await page.route(/\/api\/cases\/\d+$/, async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { case?: { images: { name: string; ignored: boolean }[] } };
+      for (const image of body.case?.images ?? []) {
+        image.name = `${image.name.replace(/\.tif$/, '')}_RESCANNED_AFTER_REVIEW.tif`;
+        image.ignored = true;
+      }
+      await route.fulfill({ response, json: body });
+    });
     await openDemoCase(page, CELIAC_STUDY, PROC_ID, 'cosmetics-sysadmin-case.png');
+    await page.locator('.lamina-case-image-row').getByText('Hidden from readers').waitFor();
     const sidebar = page.locator('.lamina-viewer-sidebar');
     const downloads = sidebar.getByRole('button', { name: /^Download / });
     await downloads.first().waitFor();
