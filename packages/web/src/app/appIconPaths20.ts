@@ -60,6 +60,7 @@ import People20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/people';
 import Play20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/play';
 import Projects20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/projects';
 import Properties20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/properties';
+import Redo20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/redo';
 import Refresh20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/refresh';
 import Reset20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/reset';
 import Search20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/search';
@@ -146,6 +147,7 @@ export const APP_ICON_PATHS_20 = {
   play: Play20,
   projects: Projects20,
   properties: Properties20,
+  redo: Redo20,
   refresh: Refresh20,
   reset: Reset20,
   search: Search20,

@@ -60,6 +60,7 @@ import People16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/people';
 import Play16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/play';
 import Projects16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/projects';
 import Properties16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/properties';
+import Redo16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/redo';
 import Refresh16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/refresh';
 import Reset16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/reset';
 import Search16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/search';
@@ -153,6 +154,7 @@ export const APP_ICON_PATHS_16 = {
   play: Play16,
   projects: Projects16,
   properties: Properties16,
+  redo: Redo16,
   refresh: Refresh16,
   reset: Reset16,
   search: Search16,

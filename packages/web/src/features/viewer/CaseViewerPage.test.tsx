@@ -336,7 +336,10 @@ describe('the case viewer: Show to reader / Hide from reader', () => {
       'PATCH /api/images/1/toggle-image-visibility': { status: 409, body: { success: false, message } },
     });
     fireEvent.click(await screen.findByRole('button', { name: 'Show to reader' }));
-    expect((await screen.findByRole('alert')).textContent).toContain(message);
+    // Among the alerts (the image's own 'hidden from readers' notice is one): the refusal's.
+    await waitFor(() =>
+      expect(screen.getAllByRole('alert').map((a) => a.textContent)).toContainEqual(expect.stringContaining(message)),
+    );
   });
 });
 
