@@ -1,12 +1,21 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
+import { earlyStart } from './vitePlugins/earlyStart.ts';
 import { precompress } from './vitePlugins/precompress.ts';
+import { routeChunks } from './vitePlugins/routeChunks.ts';
 
 const backend = 'http://127.0.0.1:8080';
 
+/** The shell and the viewer routes each load one chunk of what they import (vitePlugins/routeChunks.ts). */
+const chunks = routeChunks(import.meta.dirname, {
+  shell: 'src/main.tsx',
+  viewer: ['src/features/viewer/ImageViewerPage.tsx', 'src/features/viewer/CaseViewerPage.tsx'],
+});
+
 export default defineConfig({
   // precompress: .br and .gz beside the built files, which the server sends to browsers that take them.
-  plugins: [react(), precompress()],
+  // earlyStart: index.html's first script starts the page's data and a viewer's chunks (issue 28).
+  plugins: [react(), chunks.plugin, earlyStart(), precompress()],
   resolve: {
     // One React for the app and every library (the root package.json overrides Blueprint's
     // react-popper peer range, which stops at React 18).
@@ -28,6 +37,11 @@ export default defineConfig({
     outDir: 'dist',
     emptyOutDir: true,
     sourcemap: true,
+    rolldownOptions: {
+      output: {
+        codeSplitting: { groups: chunks.groups },
+      },
+    },
   },
   test: {
     environment: 'jsdom',

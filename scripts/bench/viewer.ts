@@ -37,7 +37,8 @@
  * case:studyadmin), BENCH_OSD_FLICK (default true: OpenSeadragon's mouse flick on, so that a flick
  * glides in both viewers), BENCH_VIEWER_COLD (true: Lamina opens in a fresh context holding only
  * the session's cookie, nothing cached — the first visit — instead of after the login page), BENCH_VIEWER_TRACE (true: print every request of the first Lamina open
- * of each page, from navigation: start, end, size), CHROMIUM_PATH.
+ * of each page, from navigation: start, end, size, and the app's start-up marks), BENCH_VIEWER_PROFILE
+ * (true, with the trace: that open's main-thread time by script and function), CHROMIUM_PATH.
  */
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -111,6 +112,8 @@ const PAGES: readonly PageSpec[] = (
   });
 if (PAGES.length === 0) throw new Error('BENCH_VIEWER_PAGES lists no page');
 const TRACE = process.env.BENCH_VIEWER_TRACE === 'true';
+/** BENCH_VIEWER_PROFILE=true (with the trace): where the main thread's time went in the traced open. */
+const PROFILE = process.env.BENCH_VIEWER_PROFILE === 'true';
 const PAGE_NAMES: Record<PageKind, string> = { image: 'image viewer', case: 'case viewer' };
 const pageName = (page: PageSpec) => `${PAGE_NAMES[page.kind]} (${page.user})`;
 const pageKey = (page: PageSpec) => `${page.kind}:${page.user}`;
@@ -230,19 +233,74 @@ async function traceRequests(page: Page, title: string): Promise<void> {
       responseEnd: number;
       transferSize: number;
     }[];
-    return rows.map((r) => ({ name: r.name, start: r.startTime, end: r.responseEnd, bytes: r.transferSize }));
+    const marks = (timing.getEntriesByType('mark') as { name: string; startTime: number }[]).filter((m) =>
+      m.name.startsWith('lamina:'),
+    );
+    return [
+      ...rows.map((r) => ({ name: r.name, start: r.startTime, end: r.responseEnd, bytes: r.transferSize })),
+      // The app's start-up marks (lib/startupTiming.ts), as rows of their own.
+      ...marks.map((m) => ({ name: `mark:${m.name}`, start: m.startTime, end: m.startTime, bytes: -1 })),
+    ];
   });
   const tiles = entries.filter((e) => e.name.includes('/tiles/'));
   const others = entries.filter((e) => !e.name.includes('/tiles/'));
+  const requests = others.filter((e) => e.bytes >= 0);
   log(
-    `requests of ${title} (${others.length} before and beside ${tiles.length} tiles; ms from navigation, bytes transferred, 0 = from cache):`,
+    `requests of ${title} (${requests.length} before and beside ${tiles.length} tiles; ms from navigation, bytes transferred, 0 = from cache):`,
   );
   for (const e of others.sort((x, y) => x.start - y.start))
     console.log(
-      `  ${e.start.toFixed(0).padStart(5)} → ${e.end.toFixed(0).padStart(5)}  ${String(e.bytes).padStart(7)}  ${new URL(e.name).pathname}`,
+      e.bytes < 0
+        ? `  ${e.start.toFixed(0).padStart(5)}    ${' '.repeat(14)}  ${e.name.slice('mark:'.length)}`
+        : `  ${e.start.toFixed(0).padStart(5)} → ${e.end.toFixed(0).padStart(5)}  ${String(e.bytes).padStart(7)}  ${new URL(e.name).pathname}`,
     );
   const first = tiles.sort((x, y) => x.start - y.start)[0];
   if (first) console.log(`  ${first.start.toFixed(0).padStart(5)} → ${first.end.toFixed(0).padStart(5)}  first tile`);
+}
+
+/** A CPU profile of the page's main thread (Chrome DevTools Protocol), from navigation to the first complete frame. */
+type Profiler = { stop(): Promise<CpuProfile> };
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+async function startProfile(page: Page): Promise<Profiler> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: CpuProfile };
+      await cdp.detach();
+      return profile;
+    },
+  };
+}
+
+/** Where the main thread's time went: self time by script (and the top functions), in ms. */
+async function printProfile(profiler: Profiler, title: string): Promise<void> {
+  const profile = await profiler.stop();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const byScript = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const node = byId.get(id);
+    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+    if (!node) return;
+    const { url, functionName } = node.callFrame;
+    const script = url ? new URL(url).pathname : `(${functionName || 'native'})`;
+    byScript.set(script, (byScript.get(script) ?? 0) + ms);
+    const fn = `${functionName || '(anonymous)'} ${script}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
+  });
+  const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
+  log(`main thread of ${title}, navigation to the first complete frame (self time, ms):`);
+  for (const [name, ms] of top(byScript, 12)) console.log(`  ${ms.toFixed(0).padStart(6)}  ${name}`);
+  log('top functions:');
+  for (const [name, ms] of top(byFunction, 15)) console.log(`  ${ms.toFixed(0).padStart(6)}  ${name}`);
 }
 
 async function viewerSession(
@@ -277,8 +335,10 @@ async function viewerSession(
       }
       const url = urls.lamina[spec.kind];
       if (!url) throw new Error(`no URL for the ${pageName(spec)}`);
+      const profiler = trace && PROFILE ? await startProfile(page) : null;
       await page.goto(url);
       open = await firstComplete(page);
+      if (profiler) await printProfile(profiler, `${pageName(spec)}, ${gesture}`);
       if (trace) await traceRequests(page, `${pageName(spec)}, ${gesture}`);
       const found = await page.locator('.lamina-slide-map').boundingBox();
       if (!found) throw new Error(`no .lamina-slide-map in the ${pageName(spec)}`);

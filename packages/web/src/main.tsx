@@ -1,5 +1,7 @@
 import '@blueprintjs/core/lib/css/blueprint.css';
-import '@blueprintjs/icons/lib/css/blueprint-icons.css';
+// Not Blueprint's icon-font CSS (issue 28): the app draws SVG icons only, and with that CSS's
+// @font-face Chromium fetched the 143 KB font (named in the body's font stack) for a glyph no system
+// font had, beside the first tiles.
 import './app/app.css';
 import { installZodMessages } from '@lamina/domain';
 import { StrictMode } from 'react';
@@ -9,6 +11,9 @@ import { App } from './app/App';
 import { installAppIcons } from './app/appIcons';
 import { detectEmbeddedMode } from './components/embedded';
 import { createAppRouter } from './app/router';
+import { markStartup } from './lib/startupTiming';
+
+markStartup('main');
 
 // Form messages read as the server's: the domain's zod error map, installed once.
 installZodMessages();

@@ -6,6 +6,7 @@ import { makeConfig, makeUser } from '../test/fixtures';
 import { mockFetch } from '../test/mockFetch';
 import { renderRoutes, testQueryClient } from '../test/render';
 import { fullPageReplace } from '../lib/browser';
+import { earlyPage } from '../lib/earlyStart';
 import { createAppRoutes } from './router';
 
 vi.mock(import('../lib/browser'), async (importOriginal) => ({
@@ -82,6 +83,23 @@ describe('route table (doc 1 §2.1)', () => {
     ['/studies/3/images/9/extra', '*'],
   ])('%s → %s', (pathname, pattern) => {
     expect(matchedPath(pathname)).toBe(pattern);
+  });
+
+  // The document's early script (lib/earlyStart.ts) knows the viewer routes without the router.
+  it.each([
+    '/studies/3/images/9',
+    '/studies/3/cases/12',
+    '/studies/3/images/9/',
+    '/studies/3/images',
+    '/studies/3/images/9/extra',
+    '/studies/new/configure',
+    '/studies/3/cases',
+    '/image-management/annotations',
+    '/',
+  ])('the early script sees %s as the route table does', (pathname) => {
+    const viewer = { '/studies/:studyId/images/:id': 'image', '/studies/:studyId/cases/:id': 'case' } as const;
+    const route = matchedPath(pathname) as keyof typeof viewer | undefined;
+    expect(earlyPage(pathname).kind).toBe((route && viewer[route]) ?? 'other');
   });
 });
 

@@ -27,6 +27,9 @@ import { isViewable, SlideView } from './SlideView';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
 import { useAfterFirstTiles } from './useAfterFirstTiles';
+import { markStartup } from '../../lib/startupTiming';
+
+markStartup('viewer-module');
 
 /** Where the close button goes: the study's images, or image management for an image without a study. */
 export function closeTarget(studyId: number | null): string {

@@ -18,6 +18,7 @@ import Stroke from 'ol/style/Stroke';
 import Style from 'ol/style/Style';
 import TileGrid from 'ol/tilegrid/TileGrid';
 import { TILE_SIZE } from '@lamina/domain';
+import { markStartup } from '../../lib/startupTiming';
 import { TypedEmitter } from '../../lib/typedEmitter';
 import { Glide, GLIDE_MS } from './viewerGlide';
 import {
@@ -236,6 +237,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     options: ViewerEngineOptions = {},
   ) {
     super();
+    markStartup('viewer-engine');
     this.animationMs = options.animationMs ?? 200;
     this.throttleMs = options.tileErrorThrottleMs ?? 2000;
     this.miniMapExpanded = options.miniMapExpanded ?? true;
@@ -428,6 +430,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     if (miniMapTarget) this.overview.setTarget(miniMapTarget);
     this.map.addControl(this.overview);
     this.map.setTarget(target);
+    markStartup('viewer-attached');
     this.fitOnce();
     const [width = 0, height = 0] = this.map.getSize() ?? [];
     if (width === 0 || height === 0) this.announceFirstTiles();
