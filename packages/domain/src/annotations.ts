@@ -714,7 +714,10 @@ export interface PointClassNode {
 export interface HpfNode {
   /** null: the reserved HPF 'Orphan'. */
   id: number | null;
+  /** Its text, else 'HPF n': n in its reader's drawing order (the number that reader sees). */
   name: string;
+  /** Its reader's name in the all-readers view (buildHpfTree's `readers`), else null. */
+  reader: string | null;
   color: string;
   /** Points in this HPF. */
   count: number;
@@ -743,21 +746,78 @@ export interface HpfTree {
 
 type TreeAnnotation = Pick<AnnotationView, 'id' | 'annotationType' | 'annotationClassId' | 'parentId' | 'text'> & {
   color?: string | null;
+  /** The reader who drew it (HPFs are numbered per reader); absent or null: one sequence. */
+  userId?: number | null;
 };
 
 /**
+ * The colours of the readers in the all-readers view (issue 29 item 12), by the reader's place in
+ * the list's `authors`: far from each other and from the pink and purple of H&E tissue. Beyond
+ * eight readers they repeat.
+ */
+export const READER_COLORS = [
+  '#1E88FF',
+  '#FF8C00',
+  '#00C853',
+  '#FF1493',
+  '#00E5FF',
+  '#FFEA00',
+  '#8D6E63',
+  '#FFFFFF',
+] as const;
+
+/** A reader of the all-readers view: the legend's name and colour. */
+export interface ReaderKey {
+  id: number;
+  displayName: string;
+  color: string;
+}
+
+/** The readers' colours, in the order of the list's authors (READER_COLORS). */
+export function readerKeys(authors: readonly AnnotationAuthor[]): ReaderKey[] {
+  return authors.map((a, i) => ({
+    id: a.id,
+    displayName: a.displayName,
+    color: READER_COLORS[i % READER_COLORS.length] ?? ANNOTATION_COLORS.default,
+  }));
+}
+
+/**
  * The tree of the Annotations tab: HPF classes (in the study's order, then 'Other' for HPFs without
- * a class) → HPFs (in drawing order, named by their text or 'HPF n' in drawing order within the
- * image) → point classes (study order, then 'Other') with counts. Points in no HPF go to the
- * reserved HPF 'Orphan'. Classes and HPFs without points are kept (a count of 0 is an answer).
+ * a class) → HPFs (in drawing order, named by their text or 'HPF n', n in drawing order among the
+ * HPFs of the same reader on the image: the number that reader sees) → point classes (study order,
+ * then 'Other') with counts. Points in no HPF go to the reserved HPF 'Orphan'. Classes and HPFs
+ * without points are kept (a count of 0 is an answer).
+ *
+ * `readers` (the all-readers view, issue 29 item 12): each HPF carries its reader's name (`reader`)
+ * and colour, and within a class the HPFs go reader by reader (in `readers`' order), each in
+ * drawing order.
  */
 export function buildHpfTree(
   annotations: readonly TreeAnnotation[],
   hpfClasses: readonly ClassRef[],
   pointClasses: readonly ClassRef[],
+  readers?: readonly ReaderKey[],
 ): HpfTree {
   const byOrder = (a: ClassRef, b: ClassRef) => a.sortOrder - b.sortOrder || a.id - b.id;
   const hpfs = annotations.filter((a) => a.annotationType === 'HPF').sort((a, b) => a.id - b.id);
+  // 'HPF n' counts within each reader's own HPFs, in drawing order.
+  const numberOf = new Map<number, number>();
+  const perReader = new Map<number | null, number>();
+  for (const h of hpfs) {
+    const n = (perReader.get(h.userId ?? null) ?? 0) + 1;
+    perReader.set(h.userId ?? null, n);
+    numberOf.set(h.id, n);
+  }
+  const readerById = new Map((readers ?? []).map((r, i) => [r.id, { key: r, order: i }]));
+  const readerOf = (h: TreeAnnotation) => {
+    const id = h.userId ?? null;
+    return id === null ? undefined : readerById.get(id);
+  };
+  if (readers) {
+    const last = readers.length;
+    hpfs.sort((a, b) => (readerOf(a)?.order ?? last) - (readerOf(b)?.order ?? last) || a.id - b.id);
+  }
   const points = annotations.filter((a) => a.annotationType === 'POINT').sort((a, b) => a.id - b.id);
   const hpfIds = new Set(hpfs.map((h) => h.id));
   const pointClassById = new Map(pointClasses.map((c) => [c.id, c]));
@@ -798,21 +858,23 @@ export function buildHpfTree(
 
   const hpfClassById = new Map(hpfClasses.map((c) => [c.id, c]));
   const hpfNodesByClass = new Map<number | null, HpfNode[]>();
-  hpfs.forEach((h, index) => {
+  for (const h of hpfs) {
     const key = h.annotationClassId !== null && hpfClassById.has(h.annotationClassId) ? h.annotationClassId : null;
     const cls = key === null ? null : (hpfClassById.get(key) ?? null);
     const list = pointsByHpf.get(h.id) ?? [];
+    const reader = readerOf(h)?.key;
     const node: HpfNode = {
       id: h.id,
-      name: h.text?.trim() ? h.text.trim() : `HPF ${index + 1}`,
-      color: cls?.color ?? h.color ?? ANNOTATION_COLORS.hpf,
+      name: h.text?.trim() ? h.text.trim() : `HPF ${numberOf.get(h.id) ?? 0}`,
+      reader: reader?.displayName ?? null,
+      color: reader?.color ?? cls?.color ?? h.color ?? ANNOTATION_COLORS.hpf,
       count: list.length,
       points: pointNodes(list),
     };
     const nodes = hpfNodesByClass.get(key);
     if (nodes) nodes.push(node);
     else hpfNodesByClass.set(key, [node]);
-  });
+  }
 
   const classNode = (classId: number | null, name: string, color: string): HpfClassNode => {
     const nodes = hpfNodesByClass.get(classId) ?? [];
@@ -835,6 +897,7 @@ export function buildHpfTree(
       : {
           id: null,
           name: ORPHAN_HPF_NAME,
+          reader: null,
           color: ANNOTATION_COLORS.default,
           count: orphanPoints.length,
           points: pointNodes(orphanPoints),
@@ -848,13 +911,23 @@ export function treeCountsTsv(nodes: readonly { name: string; count: number }[],
   return [header.join('\t'), ...nodes.map((n) => `${clean(n.name)}\t${n.count}`)].join('\n');
 }
 
-/** The counts of a whole tree: one row per HPF and point class (Class, HPF, Point class, Count). */
+/** An HPF's label in the tree: 'reader2 · HPF 1' in the all-readers view, else its name. */
+export function hpfNodeLabel(node: Pick<HpfNode, 'name' | 'reader'>): string {
+  return node.reader ? `${node.reader} · ${node.name}` : node.name;
+}
+
+/**
+ * The counts of a whole tree: one row per HPF and point class (Class, HPF, Point class, Count), with
+ * a first column 'Reader' when the tree names its HPFs' readers (the all-readers view).
+ */
 export function hpfTreeTsv(tree: HpfTree): string {
   const clean = (s: string) => s.replace(/[\t\r\n]+/g, ' ');
-  const rows = [['HPF class', 'HPF', 'Point class', 'Count'].join('\t')];
+  const byReader = tree.classes.some((c) => c.hpfs.some((h) => h.reader !== null));
+  const rows = [[...(byReader ? ['Reader'] : []), 'HPF class', 'HPF', 'Point class', 'Count'].join('\t')];
   const hpfRows = (className: string, h: HpfNode) => {
-    if (h.points.length === 0) rows.push([clean(className), clean(h.name), '', '0'].join('\t'));
-    for (const p of h.points) rows.push([clean(className), clean(h.name), clean(p.name), String(p.count)].join('\t'));
+    const head = [...(byReader ? [clean(h.reader ?? '')] : []), clean(className), clean(h.name)];
+    if (h.points.length === 0) rows.push([...head, '', '0'].join('\t'));
+    for (const p of h.points) rows.push([...head, clean(p.name), String(p.count)].join('\t'));
   };
   for (const c of tree.classes) for (const h of c.hpfs) hpfRows(c.name, h);
   if (tree.orphan) hpfRows('', tree.orphan);

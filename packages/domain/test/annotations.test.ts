@@ -10,11 +10,14 @@ import {
   formatLengthUm,
   hexToRgb,
   hpfRadiusPx,
+  hpfNodeLabel,
   hpfTreeTsv,
   nextMultilineSelection,
   parentFinder,
   parentHpfOf,
   polylineLengthUm,
+  READER_COLORS,
+  readerKeys,
   rgbToHex,
   tiltFromWire,
   tiltToWire,
@@ -200,6 +203,77 @@ describe('the HPF tree (doc 3 §2, §3)', () => {
     expect(tsv).toContain('Peak\tHPF 1\tEosinophil\t2');
     expect(tsv).toContain('\tOrphan\tEosinophil\t2');
     expect(tsv).toContain('Other\tHPF 3\t\t0');
+  });
+});
+
+describe('the HPF tree with every reader shown (issue 29 item 12)', () => {
+  const a = (p: Partial<AnnotationView> & Pick<AnnotationView, 'id' | 'annotationType'>) =>
+    toAnnotationView({ imageId: 1, geometry: { type: 'Point', coordinates: [0, 0] }, createdAt: '', ...p });
+  const hpfClasses = [cls(20, 'Peak', 0, true, '#013BFA')];
+  const pointClasses = [cls(30, 'Eosinophil', 0, true, '#FF001E')];
+  // Drawn in turns: reader 7's HPFs are 1 and 4, reader 9's 2, 3 and 5 (5 named by its text).
+  const annotations = [
+    a({ id: 1, annotationType: 'HPF', annotationClassId: 20, userId: 7 }),
+    a({ id: 2, annotationType: 'HPF', annotationClassId: 20, userId: 9 }),
+    a({ id: 3, annotationType: 'HPF', annotationClassId: 20, userId: 9 }),
+    a({ id: 4, annotationType: 'HPF', annotationClassId: 20, userId: 7 }),
+    a({ id: 5, annotationType: 'HPF', annotationClassId: 20, userId: 9, text: 'Densest' }),
+    a({ id: 6, annotationType: 'POINT', annotationClassId: 30, parentId: 2, userId: 9 }),
+  ];
+  const authors = [
+    { id: 9, displayName: 'Reader Nine' },
+    { id: 7, displayName: 'Reader Seven' },
+  ];
+
+  it('numbers each reader’s HPFs in that reader’s drawing order: the numbers that reader sees', () => {
+    const all = buildHpfTree(annotations, hpfClasses, pointClasses);
+    expect(all.classes[0]!.hpfs.map((h) => [h.id, h.name])).toEqual([
+      [1, 'HPF 1'],
+      [2, 'HPF 1'],
+      [3, 'HPF 2'],
+      [4, 'HPF 2'],
+      [5, 'Densest'],
+    ]);
+    // What each reader's own list gives (the server sends a reader only their own).
+    for (const reader of [7, 9]) {
+      const own = buildHpfTree(
+        annotations.filter((x) => x.userId === reader),
+        hpfClasses,
+        pointClasses,
+      );
+      for (const h of own.classes[0]!.hpfs) expect(all.classes[0]!.hpfs.find((x) => x.id === h.id)?.name).toBe(h.name);
+    }
+    expect(all.classes[0]!.hpfs.every((h) => h.reader === null)).toBe(true);
+  });
+
+  it('with the readers, names and colours each HPF by its reader and lists the HPFs reader by reader', () => {
+    const readers = readerKeys(authors);
+    expect(readers.map((r) => r.color)).toEqual([READER_COLORS[0], READER_COLORS[1]]);
+    const tree = buildHpfTree(annotations, hpfClasses, pointClasses, readers);
+    const hpfs = tree.classes[0]!.hpfs;
+    expect(hpfs.map(hpfNodeLabel)).toEqual([
+      'Reader Nine · HPF 1',
+      'Reader Nine · HPF 2',
+      'Reader Nine · Densest',
+      'Reader Seven · HPF 1',
+      'Reader Seven · HPF 2',
+    ]);
+    const [nine, seven] = READER_COLORS;
+    expect(hpfs.map((h) => h.color)).toEqual([nine, nine, nine, seven, seven]);
+    expect(hpfs[0]!.points[0]?.pointIds).toEqual([6]);
+    const tsv = hpfTreeTsv(tree).split('\n');
+    expect(tsv[0]).toBe('Reader\tHPF class\tHPF\tPoint class\tCount');
+    expect(tsv).toContain('Reader Nine\tPeak\tHPF 1\tEosinophil\t1');
+    expect(tsv).toContain('Reader Seven\tPeak\tHPF 1\t\t0');
+  });
+
+  it('gives readers distinct colours up to the palette’s size, then repeats', () => {
+    const many = readerKeys(
+      Array.from({ length: READER_COLORS.length + 1 }, (_, i) => ({ id: i, displayName: `r${i}` })),
+    );
+    expect(new Set(many.slice(0, READER_COLORS.length).map((r) => r.color)).size).toBe(READER_COLORS.length);
+    expect(many[READER_COLORS.length]!.color).toBe(READER_COLORS[0]);
+    expect(hpfNodeLabel({ name: 'HPF 1', reader: null })).toBe('HPF 1');
   });
 });
 
