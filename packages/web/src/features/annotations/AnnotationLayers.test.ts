@@ -6,6 +6,10 @@ import { AnnotationLayers, ellipseRing, toImage, toMap } from './AnnotationLayer
 import { AnnotationStore } from './annotationStore';
 import { DrawingMachine, OUTSIDE_SLIDE_MESSAGE } from './drawingMachine';
 import { makeAnnotation } from './testData';
+import { READER_COLORS } from '@lamina/domain';
+import type CircleStyle from 'ol/style/Circle';
+import type Style from 'ol/style/Style';
+import { pointLook, rgba } from './annotationStyle';
 
 let engine: ViewerEngine | undefined;
 beforeEach(stubResizeObserver);
@@ -66,6 +70,34 @@ describe('AnnotationLayers', () => {
     expect(layers.counts).toEqual({ pointsAndHpfs: 4, others: 1 });
     store.remove([1, 2, 4]);
     expect(layers.counts).toEqual({ pointsAndHpfs: 2, others: 0 });
+  });
+
+  it('draws each reader in their colour with every reader shown, class colours with one (issue 29 item 12)', () => {
+    const { store, layers } = setUp();
+    const hpfOf = (id: number, userId: number) =>
+      makeAnnotation({ id, annotationType: 'HPF', annotationClassId: 1, radius: 550, userId, color: '#4A90E2' });
+    store.load({
+      imageId: 13,
+      locked: false,
+      authors: [
+        { id: 9, displayName: 'Rita Reader' },
+        { id: 10, displayName: 'Rob Reader' },
+      ],
+      annotations: [hpfOf(1, 9), hpfOf(2, 10), makeAnnotation({ id: 3, userId: 10, color: '#FF9F00' })],
+    });
+    // Without WebGL (jsdom) points and HPFs are canvas features: their style carries the colour.
+    const colour = (id: number) => {
+      const feature = layers.vectorLayer.getSource()?.getFeatureById(id);
+      const style = layers.vectorLayer.getStyleFunction()?.(feature!, 1);
+      const image = ([style].flat() as Style[])[0]?.getImage() as CircleStyle;
+      // An HPF is a ring (its stroke), a point a disc (its fill).
+      return id === 3 ? image.getFill()?.getColor() : image.getStroke()?.getColor();
+    };
+    expect(layers.webgl).toBe(false);
+    expect([colour(1), colour(2)]).toEqual([READER_COLORS[0], READER_COLORS[1]]);
+    expect(colour(3)).toBe(rgba(READER_COLORS[1], pointLook(false).opacity));
+    store.setAuthor(10);
+    expect([colour(2), colour(3)]).toEqual(['#4A90E2', rgba('#FF9F00', pointLook(false).opacity)]);
   });
 
   it('hides and shows with the Annotations checkbox; opacity applies to the annotation layers', () => {

@@ -25,7 +25,7 @@ import Fill from 'ol/style/Fill';
 import Stroke from 'ol/style/Stroke';
 import Style from 'ol/style/Style';
 import Text from 'ol/style/Text';
-import type { AnnotationStore, Highlight } from './annotationStore';
+import type { AnnotationSnapshot, AnnotationStore, Highlight } from './annotationStore';
 import { NONE, OTHER, pointLook, pointStyle, rgba, rgbaFloats } from './annotationStyle';
 import { GlAnnotationLayer, GlObjects } from './glAnnotationLayer';
 import { OUTSIDE_SLIDE_MESSAGE, type DrawingMachine, type DrawingSnapshot } from './drawingMachine';
@@ -252,6 +252,13 @@ export class AnnotationLayers {
 
   private readonly colours = new Map<string, number[]>();
 
+  /** An annotation's own colour, else its class's (the class colours of one reader's view). */
+  private readonly classColourOf = (a: AnnotationView): string | null =>
+    a.color ?? this.options.classColor(a.annotationClassId);
+
+  /** The readers' colours the canvas features were last styled with (the all-readers view). */
+  private styledReaders: AnnotationSnapshot['readers'] = null;
+
   /** Points and HPFs packed for the WebGL layer, from the store, in one pass (every change). */
   private syncGl(): void {
     if (!this.useGl) return;
@@ -266,7 +273,7 @@ export class AnnotationLayers {
       if (!hpf && a.annotationType !== 'POINT') continue;
       const g = a.geometry;
       if (g.type !== 'Point') continue;
-      const colour = a.color ?? this.options.classColor(a.annotationClassId);
+      const colour = this.store.colourOf(a, this.classColourOf);
       const key = `${hpf ? 'h' : 'p'}${colour}`;
       let rgbaValue = this.colours.get(key);
       if (!rgbaValue) {
@@ -310,6 +317,7 @@ export class AnnotationLayers {
 
   /** The whole list (load or reload): the WebGL layer's arrays, the canvas features made once. */
   private rebuild(): void {
+    this.styledReaders = this.store.snapshot.readers;
     this.features.clear();
     this.drawn.clear();
     this.vectorSource.clear(true);
@@ -382,6 +390,12 @@ export class AnnotationLayers {
     }
     if (remove.length) this.vectorSource.removeFeatures(remove);
     if (add.length) this.vectorSource.addFeatures(add);
+    // Every reader shown, or one again: the canvas features take their reader's or class colours.
+    const readers = this.store.snapshot.readers;
+    if (readers !== this.styledReaders) {
+      this.styledReaders = readers;
+      this.vectorSource.changed();
+    }
     this.syncGl();
   }
 
@@ -411,7 +425,7 @@ export class AnnotationLayers {
     if (!a) return [];
     const lit = this.highlightedId === a.id;
     const width = lit ? 4 : 2;
-    const colour = a.color ?? this.options.classColor(a.annotationClassId);
+    const colour = this.store.colourOf(a, this.classColourOf);
     switch (a.annotationType) {
       // Without WebGL 2 only: the same look as the WebGL layer, slower at scale.
       case 'HPF':
@@ -448,7 +462,13 @@ export class AnnotationLayers {
       }
       case 'TEXT':
         return new Style({
-          image: new CircleStyle({ radius: lit ? 6 : 4, fill: new Fill({ color: ANNOTATION_COLORS.default }) }),
+          image: new CircleStyle({
+            radius: lit ? 6 : 4,
+            // A text's marker is yellow, or its reader's colour in the all-readers view.
+            fill: new Fill({
+              color: this.styledReaders ? (colour ?? ANNOTATION_COLORS.default) : ANNOTATION_COLORS.default,
+            }),
+          }),
           text: label(a.text ?? '', { offsetY: -16 }),
         });
       case 'ELLIPSE':

@@ -2,6 +2,7 @@ import { Button, Checkbox, Menu, MenuItem, PopoverNext } from '@blueprintjs/core
 import {
   formatAreaUm2,
   formatLengthUm,
+  hpfNodeLabel,
   treeCountsTsv,
   type AnnotationView,
   type HpfClassNode,
@@ -124,7 +125,12 @@ export function ClassNode({ node, ...props }: TreeProps & { node: HpfClassNode }
       swatch={node.color}
       expanded={open}
       onToggle={() => setOpen(!open)}
-      actions={<CopyButton text={() => treeCountsTsv(node.hpfs)} label={`Copy counts of ${node.name}`} />}
+      actions={
+        <CopyButton
+          text={() => treeCountsTsv(node.hpfs.map((h) => ({ name: hpfNodeLabel(h), count: h.count })))}
+          label={`Copy counts of ${node.name}`}
+        />
+      }
     >
       <ul role="group">
         {node.hpfs.slice(0, shown).map((h) => (
@@ -151,11 +157,13 @@ export function hpfDetail(hpf: Pick<AnnotationView, 'area' | 'perimeter'> | unde
 export function HpfRow({ hpf, store, mayDelete, onDelete }: TreeProps & { hpf: HpfNode }) {
   const [open, setOpen] = useState(false);
   const hpfId = hpf.id;
+  // 'reader2 · HPF 1' in the all-readers view (issue 29 item 12), its swatch the reader's colour.
+  const name = hpfNodeLabel(hpf);
   return (
     <NodeRow
       store={store}
       node={{ kind: 'hpf', hpfId: hpf.id }}
-      name={hpf.name}
+      name={name}
       count={hpf.count}
       swatch={hpf.color}
       detail={hpfId === null ? undefined : hpfDetail(store.get(hpfId))}
@@ -163,7 +171,7 @@ export function HpfRow({ hpf, store, mayDelete, onDelete }: TreeProps & { hpf: H
       onToggle={() => setOpen(!open)}
       actions={
         <>
-          <CopyButton text={() => treeCountsTsv(hpf.points)} label={`Copy counts of ${hpf.name}`} />
+          <CopyButton text={() => treeCountsTsv(hpf.points)} label={`Copy counts of ${name}`} />
           {hpfId !== null && mayDelete(hpfId) && (
             <PopoverNext
               placement="bottom-end"
@@ -179,7 +187,7 @@ export function HpfRow({ hpf, store, mayDelete, onDelete }: TreeProps & { hpf: H
                 </Menu>
               }
             >
-              <Button size="small" variant="minimal" icon="more" aria-label={`Delete menu of ${hpf.name}`} />
+              <Button size="small" variant="minimal" icon="more" aria-label={`Delete menu of ${name}`} />
             </PopoverNext>
           )}
         </>

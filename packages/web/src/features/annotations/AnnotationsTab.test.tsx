@@ -1,5 +1,5 @@
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { ANNOTATION_MESSAGES, type AnnotationListResponse, type AnnotationView } from '@lamina/domain';
+import { ANNOTATION_MESSAGES, READER_COLORS, type AnnotationListResponse, type AnnotationView } from '@lamina/domain';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeClass, makeConfig, makeImage, makeStudy, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
@@ -86,11 +86,17 @@ function annotations(): AnnotationListResponse {
   };
 }
 
+/** A reader's list names only the reader (the server's rule); the others' names every author. */
+function listFor(role: string): AnnotationListResponse {
+  const body = annotations();
+  return role === 'CR' ? { ...body, authors: body.authors.filter((x) => x.id === 7) } : body;
+}
+
 function renderTab(actions: string[], role = 'CR', extra: Parameters<typeof mockFetch>[0] = {}) {
   const fetched = mockFetch({
     'GET /api/images/7': { body: makeImage() },
     'GET /api/studies/3': { body: study },
-    'GET /api/images/7/annotations': { body: annotations() },
+    'GET /api/images/7/annotations': { body: listFor(role) },
     'GET /api/auth/csrf': { body: { csrfToken: 'tok' } },
     ...extra,
   });
@@ -181,7 +187,7 @@ describe('Annotations tab (doc 3 §2)', () => {
         ] as [number, number][],
       ],
     };
-    const body = annotations();
+    const body = listFor('CR');
     body.annotations.push(
       a({ id: 20, annotationType: 'FREEHAND', geometry: square, area: 5000, perimeter: 300 }),
       a({
@@ -330,7 +336,8 @@ describe('Annotations tab (doc 3 §2)', () => {
     const root = await tree();
     await waitFor(() => expect(rows(root)).toContain('Orphan 1'));
     expect(within(root).queryByRole('button', { name: /Delete menu/ })).toBeNull();
-    const show = within(root).getByRole<HTMLInputElement>('checkbox', { name: 'Show HPF 1' });
+    // Every reader shown: the HPF is named by its reader (issue 29 item 12).
+    const show = within(root).getByRole<HTMLInputElement>('checkbox', { name: 'Show Rita Reader · HPF 1' });
     expect(show.checked).toBe(true);
     fireEvent.click(show);
     expect(show.checked).toBe(false);
@@ -339,11 +346,57 @@ describe('Annotations tab (doc 3 §2)', () => {
     await waitFor(() => expect(rows(root)).toEqual(['IEL count 0', 'Orphan 1']));
   });
 
-  it('a reader with only their own annotations gets no reader filter', async () => {
+  it('all readers (issue 29 item 12): each reader’s HPFs numbered from 1 and named by reader, a colour legend; one reader: neither', async () => {
+    const body = annotations();
+    // Rob's HPFs, drawn after Rita's: his first is 'HPF 1' to him, so here too.
+    body.annotations.push(
+      a({ id: 30, annotationType: 'HPF', annotationClassId: 1, radius: 550, userId: 8 }),
+      a({ id: 31, annotationType: 'HPF', annotationClassId: 1, radius: 550, userId: 8 }),
+    );
+    renderTab(ISC, 'ISC', { 'GET /api/images/7/annotations': { body } });
+    const root = await tree();
+    await waitFor(() => expect(rows(root)).toContain('Orphan 1'));
+    expect(rows(root)).toEqual([
+      'IEL count 3',
+      'Rita Reader · HPF 1 3',
+      'Rob Reader · HPF 1 0',
+      'Rob Reader · HPF 2 0',
+      'Other 1',
+      'Rita Reader · Edge field 1',
+      'Orphan 1',
+    ]);
+    const legend = screen.getByRole('list', { name: 'Reader colours' });
+    const entries = within(legend)
+      .getAllByRole('listitem')
+      .map((li) => [li.textContent, li.dataset.color]);
+    expect(entries).toEqual([
+      ['Rita Reader', READER_COLORS[0]],
+      ['Rob Reader', READER_COLORS[1]],
+    ]);
+    // The HPF rows' swatches are their reader's colour, as on the map.
+    const swatch = (name: string) =>
+      (within(root).getByRole('treeitem', { name }).querySelector('.lamina-class-swatch') as HTMLElement).style
+        .background;
+    expect(swatch('Rob Reader · HPF 1')).toBe(swatch('Rob Reader · HPF 2'));
+    expect(swatch('Rob Reader · HPF 1')).not.toBe(swatch('Rita Reader · HPF 1'));
+
+    fireEvent.change(screen.getByRole('combobox', { name: 'Reader' }), { target: { value: '8' } });
+    await waitFor(() => expect(rows(root)).toEqual(['IEL count 2', 'HPF 1 0', 'HPF 2 0', 'Orphan 1']));
+    expect(screen.queryByRole('list', { name: 'Reader colours' })).toBeNull();
+    expect(swatch('HPF 1')).toBe(
+      within(root).getByRole('treeitem', { name: 'IEL count' }).querySelector<HTMLElement>('.lamina-class-swatch')!
+        .style.background,
+    );
+  });
+
+  it('a reader with only their own annotations gets no reader filter, no legend and no reader names', async () => {
     renderTab(READER, 'CR', {
       'GET /api/images/7/annotations': { body: { ...annotations(), authors: [{ id: 7, displayName: 'Rita Reader' }] } },
     });
-    await tree();
+    const root = await tree();
+    await waitFor(() => expect(rows(root)).toContain('HPF 1 3'));
     expect(screen.queryByRole('combobox', { name: 'Reader' })).toBeNull();
+    expect(screen.queryByRole('list', { name: 'Reader colours' })).toBeNull();
+    expect(root.textContent).not.toContain('Rita Reader');
   });
 });

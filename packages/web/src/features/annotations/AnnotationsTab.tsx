@@ -8,6 +8,7 @@ import {
   formatLengthUm,
   hpfTreeTsv,
   type AnnotationView,
+  type ReaderKey,
 } from '@lamina/domain';
 import { useMutation } from '@tanstack/react-query';
 import { useId, useMemo, useState, useSyncExternalStore } from 'react';
@@ -38,9 +39,10 @@ export function AnnotationsTab() {
 function AnnotationsTabBody({ session }: { session: AnnotationSession }) {
   const { store, classes } = session;
   const data = useSyncExternalStore(store.subscribe, () => store.snapshot);
+  // Every reader shown: HPFs named and coloured by reader, numbered per reader (issue 29 item 12).
   const tree = useMemo(
-    () => buildHpfTree(data.shown, classes.hpf, classes.point),
-    [data.shown, classes.hpf, classes.point],
+    () => buildHpfTree(data.shown, classes.hpf, classes.point, data.readers ?? undefined),
+    [data.shown, classes.hpf, classes.point, data.readers],
   );
   const others = useMemo(
     () => data.shown.filter((a) => a.annotationType !== 'HPF' && a.annotationType !== 'POINT'),
@@ -220,6 +222,20 @@ function regionSize(a: AnnotationView): string {
   return ` ${formatAreaUm2(a.area)}${a.perimeter === null ? '' : ` · ${formatLengthUm(a.perimeter)}`}`;
 }
 
+/** The all-readers view's legend: each reader's name beside the colour the map draws them in. */
+function ReaderLegend({ readers }: { readers: readonly ReaderKey[] }) {
+  return (
+    <ul className="lamina-reader-legend" aria-label="Reader colours">
+      {readers.map((r) => (
+        <li key={r.id} data-color={r.color}>
+          <span className="lamina-class-swatch" style={{ background: r.color }} aria-hidden="true" />
+          {r.displayName}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function DetailsBox({
   session,
   others,
@@ -275,6 +291,7 @@ function DetailsBox({
             />
           </label>
         )}
+        {data.readers && <ReaderLegend readers={data.readers} />}
         <div className="lamina-viewer-box-actions">
           <Button
             size="small"

@@ -1,3 +1,4 @@
+import { READER_COLORS } from '@lamina/domain';
 import { describe, expect, it } from 'vitest';
 import { AnnotationStore } from './annotationStore';
 import { makeAnnotation } from './testData';
@@ -99,6 +100,35 @@ describe('AnnotationStore', () => {
     expect(store.snapshot.annotations.filter((a) => store.isDrawn(a)).map((a) => a.id)).toEqual([4]);
     store.setAuthor(null);
     expect(store.snapshot.shown).toHaveLength(6);
+  });
+
+  it('all readers shown (issue 29 item 12): each reader’s colour by their place in the list; one reader: class colours', () => {
+    const store = loaded();
+    const classColour = () => '#123456';
+    const rita = store.get(1)!;
+    const rob = store.get(4)!;
+    expect(store.snapshot.readers?.map((r) => [r.displayName, r.color])).toEqual([
+      ['Rita Reader', READER_COLORS[0]],
+      ['Rob Reader', READER_COLORS[1]],
+    ]);
+    expect(store.colourOf(rita, classColour)).toBe(READER_COLORS[0]);
+    expect(store.colourOf(rob, classColour)).toBe(READER_COLORS[1]);
+    // An author the list did not name (drawn since it loaded) keeps the class colour.
+    expect(store.colourOf(makeAnnotation({ userId: 77 }), classColour)).toBe('#123456');
+    store.setAuthor(10);
+    expect(store.snapshot.readers).toBeNull();
+    expect(store.colourOf(rob, classColour)).toBe('#123456');
+    store.setAuthor(null);
+    expect(store.colourOf(rob, classColour)).toBe(READER_COLORS[1]);
+    // A reader's own list names only them: class colours, no legend.
+    store.load({
+      imageId: 13,
+      locked: false,
+      authors: [{ id: 9, displayName: 'Rita Reader' }],
+      annotations: [hpf(1, 1)],
+    });
+    expect(store.snapshot.readers).toBeNull();
+    expect(store.colourOf(store.get(1)!, classColour)).toBe('#123456');
   });
 
   it('keeps one highlight and tells the map only when it changes', () => {

@@ -1,8 +1,10 @@
 import {
+  readerKeys,
   toAnnotationViewInPlace,
   type AnnotationAuthor,
   type AnnotationListResponse,
   type AnnotationView,
+  type ReaderKey,
 } from '@lamina/domain';
 import { TypedEmitter } from '../../lib/typedEmitter';
 
@@ -54,6 +56,12 @@ export interface AnnotationSnapshot {
   highlight: Highlight | null;
   /** The reader whose annotations are shown; null: everyone's. */
   author: number | null;
+  /**
+   * Every reader shown and more than one in the list (the all-readers view, issue 29 item 12): each
+   * reader's colour (readerKeys), which the map draws their annotations in and the legend shows.
+   * null otherwise (one reader chosen, or a reader's own list): the class colours.
+   */
+  readers: readonly ReaderKey[] | null;
 }
 
 interface StoreEvents {
@@ -84,6 +92,8 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
   private hidden = new Set<string>();
   private highlight: Highlight | null = null;
   private author: number | null = null;
+  private readers: ReaderKey[] | null = null;
+  private readerColour = new Map<number, string>();
   private current: AnnotationSnapshot;
 
   constructor(readonly imageId: number) {
@@ -112,6 +122,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     this.authors = response.authors;
     this.loaded = true;
     if (this.author !== null && !this.authors.some((a) => a.id === this.author)) this.author = null;
+    this.updateReaders();
     this.changed({ kind: 'reset' });
   }
 
@@ -179,7 +190,23 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
     if (author === this.author) return;
     this.author = author;
     this.shownDirty = true;
+    this.updateReaders();
     this.changed(undefined, true);
+  }
+
+  private updateReaders(): void {
+    this.readers = this.author === null && this.authors.length > 1 ? readerKeys(this.authors) : null;
+    this.readerColour = new Map((this.readers ?? []).map((r) => [r.id, r.color]));
+  }
+
+  /**
+   * The colour the map draws an annotation in: its reader's in the all-readers view (snapshot
+   * `readers`), else `classColour` (its class's, the caller's rule). An author the list did not name
+   * (drawn since it loaded) keeps the class colour.
+   */
+  colourOf(a: AnnotationView, classColour: (a: AnnotationView) => string | null): string | null {
+    const colour = a.userId === null ? undefined : this.readerColour.get(a.userId);
+    return colour ?? classColour(a);
   }
 
   /**
@@ -247,6 +274,7 @@ export class AnnotationStore extends TypedEmitter<StoreEvents> {
       hidden: this.hidden,
       highlight: this.highlight,
       author: this.author,
+      readers: this.readers,
     };
   }
 
