@@ -99,6 +99,8 @@ export interface OpenedCase {
   imageId: number;
   /** µm per pixel (0 when the slide records none). */
   mpp: number;
+  /** µm per pixel as the server gives it (null when the slide records none). */
+  physicalResolution: number | null;
   width: number;
   height: number;
 }
@@ -122,5 +124,13 @@ export async function openDemoCase(page: Page, study: string, procId: string, sc
   };
   await page.goto(appUrl(`/studies/${studyId}/cases/${caseId}`));
   await expectTissue(page, screenshot);
-  return { studyId, caseId, imageId, mpp: image.physicalResolution ?? 0, width: image.width, height: image.height };
+  return {
+    studyId,
+    caseId,
+    imageId,
+    mpp: image.physicalResolution ?? 0,
+    physicalResolution: image.physicalResolution,
+    width: image.width,
+    height: image.height,
+  };
 }

@@ -9,10 +9,10 @@ import {
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { describe, expect } from 'vitest';
-import { demoStudyId, loginViaUi } from '../src/app.js';
+import { loginViaUi } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
-import { demoCaseId, expectTissue } from '../src/viewer.js';
+import { openDemoCase } from '../src/viewer.js';
 
 const CELIAC_STUDY = 'DEMO-CD-002';
 const NASH_STUDY = 'DEMO-NASH-003';
@@ -36,19 +36,8 @@ interface Opened {
 
 /** Opens a demo reading case in the case viewer as the logged-in reader; its (one) image. */
 async function openCase(page: Page, study: string, procId: string): Promise<Opened> {
-  const studyId = await demoStudyId(page, study);
-  const caseId = await demoCaseId(page, studyId, procId);
-  const c = (await (await page.request.get(appUrl(`/api/cases/${caseId}`))).json()) as {
-    case: { images: { id: number }[] };
-  };
-  const imageId = c.case.images[0]?.id;
-  if (!imageId) throw new Error(`case ${procId} has no image`);
-  const image = (await (await page.request.get(appUrl(`/api/images/${imageId}`))).json()) as {
-    physicalResolution: number | null;
-  };
-  await page.goto(appUrl(`/studies/${studyId}/cases/${caseId}`));
-  await expectTissue(page, `annotations-${procId}.png`);
-  return { imageId, mpp: image.physicalResolution };
+  const { imageId, physicalResolution } = await openDemoCase(page, study, procId, `annotations-${procId}.png`);
+  return { imageId, mpp: physicalResolution };
 }
 
 async function listed(page: Page, imageId: number): Promise<AnnotationView[]> {

@@ -324,6 +324,9 @@ export function useAnnotationTools(
     if (viewport) viewport.style.cursor = drawing.tool ? (outside ? 'not-allowed' : 'crosshair') : '';
   }, [engine, drawing.tool, outside]);
 
+  // Stable, so that a caller's effect on the opacity runs when the opacity changes, not every render.
+  const setOpacity = useCallback((opacity: number) => layersRef.current?.setOpacity(opacity), []);
+
   // A locked read: no tool stays active.
   useEffect(() => {
     if (context.locked) machine.setTool(null);
@@ -343,7 +346,7 @@ export function useAnnotationTools(
     saving: create.isPending,
     error,
     clearError: () => setError(null),
-    setOpacity: (opacity: number) => layersRef.current?.setOpacity(opacity),
+    setOpacity,
     history,
   };
 }

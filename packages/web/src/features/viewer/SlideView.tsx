@@ -113,10 +113,11 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   const keptAnnotationOpacity = useDebouncedValue(annotationOpacity, SLIDER_DEBOUNCE_MS);
   useEffect(() => writeAnnotationOpacity(keptAnnotationOpacity), [keptAnnotationOpacity]);
   const tools = useAnnotationTools(engine, session, annotationsVisible, toolbarShown, currentAnnotationOpacity);
+  const setToolsOpacity = tools?.setOpacity;
   useEffect(() => {
     annotationOpacityRef.current = annotationOpacity;
-    tools?.setOpacity(annotationOpacity / 100);
-  }, [tools, annotationOpacity]);
+    setToolsOpacity?.(annotationOpacity / 100);
+  }, [setToolsOpacity, annotationOpacity]);
   // The imported AI annotations and heatmap (issue 17): 'i' and the AI opacity slider.
   useAiAnnotationLayers(engine, session?.ai ?? null, aiVisible, appliedAiOpacity / 100, image.physicalResolution);
   const mapRef = useRef<HTMLDivElement>(null);
