@@ -84,11 +84,22 @@ function newestMtime(entry: string): number {
 
 /** The web app of the current sources, built with vite into .tmp/bench/viewer-web. */
 export function webBuild(): string {
+  // BENCH_WEB_DIST: a web app built elsewhere (an older commit's, to compare two builds on one server).
+  const given = process.env.BENCH_WEB_DIST;
+  if (given) {
+    if (!existsSync(path.join(given, 'index.html'))) throw new Error(`BENCH_WEB_DIST has no index.html: ${given}`);
+    log(`the web app of BENCH_WEB_DIST: ${given}`);
+    return given;
+  }
   const out = path.join(BENCH_DIR, 'viewer-web');
   const index = path.join(out, 'index.html');
-  const sources = ['packages/web/src', 'packages/web/index.html', 'packages/domain/src'].map((p) =>
-    newestMtime(path.join(ROOT, p)),
-  );
+  const sources = [
+    'packages/web/src',
+    'packages/web/index.html',
+    'packages/web/vite.config.ts',
+    'packages/web/vitePlugins',
+    'packages/domain/src',
+  ].map((p) => newestMtime(path.join(ROOT, p)));
   if (existsSync(index) && statSync(index).mtimeMs > Math.max(...sources)) return out;
   log('building the web app (vite build)');
   run(
