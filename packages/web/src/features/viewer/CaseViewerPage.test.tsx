@@ -417,7 +417,9 @@ describe('the case viewer: frame', () => {
         'AP_CaseViewer_ViewQueries',
       ]),
     );
-    const sidebar = await screen.findByRole('complementary', { name: 'Sidebar' });
+    // The tabs come once the first tiles are asked for (before, the sidebar's box and a spinner).
+    await screen.findAllByRole('tab');
+    const sidebar = screen.getByRole('complementary', { name: 'Sidebar' });
     expect(
       within(sidebar)
         .getAllByRole('tab')

@@ -120,7 +120,16 @@ export function ViewerFrame(props: ViewerFrameProps) {
           {props.children}
           {labelsOpen && image && <MacroLabelPanel image={image} onClose={() => setLabelsOpen(false)} />}
         </div>
-        {sidebar && shownTab && sidebarOpen && (
+        {sidebar && shownTab && sidebarOpen && props.sidebarReady === false && (
+          // Until the first tiles are asked for, the sidebar's box only (issue 28): its tabs' first
+          // mount measures the page (Blueprint's tab indicator), work the first tile need not wait on.
+          <aside className="lamina-viewer-sidebar" aria-label="Sidebar" aria-busy="true">
+            <div className="lamina-viewer-sidebar-panel">
+              <Spinner size={20} aria-label="Loading the sidebar" />
+            </div>
+          </aside>
+        )}
+        {sidebar && shownTab && sidebarOpen && props.sidebarReady !== false && (
           <aside className="lamina-viewer-sidebar" aria-label="Sidebar">
             <Tabs
               id="viewer-sidebar"
@@ -140,15 +149,7 @@ export function ViewerFrame(props: ViewerFrameProps) {
                       )}
                     </>
                   }
-                  panel={
-                    <div className="lamina-viewer-sidebar-panel">
-                      {props.sidebarReady === false ? (
-                        <Spinner size={20} aria-label="Loading the sidebar" />
-                      ) : (
-                        sidebar[id]
-                      )}
-                    </div>
-                  }
+                  panel={<div className="lamina-viewer-sidebar-panel">{sidebar[id]}</div>}
                 />
               ))}
             </Tabs>
