@@ -19,6 +19,7 @@ export * from './imageManagement.js';
 export * from './csv.js';
 export * from './samples.js';
 export * from './annotations.js';
+export * from './endpoints.js';
 export * from './queries.js';
 export * from './reports.js';
 export * from './mld.js';
