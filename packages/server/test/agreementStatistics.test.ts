@@ -20,6 +20,17 @@ const SHROUT_FLEISS = [
 ];
 
 /**
+ * R's irr package, data set `anxiety` (irr 0.84, data/anxiety.rda): 20 subjects rated 1–6 by three
+ * raters; one array per rater.
+ */
+const ANXIETY_RATERS = [
+  [3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3],
+  [3, 6, 4, 6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4],
+  [2, 1, 4, 4, 3, 2, 1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2],
+];
+const ANXIETY = ANXIETY_RATERS[0]!.map((_, subject) => ANXIETY_RATERS.map((rater) => rater[subject]!));
+
+/**
  * Bland & Altman (1986, Lancet i:307–310), Table 1: peak expiratory flow rate (l/min) of 17 subjects,
  * first reading on the Wright peak flow meter and on the mini Wright meter.
  */
@@ -79,6 +90,13 @@ describe('icc21 (ICC(2,1), absolute agreement, single rater)', () => {
     const { lower95, upper95 } = icc21(SHROUT_FLEISS);
     expect(lower95).toBeCloseTo(0.019, 3);
     expect(upper95).toBeCloseTo(0.76, 2);
+  });
+
+  it('gives irr::icc’s documented example: icc(anxiety, model="twoway", type="agreement") = 0.198, −0.039 < ICC < 0.494', () => {
+    const { icc, lower95, upper95 } = icc21(ANXIETY);
+    expect(icc).toBeCloseTo(0.198, 3);
+    expect(lower95).toBeCloseTo(-0.039, 3);
+    expect(upper95).toBeCloseTo(0.494, 3);
   });
 
   it('puts the estimate inside its interval, and a larger sample of the same pattern narrows it', () => {
