@@ -1,3 +1,4 @@
+import { hexToRgb } from '@lamina/domain';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { expect } from 'vitest';
@@ -133,4 +134,46 @@ export async function openDemoCase(page: Page, study: string, procId: string, sc
     width: image.width,
     height: image.height,
   };
+}
+
+/** Records the viewer's view (resolution: slide px per screen px; centre) from the engine's frame events; add with addInitScript. */
+export const VIEW_RECORDER = `
+  window.__view = null;
+  document.addEventListener('lamina-viewer-frame', (e) => { window.__view = e.detail; }, true);
+`;
+
+/** The view VIEW_RECORDER saw last. */
+export async function recordedView(page: Page): Promise<{ resolution: number; center: [number, number] }> {
+  return page.evaluate(
+    () => (globalThis as unknown as { __view: { resolution: number; center: [number, number] } }).__view,
+  );
+}
+
+/** Screen point (relative to the page) of an image pixel (y down), from the recorded view. */
+export async function screenOfPixel(page: Page, px: readonly number[]): Promise<{ x: number; y: number }> {
+  const box = await page.getByTestId('slide-map').boundingBox();
+  if (!box) throw new Error('no map');
+  const v = await recordedView(page);
+  return {
+    x: box.x + box.width / 2 + ((px[0] ?? 0) - v.center[0]) / v.resolution,
+    y: box.y + box.height / 2 + ((px[1] ?? 0) + v.center[1]) / v.resolution,
+  };
+}
+
+/** Share of the pixels within `radius` of a screen point close to a colour (a screenshot of the page). */
+export async function colourNear(page: Page, at: { x: number; y: number }, hex: string, radius = 3): Promise<number> {
+  const png = await page.screenshot();
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const [r0, g0, b0] = hexToRgb(hex) ?? [0, 0, 0];
+  let near = 0;
+  let all = 0;
+  for (let y = Math.round(at.y - radius); y <= at.y + radius; y++)
+    for (let x = Math.round(at.x - radius); x <= at.x + radius; x++) {
+      if (x < 0 || y < 0 || x >= info.width || y >= info.height) continue;
+      all++;
+      const i = (y * info.width + x) * info.channels;
+      if (Math.abs((data[i] ?? 0) - r0) + Math.abs((data[i + 1] ?? 0) - g0) + Math.abs((data[i + 2] ?? 0) - b0) < 90)
+        near++;
+    }
+  return all ? near / all : 0;
 }

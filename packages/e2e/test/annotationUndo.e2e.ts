@@ -174,7 +174,7 @@ describe('undo, redo and the safe delete (issue 29 items 5 and 6)', () => {
 
         // Delete the HPF with its points from the Annotations tab: asked first, then the undo toast.
         await page.getByRole('tab', { name: 'Annotations' }).click();
-        const tree = page.getByRole('tree', { name: 'Annotation tree' });
+        const tree = page.getByRole('tree', { name: 'Annotation tree', exact: true });
         await tree.getByRole('button', { name: 'Delete menu of HPF 1' }).click();
         await page.getByRole('menuitem', { name: 'Delete HPF and its points' }).click();
         const dialog = page.getByRole('dialog');

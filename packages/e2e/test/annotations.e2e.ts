@@ -1,33 +1,19 @@
 import {
   celiacRatio,
-  hexToRgb,
   hpfRadiusPx,
   toAnnotationView,
   type AnnotationListResponse,
   type AnnotationView,
 } from '@lamina/domain';
 import type { Page } from 'playwright-core';
-import sharp from 'sharp';
 import { describe, expect } from 'vitest';
 import { loginViaUi } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
-import { openDemoCase } from '../src/viewer.js';
+import { colourNear, openDemoCase, recordedView, screenOfPixel, VIEW_RECORDER } from '../src/viewer.js';
 
 const CELIAC_STUDY = 'DEMO-CD-002';
 const NASH_STUDY = 'DEMO-NASH-003';
-
-/** The view's resolution (slide px per screen px) and centre, from the engine's frame events. */
-const RECORDER = `
-  window.__view = null;
-  document.addEventListener('lamina-viewer-frame', (e) => { window.__view = e.detail; }, true);
-`;
-
-async function view(page: Page): Promise<{ resolution: number; center: [number, number] }> {
-  return page.evaluate(
-    () => (globalThis as unknown as { __view: { resolution: number; center: [number, number] } }).__view,
-  );
-}
 
 interface Opened {
   imageId: number;
@@ -44,17 +30,6 @@ async function listed(page: Page, imageId: number): Promise<AnnotationView[]> {
   const response = await page.request.get(appUrl(`/api/images/${imageId}/annotations`));
   expect(response.status()).toBe(200);
   return ((await response.json()) as AnnotationListResponse).annotations.map((a) => toAnnotationView(a));
-}
-
-/** Screen point (relative to the page) of an image pixel, from the current view. */
-async function screenOf(page: Page, px: [number, number]): Promise<{ x: number; y: number }> {
-  const box = await page.getByTestId('slide-map').boundingBox();
-  if (!box) throw new Error('no map');
-  const v = await view(page);
-  return {
-    x: box.x + box.width / 2 + (px[0] - v.center[0]) / v.resolution,
-    y: box.y + box.height / 2 + (px[1] + v.center[1]) / v.resolution,
-  };
 }
 
 async function mapCentre(page: Page): Promise<{ x: number; y: number }> {
@@ -93,30 +68,12 @@ async function addHpf(page: Page, className: string, at: { x: number; y: number 
   return ((await response.json()) as { annotation: AnnotationView }).annotation;
 }
 
-/** Share of pixels within `radius` of a screen point close to a colour. */
-async function colourNear(page: Page, at: { x: number; y: number }, hex: string, radius: number): Promise<number> {
-  const png = await page.screenshot();
-  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const [r0, g0, b0] = hexToRgb(hex) ?? [0, 0, 0];
-  let near = 0;
-  let all = 0;
-  for (let y = Math.round(at.y - radius); y <= at.y + radius; y++)
-    for (let x = Math.round(at.x - radius); x <= at.x + radius; x++) {
-      if (x < 0 || y < 0 || x >= info.width || y >= info.height) continue;
-      all++;
-      const i = (y * info.width + x) * info.channels;
-      if (Math.abs((data[i] ?? 0) - r0) + Math.abs((data[i + 1] ?? 0) - g0) + Math.abs((data[i + 2] ?? 0) - b0) < 90)
-        near++;
-    }
-  return all ? near / all : 0;
-}
-
 describe('annotations (issue 14)', () => {
   test(
     'reader1 draws on the celiac case; the tree, the celiac table and deletes; reader2 sees none, ISC all; NASH HPFs are twice the size',
     { timeout: 360_000 },
     async ({ page, browser }) => {
-      await page.context().addInitScript(RECORDER);
+      await page.context().addInitScript(VIEW_RECORDER);
       await loginViaUi(page, 'reader1');
       const { imageId, mpp } = await openCase(page, CELIAC_STUDY, 'ENDO-2001');
       const before = (await listed(page, imageId)).length;
@@ -128,8 +85,8 @@ describe('annotations (issue 14)', () => {
 
       // Three IEL points inside it (a few screen px from its centre), one outside.
       await chooseClass(page, 'Point', 'IEL');
-      const hpfScreen = await screenOf(page, hpf.geometry.coordinates as [number, number]);
-      const radiusScreen = (hpf.radius ?? 0) / (await view(page)).resolution;
+      const hpfScreen = await screenOfPixel(page, hpf.geometry.coordinates as [number, number]);
+      const radiusScreen = (hpf.radius ?? 0) / (await recordedView(page)).resolution;
       for (const [dx, dy] of [
         [-radiusScreen / 3, 0],
         [radiusScreen / 3, 0],
@@ -156,7 +113,7 @@ describe('annotations (issue 14)', () => {
       const line = ((await (await lineSaved).json()) as { annotation: AnnotationView }).annotation;
       const [[x1, y1] = [0, 0], [x2, y2] = [0, 0]] = line.geometry.coordinates as number[][];
       expect(line.length).toBeCloseTo(Math.hypot((x2 ?? 0) - (x1 ?? 0), (y2 ?? 0) - (y1 ?? 0)) * (mpp ?? 0.2), 6);
-      const res = (await view(page)).resolution;
+      const res = (await recordedView(page)).resolution;
       expect(Math.hypot((x2 ?? 0) - (x1 ?? 0), (y2 ?? 0) - (y1 ?? 0)) / res).toBeCloseTo(Math.hypot(240, 40), -1);
       await page.keyboard.press('Escape');
 
@@ -195,7 +152,7 @@ describe('annotations (issue 14)', () => {
 
       // The tree: IEL count → HPF 1 (3 IEL) and the Orphan (1 IEL); the celiac table in whole µm.
       await page.getByRole('tab', { name: 'Annotations' }).click();
-      const tree = page.getByRole('tree', { name: 'Annotation tree' });
+      const tree = page.getByRole('tree', { name: 'Annotation tree', exact: true });
       await expect.poll(async () => tree.getByRole('treeitem', { name: 'HPF 1' }).count()).toBe(1);
       const rowText = async (name: string) =>
         (

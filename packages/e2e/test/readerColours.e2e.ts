@@ -1,5 +1,4 @@
 import {
-  hexToRgb,
   hpfRadiusPx,
   toAnnotationView,
   type AnnotationListResponse,
@@ -7,12 +6,11 @@ import {
   type StudyView,
 } from '@lamina/domain';
 import type { Browser, Page } from 'playwright-core';
-import sharp from 'sharp';
 import { describe, expect } from 'vitest';
 import { DEMO_STUDY, demoStudyId, loginViaUi, mutationHeaders } from '../src/app.js';
 import { e2eTest as test, newTestContext, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
-import { demoCaseId, expectTissue } from '../src/viewer.js';
+import { colourNear, demoCaseId, expectTissue, screenOfPixel, VIEW_RECORDER } from '../src/viewer.js';
 
 /**
  * The data manager's 'All readers' view (issue 29 item 12), in Chromium: reader1 and then reader2
@@ -24,47 +22,6 @@ import { demoCaseId, expectTissue } from '../src/viewer.js';
  */
 
 const PROC_ID = 'ENDO-1002';
-
-/** The view's resolution (slide px per screen px) and centre, from the engine's frame events. */
-const RECORDER = `
-  window.__view = null;
-  document.addEventListener('lamina-viewer-frame', (e) => { window.__view = e.detail; }, true);
-`;
-
-async function view(page: Page): Promise<{ resolution: number; center: [number, number] }> {
-  return page.evaluate(
-    () => (globalThis as unknown as { __view: { resolution: number; center: [number, number] } }).__view,
-  );
-}
-
-/** Screen point (relative to the page) of an image pixel (y down), from the current view. */
-async function screenOf(page: Page, px: readonly number[]): Promise<{ x: number; y: number }> {
-  const box = await page.getByTestId('slide-map').boundingBox();
-  if (!box) throw new Error('no map');
-  const v = await view(page);
-  return {
-    x: box.x + box.width / 2 + ((px[0] ?? 0) - v.center[0]) / v.resolution,
-    y: box.y + box.height / 2 + ((px[1] ?? 0) + v.center[1]) / v.resolution,
-  };
-}
-
-/** Share of the pixels within `radius` of a screen point close to a colour. */
-async function colourNear(page: Page, at: { x: number; y: number }, hex: string, radius = 3): Promise<number> {
-  const png = await page.screenshot();
-  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const [r0, g0, b0] = hexToRgb(hex) ?? [0, 0, 0];
-  let near = 0;
-  let all = 0;
-  for (let y = Math.round(at.y - radius); y <= at.y + radius; y++)
-    for (let x = Math.round(at.x - radius); x <= at.x + radius; x++) {
-      if (x < 0 || y < 0 || x >= info.width || y >= info.height) continue;
-      all++;
-      const i = (y * info.width + x) * info.channels;
-      if (Math.abs((data[i] ?? 0) - r0) + Math.abs((data[i + 1] ?? 0) - g0) + Math.abs((data[i + 2] ?? 0) - b0) < 90)
-        near++;
-    }
-  return all ? near / all : 0;
-}
 
 async function list(page: Page, imageId: number): Promise<AnnotationListResponse & { views: AnnotationView[] }> {
   const response = await page.request.get(appUrl(`/api/images/${imageId}/annotations`));
@@ -111,7 +68,7 @@ describe("the data manager's All readers view (issue 29 item 12)", () => {
     'each reader’s HPFs are numbered as that reader sees them, named by reader, drawn in the reader’s colour with a legend',
     { timeout: 300_000 },
     async ({ page, browser }) => {
-      await page.context().addInitScript(RECORDER);
+      await page.context().addInitScript(VIEW_RECORDER);
       await loginViaUi(page, 'dm');
       const studyId = await demoStudyId(page, DEMO_STUDY);
       const caseId = await demoCaseId(page, studyId, PROC_ID);
@@ -167,7 +124,7 @@ describe("the data manager's All readers view (issue 29 item 12)", () => {
         expect(colours).not.toContain(hpfClass.color);
 
         // The tree: 'Rita Reader · HPF 1' and 'Ravi Reader · HPF 1', the numbers each reader sees.
-        const tree = page.getByRole('tree', { name: 'Annotation tree' });
+        const tree = page.getByRole('tree', { name: 'Annotation tree', exact: true });
         const label = (w: ReaderWork) => `${nameOf(w)} · HPF ${w.number}`;
         for (const w of work)
           await expect.poll(async () => tree.getByRole('treeitem', { name: label(w), exact: true }).count()).toBe(1);
@@ -175,7 +132,7 @@ describe("the data manager's All readers view (issue 29 item 12)", () => {
         // The map: each ring (its left and right edge) in its reader's colour, not the other's.
         const ringPoint = async (w: ReaderWork, side: -1 | 1) => {
           const [cx = 0, cy = 0] = w.hpf.geometry.coordinates as number[];
-          return screenOf(page, [cx + side * (w.hpf.radius ?? 0), cy]);
+          return screenOfPixel(page, [cx + side * (w.hpf.radius ?? 0), cy]);
         };
         const outer = [await ringPoint(first, -1), await ringPoint(second, 1)] as const;
         const map = await page.getByTestId('slide-map').boundingBox();
