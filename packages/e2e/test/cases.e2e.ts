@@ -2,7 +2,7 @@ import { CASE_MESSAGES, IMAGE_ACTION_MESSAGES } from '@lamina/domain';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import { demoStudyId, loginViaUi, logout, waitForPath } from '../src/app.js';
-import { e2eTest as test, saveScreenshot } from '../src/browser.js';
+import { atRest, e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
 import { DEMO_ZSTACK_PREFIX, demoCaseId } from '../src/viewer.js';
 
@@ -145,6 +145,9 @@ describe('cases (issue 11)', () => {
         .click();
       await page.getByRole('menuitem', { name: 'Move' }).click();
       const move = dialog(page, 'Move Image');
+      // Once the dialog has finished opening: a forced click during its transition missed the radio
+      // ('did not change its state', this session's second CI run).
+      await atRest(move);
       await move.getByRole('radio', { name: 'To another case' }).check({ force: true });
       await move.getByLabel('Case', { exact: true }).fill(procId);
       await move.getByRole('menuitem', { name: new RegExp(procId) }).click();
