@@ -226,6 +226,37 @@ async function ownerPoints(
   return q.execute();
 }
 
+/**
+ * The author's live points that HPFs just added (created or restored) may now hold: those near
+ * them (one query per HPF, or all the author's points beyond NEAR_QUERY_MAX HPFs) whose parent under
+ * `parentOf` differs from the stored one; `skip` are points the caller places itself.
+ */
+async function pointsToRehome(
+  tx: Tx,
+  imageId: number,
+  userId: number | null,
+  hpfs: readonly { centre: readonly number[]; radius: number }[],
+  parentOf: (point: readonly number[]) => number | null,
+  skip: ReadonlySet<number> = new Set(),
+): Promise<Reparented[]> {
+  const candidates: Awaited<ReturnType<typeof ownerPoints>> = [];
+  if (hpfs.length <= NEAR_QUERY_MAX)
+    for (const h of hpfs)
+      candidates.push(
+        ...(await ownerPoints(tx, imageId, userId, { cx: h.centre[0] ?? 0, cy: h.centre[1] ?? 0, r: h.radius })),
+      );
+  else candidates.push(...(await ownerPoints(tx, imageId, userId)));
+  const seen = new Set<number>(skip);
+  const changes: Reparented[] = [];
+  for (const p of candidates) {
+    if (seen.has(p.id)) continue;
+    seen.add(p.id);
+    const parent = parentOf([p.x ?? 0, p.y ?? 0]);
+    if (parent !== p.parent_id) changes.push({ id: p.id, parentId: parent });
+  }
+  return changes;
+}
+
 /** Writes new parents, grouped by parent (one statement per HPF, not per point). */
 async function writeParents(tx: Tx, changes: readonly Reparented[]): Promise<void> {
   const byParent = new Map<number | null, number[]>();
@@ -351,24 +382,8 @@ export class AnnotationService {
     ]);
 
     // The author's points already there that a new HPF may now hold: near it (one HPF), or all.
-    const reparented: Reparented[] = [];
-    if (newHpfs.length > 0) {
-      const candidates: Awaited<ReturnType<typeof ownerPoints>> = [];
-      if (newHpfs.length <= NEAR_QUERY_MAX)
-        for (const h of newHpfs)
-          candidates.push(
-            ...(await ownerPoints(tx, image.id, userId, { cx: h.centre[0], cy: h.centre[1], r: h.radius })),
-          );
-      else candidates.push(...(await ownerPoints(tx, image.id, userId)));
-      const seen = new Set<number>();
-      for (const p of candidates) {
-        if (seen.has(p.id)) continue;
-        seen.add(p.id);
-        const parent = parentOf([p.x ?? 0, p.y ?? 0]);
-        if (parent !== p.parent_id) reparented.push({ id: p.id, parentId: parent });
-      }
-      await writeParents(tx, reparented);
-    }
+    const reparented = newHpfs.length > 0 ? await pointsToRehome(tx, image.id, userId, newHpfs, parentOf) : [];
+    await writeParents(tx, reparented);
 
     const otherIds = await bulk(
       otherIndexes.map((i) => {
@@ -522,15 +537,17 @@ export class AnnotationService {
         const parent = parentOf([p.x ?? 0, p.y ?? 0]);
         if (parent !== p.parent_id) changes.push({ id: p.id, parentId: parent });
       }
-      const reparented: Reparented[] = [];
-      if (row.annotation_type === 'HPF') {
-        const near = { cx: row.x ?? 0, cy: row.y ?? 0, r: row.radius ?? 0 };
-        for (const p of await ownerPoints(tx, image.id, row.user_id, near)) {
-          if (ids.includes(p.id)) continue;
-          const parent = parentOf([p.x ?? 0, p.y ?? 0]);
-          if (parent !== p.parent_id) reparented.push({ id: p.id, parentId: parent });
-        }
-      }
+      const reparented =
+        row.annotation_type === 'HPF'
+          ? await pointsToRehome(
+              tx,
+              image.id,
+              row.user_id,
+              [{ centre: [row.x ?? 0, row.y ?? 0], radius: row.radius ?? 0 }],
+              parentOf,
+              new Set(ids),
+            )
+          : [];
       await writeParents(tx, [...changes, ...reparented]);
 
       const events: AuditEvent[] = rows.map((r) => ({
