@@ -1,4 +1,4 @@
-import fQuantile from '@stdlib/stats-base-dists-f-quantile';
+import { fQuantile } from './fDistribution.js';
 
 /**
  * Inter-reader agreement statistics of issue 30 (`GET /api/studies/{id}/agreement`), as pure
@@ -15,9 +15,9 @@ import fQuantile from '@stdlib/stats-base-dists-f-quantile';
  *   value is null with a reason) is left out of the matrix by the caller for that endpoint — listwise
  *   deletion, as R's irr and psych do — so the statistics are over the cases every reader valued.
  *
- * The F quantiles of the ICC's interval come from stdlib (`@stdlib/stats-base-dists-f-quantile`);
- * everything else is arithmetic written out below with its source. The tests
- * (test/agreementStatistics.test.ts) check each against published worked examples.
+ * The F quantiles of the ICC's interval come from fDistribution.ts (an incomplete-beta inverse, tested
+ * in test/fDistribution.test.ts); everything else is arithmetic written out below with its source. The
+ * tests (test/agreementStatistics.test.ts) check each against published worked examples.
  */
 
 /** A category of a nominal reading: the binary reading (`positive`) or any label. */
