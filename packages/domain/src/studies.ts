@@ -2,6 +2,15 @@ import type { Permission } from './permissions.js';
 import { z } from 'zod';
 import { PAGE_SIZES, TEXT_LIMITS } from './constants.js';
 import { valuesDiffer } from './reasonForChange.js';
+import {
+  adjudicationRefusal,
+  adjudicationSchema,
+  endpointDefinitionSchema,
+  endpointRefusal,
+  endpointsSchema,
+  type Adjudication,
+  type EndpointDefinition,
+} from './endpoints.js';
 import type { RoleName } from './roles.js';
 
 /** Indications (wire values fixed by the studies issue; labels as spec doc 1 §1). */
@@ -145,6 +154,12 @@ export const studyConfigSchema = z.object({
   pointClasses: z.array(annotationClassInputSchema).default([]),
   freehandClasses: z.array(annotationClassInputSchema).default([]),
   multilineClasses: z.array(annotationClassInputSchema).default([]),
+  // Read outcomes (issue 30, docs/OUTCOMES.md): the rules are endpoints.ts's; validateStudyConfig
+  // adds those that need the rest of the configuration (the point classes, the endpoints).
+  endpoints: endpointsSchema.default([]),
+  adjudication: adjudicationSchema.default(null),
+  /** Part 11 electronic signatures on Mark as Scored and the QC passes (issue 30; not enforced yet). */
+  signatures: z.boolean().default(false),
 });
 export type StudyConfig = z.infer<typeof studyConfigSchema>;
 
@@ -200,6 +215,25 @@ export function validateStudyConfig(config: StudyConfig): StudyConfigIssue[] {
       seen.add(key);
     });
   }
+  issues.push(...outcomeConfigIssues(config));
+  return issues;
+}
+
+/**
+ * The read-outcome rules that need the rest of the configuration (docs/OUTCOMES.md): each count
+ * endpoint's class is one of the point classes not deleted (by name as the server stores it,
+ * trimmed), on that endpoint's row; the adjudication names one of the endpoints, and one with a
+ * threshold for CATEGORY_DISAGREES. The rules themselves are endpoints.ts's.
+ */
+function outcomeConfigIssues(config: StudyConfig): StudyConfigIssue[] {
+  const issues: StudyConfigIssue[] = [];
+  const pointClassNames = config.pointClasses.filter((c) => !c.deleted).map((c) => c.name.trim());
+  config.endpoints.forEach((endpoint, index) => {
+    const refusal = endpointRefusal([endpoint], pointClassNames);
+    if (refusal) issues.push({ field: 'endpoints', index, message: refusal });
+  });
+  const adjudication = adjudicationRefusal(config.adjudication, config.endpoints);
+  if (adjudication) issues.push({ field: 'adjudication', message: adjudication });
   return issues;
 }
 
@@ -335,6 +369,9 @@ export const studyUpdateSchema = z
     pointClasses: changeValueSchema(z.array(annotationClassInputSchema)),
     freehandClasses: changeValueSchema(z.array(annotationClassInputSchema)),
     multilineClasses: changeValueSchema(z.array(annotationClassInputSchema)),
+    endpoints: changeValueSchema(endpointsSchema),
+    adjudication: changeValueSchema(adjudicationSchema),
+    signatures: changeValueSchema(z.boolean()),
   })
   .partial();
 export type StudyUpdate = z.infer<typeof studyUpdateSchema>;
@@ -375,6 +412,10 @@ export interface StudyView {
   pointClasses: AnnotationClassView[];
   freehandClasses: AnnotationClassView[];
   multilineClasses: AnnotationClassView[];
+  /** Read outcomes (issue 30): the study's endpoints, its adjudication rule, Part 11 signatures on or off. */
+  endpoints: EndpointDefinition[];
+  adjudication: Adjudication;
+  signatures: boolean;
   numberOfUnassignedImages: number | null;
   numberOfCasesNeedingQC: number | null;
   numberOfQueriesOpen: number | null;
@@ -465,6 +506,9 @@ export const STUDY_REASON_GROUPS = {
   pointClasses: ['pointClasses'],
   freehandClasses: ['freehandClasses'],
   multilineClasses: ['multilineClasses'],
+  endpoints: ['endpoints'],
+  adjudication: ['adjudication'],
+  signatures: ['signatures'],
 } as const satisfies Record<string, readonly StudyField[]>;
 export type StudyReasonGroup = keyof typeof STUDY_REASON_GROUPS;
 export const STUDY_REASON_GROUP_NAMES = Object.keys(STUDY_REASON_GROUPS) as StudyReasonGroup[];
@@ -570,8 +614,11 @@ export const studyListQuerySchema = z.object({
 });
 export type StudyListQuery = z.input<typeof studyListQuerySchema>;
 
-/** A row of the studies list: the study view without the class and user lists. */
-export type StudyListRow = Omit<StudyView, 'uploaders' | 'readers' | 'readonlyUsers' | AnnotationClassList>;
+/** A row of the studies list: the study view without the class and user lists and the read-outcome configuration. */
+export type StudyListRow = Omit<
+  StudyView,
+  'uploaders' | 'readers' | 'readonlyUsers' | AnnotationClassList | 'endpoints' | 'adjudication' | 'signatures'
+>;
 
 export const annotationClassViewSchema = z.object({
   id: z.number().int(),
@@ -626,6 +673,9 @@ export const studyViewSchema = studyListRowSchema.extend({
   pointClasses: z.array(annotationClassViewSchema),
   freehandClasses: z.array(annotationClassViewSchema),
   multilineClasses: z.array(annotationClassViewSchema),
+  endpoints: z.array(endpointDefinitionSchema),
+  adjudication: adjudicationSchema,
+  signatures: z.boolean(),
 }) satisfies z.ZodType<StudyView>;
 
 export const studyListResponseSchema = z.object({

@@ -51,6 +51,9 @@ const base = (): StudyConfig => ({
   pointClasses: [],
   freehandClasses: [],
   multilineClasses: [],
+  endpoints: [],
+  adjudication: null,
+  signatures: false,
 });
 const cls = (name: string, extra: Partial<AnnotationClassInput> = {}): AnnotationClassInput => ({
   name,
