@@ -27,6 +27,10 @@ const OVERRIDES: Readonly<Record<string, string>> = {
   // What an .mld import counted (mldImport.ts).
   'mld_files.counts':
     'ColumnType<{ hpfs: number; points: number; regions: number; lines: number } | null, string | null, string | null>',
+  // A study's read-outcome configuration (issue 30): read back through the domain's schemas
+  // (studies/studyConfig.ts), so the row's shape is not trusted as a type here.
+  'studies.endpoints': 'ColumnType<unknown, string | undefined, string>',
+  'studies.adjudication': 'ColumnType<unknown, string | null | undefined, string | null>',
 };
 
 /**

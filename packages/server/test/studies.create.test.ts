@@ -142,7 +142,7 @@ describe('POST /api/studies: a valid study', () => {
       entity_id: String(study.id),
     });
     const byField = Object.fromEntries(rows.slice(1).map((r) => [r.field, r.new_value]));
-    expect(Object.keys(byField)).toHaveLength(15);
+    expect(Object.keys(byField)).toHaveLength(18);
     expect(byField).toMatchObject({
       name: payload.name,
       indications: '["ULCERATIVE_COLITIS"]',

@@ -3,8 +3,12 @@ import {
   ANNOTATION_CLASS_LIST_NAMES,
   INDICATIONS,
   MODALITIES,
+  adjudicationSchema,
+  endpointsSchema,
   validateStudyConfig,
+  type Adjudication,
   type AnnotationClassList,
+  type EndpointDefinition,
   type Indication,
   type Modality,
   type StudyConfig,
@@ -32,6 +36,9 @@ export const SCALAR_FIELDS: readonly ScalarField[] = [
   'modality',
   'onHold',
   'onHoldReason',
+  'endpoints',
+  'adjudication',
+  'signatures',
 ];
 
 const unique = <T>(values: readonly T[]): T[] => [...new Set(values)];
@@ -55,6 +62,44 @@ export function normalizeScalars(s: Scalars): Scalars {
     modality: unique(s.modality),
     onHold: s.onHold,
     onHoldReason: blankToNull(s.onHoldReason),
+    endpoints: s.endpoints.map(canonicalEndpoint),
+    adjudication: canonicalAdjudication(s.adjudication),
+    signatures: s.signatures,
+  };
+}
+
+/**
+ * An endpoint with its keys in one order, whatever order it was sent or jsonb stored it in: stored
+ * and sent values then compare as equal (valuesDiffer compares JSON) and audit rows read alike.
+ */
+function canonicalEndpoint(d: EndpointDefinition): EndpointDefinition {
+  return {
+    key: d.key,
+    label: d.label,
+    kind: d.kind,
+    ...(d.className !== undefined && { className: d.className }),
+    ...(d.threshold !== undefined && { threshold: d.threshold }),
+    ...(d.positiveWhen !== undefined && { positiveWhen: d.positiveWhen }),
+  };
+}
+
+function canonicalAdjudication(a: Adjudication): Adjudication {
+  if (a === null) return null;
+  return { endpointKey: a.endpointKey, rule: a.rule, ...(a.value !== undefined && { value: a.value }) };
+}
+
+/**
+ * The read-outcome configuration of a study row (issue 30), read back through the domain's schemas:
+ * what the table holds passed them when it was written (a row that no longer does is an error, not
+ * a value to pass on).
+ */
+export function outcomeConfigFromRow(
+  row: Pick<Selectable<StudiesTable>, 'endpoints' | 'adjudication' | 'signatures'>,
+): Pick<Scalars, 'endpoints' | 'adjudication' | 'signatures'> {
+  return {
+    endpoints: endpointsSchema.parse(row.endpoints).map(canonicalEndpoint),
+    adjudication: canonicalAdjudication(adjudicationSchema.parse(row.adjudication ?? null)),
+    signatures: row.signatures,
   };
 }
 
@@ -74,6 +119,9 @@ type StudyRow = Pick<
   | 'modality'
   | 'on_hold'
   | 'on_hold_reason'
+  | 'endpoints'
+  | 'adjudication'
+  | 'signatures'
 >;
 
 export function scalarsFromRow(row: StudyRow): Scalars {
@@ -89,6 +137,7 @@ export function scalarsFromRow(row: StudyRow): Scalars {
     modality: row.modality.filter((m): m is Modality => modalitySet.has(m)),
     onHold: row.on_hold,
     onHoldReason: row.on_hold_reason,
+    ...outcomeConfigFromRow(row),
   };
 }
 
@@ -106,6 +155,12 @@ export function scalarColumns(s: Partial<Scalars>) {
     ...(s.modality !== undefined && { modality: s.modality }),
     ...(s.onHold !== undefined && { on_hold: s.onHold }),
     ...(s.onHoldReason !== undefined && { on_hold_reason: s.onHoldReason }),
+    // JSON columns are written as text (scripts/db-types.ts); no adjudication is SQL null.
+    ...(s.endpoints !== undefined && { endpoints: JSON.stringify(s.endpoints) }),
+    ...(s.adjudication !== undefined && {
+      adjudication: s.adjudication === null ? null : JSON.stringify(s.adjudication),
+    }),
+    ...(s.signatures !== undefined && { signatures: s.signatures }),
   };
 }
 

@@ -21,6 +21,7 @@ import type { Principal } from '../../platform/auth/principal.js';
 import type { StudyClassRow, StudyRowWithCounts } from './studyQueries.js';
 import type { StudyUserRow } from '../studyAccess/studyAccessQueries.js';
 import { presentStudyUser } from '../studyAccess/studyAccessPresenter.js';
+import { outcomeConfigFromRow } from './studyConfig.js';
 
 /**
  * Study rows → the domain's StudyListRow / StudyView. Blinding lives here, so no route can forget it:
@@ -41,7 +42,10 @@ function isBlindedReader(principal: Principal): boolean {
   return studyListKind(principal.workAsRole?.name) === 'reader';
 }
 
-export function presentStudyRow(row: StudyRowWithCounts, principal: Principal): StudyListRow {
+/** A study row as the list has it: without the read-outcome configuration (the study view's only). */
+type StudyListRowWithCounts = Omit<StudyRowWithCounts, 'endpoints' | 'adjudication' | 'signatures'>;
+
+export function presentStudyRow(row: StudyListRowWithCounts, principal: Principal): StudyListRow {
   const blinded = isBlindedReader(principal);
   return {
     id: row.id,
@@ -64,7 +68,7 @@ export function presentStudyRow(row: StudyRowWithCounts, principal: Principal): 
 }
 
 /** The counts of the user's kind; the others are null (doc 1 §2.4, {@link STUDY_COUNTS_BY_KIND}). */
-function presentCounts(row: StudyRowWithCounts, kind: StudyListKind): Record<StudyCountKey, number | null> {
+function presentCounts(row: StudyListRowWithCounts, kind: StudyListKind): Record<StudyCountKey, number | null> {
   const all: Record<StudyCountKey, number> = {
     numberOfUnassignedImages: row.unassigned_images ?? 0,
     numberOfCasesNeedingQC: row.cases_needing_qc ?? 0,
@@ -117,5 +121,5 @@ export function presentStudyView(
   if (mayManageStudyUsers(principal)) {
     for (const user of users) groups[studyUserGroup(user.role_name)].push(presentStudyUser(user));
   }
-  return { ...presentStudyRow(row, principal), ...groups, ...lists };
+  return { ...presentStudyRow(row, principal), ...groups, ...lists, ...outcomeConfigFromRow(row) };
 }

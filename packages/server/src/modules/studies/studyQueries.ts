@@ -140,11 +140,19 @@ export async function listStudies(db: Q, filter: StudyListFilter) {
 
 export type StudySummaryRow = Awaited<ReturnType<typeof listStudies>>['rows'][number];
 
-/** One study with its counts (visibility is checked by the route's policy before this runs). */
+/**
+ * One study with its counts and its read-outcome configuration, which the list leaves out
+ * (visibility is checked by the route's policy before this runs).
+ */
 export async function findStudySummary(db: Q, studyId: number, userId: number) {
   return db
     .selectFrom('studies')
-    .select((eb) => summarySelection(eb, userId))
+    .select((eb) => [
+      ...summarySelection(eb, userId),
+      'studies.endpoints',
+      'studies.adjudication',
+      'studies.signatures',
+    ])
     .where('studies.id', '=', studyId)
     .executeTakeFirst();
 }

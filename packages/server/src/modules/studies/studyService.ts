@@ -278,5 +278,8 @@ function mergeScalars(before: Scalars, u: StudyUpdate): Scalars {
     modality: u.modality ? u.modality.value : before.modality,
     onHold: u.onHold ? u.onHold.value : before.onHold,
     onHoldReason: u.onHoldReason ? u.onHoldReason.value : before.onHoldReason,
+    endpoints: u.endpoints ? u.endpoints.value : before.endpoints,
+    adjudication: u.adjudication ? u.adjudication.value : before.adjudication,
+    signatures: u.signatures ? u.signatures.value : before.signatures,
   };
 }

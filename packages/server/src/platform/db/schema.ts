@@ -497,6 +497,18 @@ export interface StudiesTable {
   anatomical_segments: Generated<string[]>;
   modality: Generated<string[]>;
   created_by: number | null;
+  /**
+   * Read-outcome endpoints, [{ key, label, kind, className?, threshold?, positiveWhen? }] (domain
+   * endpointsSchema).
+   */
+  endpoints: ColumnType<unknown, string | undefined, string>;
+  /**
+   * Adjudication rule, { endpointKey, rule, value? } (domain adjudicationSchema); null: no
+   * adjudication.
+   */
+  adjudication: ColumnType<unknown, string | null | undefined, string | null>;
+  /** Mark as Scored, Pass Lab QC and Pass ISC QC are Part 11 electronic signatures (issue 30). */
+  signatures: Generated<boolean>;
 }
 
 export interface StudyAccessTable {
