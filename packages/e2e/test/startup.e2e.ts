@@ -36,6 +36,30 @@ async function timeline(page: Page): Promise<Entry[]> {
   }));
 }
 
+/**
+ * The early script's first tiles (web lib/earlyTiles.ts) against the tiles the page asked the server
+ * for: some were started, none was asked for twice (the viewer took the early script's images), and
+ * the viewer asked for none the early script had not (its guess of the first frame was right).
+ */
+async function expectEarlyTiles(page: Page, entries: Entry[]): Promise<void> {
+  const early = await page.evaluate(() =>
+    ((window as unknown as { __laminaEarlyTiles?: HTMLImageElement[] }).__laminaEarlyTiles ?? []).map(
+      (image) => new URL(image.src).pathname,
+    ),
+  );
+  expect(early.length).toBeGreaterThan(0);
+  const asked = entries.filter((e) => e.kind === 'resource' && e.name.startsWith('/tiles/')).map((e) => e.name);
+  expect(asked.length).toBeGreaterThan(0);
+  expect(
+    asked.filter((tile, i) => asked.indexOf(tile) !== i),
+    'tiles asked for twice',
+  ).toEqual([]);
+  expect(
+    asked.filter((tile) => !early.includes(tile)),
+    'tiles the viewer asked for that the early script had not',
+  ).toEqual([]);
+}
+
 const requestsOf = (entries: Entry[], path: string) => entries.filter((e) => e.kind === 'resource' && e.name === path);
 const markAt = (entries: Entry[], name: string) => entries.find((e) => e.kind === 'mark' && e.name === name)?.start;
 
@@ -81,5 +105,25 @@ describe("the viewers' critical path (issue 28)", () => {
     expect(viewerChunk, 'the viewer chunk').toBeDefined();
     // The viewer's chunk was asked for by the document, beside the shell, not after the app had run.
     expect(viewerChunk?.start).toBeLessThan(main ?? 0);
+    await expectEarlyTiles(page, entries);
+  });
+
+  test("the image viewer: the image asked for by the document, once, and the first frame's tiles with it", async ({
+    page,
+  }) => {
+    await loginViaUi(page, 'isc');
+    await waitForPath(page, '/studies');
+    const studyId = await demoStudyId(page);
+    const caseId = await demoCaseId(page, studyId, 'ENDO-1004');
+    const c = (await (await page.request.get(appUrl(`/api/cases/${caseId}`))).json()) as {
+      case: { images: { id: number }[] };
+    };
+    const imageId = c.case.images[0]?.id ?? 0;
+    await page.goto(appUrl(`/studies/${studyId}/images/${imageId}`));
+    await expectTissue(page, 'startup-image-viewer.png');
+    const entries = await timeline(page);
+    expect(requestsOf(entries, `/api/images/${imageId}`)).toHaveLength(1);
+    expect(requestsOf(entries, `/api/images/${imageId}`)[0]?.start).toBeLessThan(markAt(entries, 'lamina:main') ?? 0);
+    await expectEarlyTiles(page, entries);
   });
 });

@@ -4,8 +4,13 @@
  */
 import { readViewerAssets, startEarly } from './lib/earlyStart';
 import { markStartup } from './lib/startupTiming';
+import { readCaseImage, readSidebarOpen, shownCaseImage } from './features/viewer/viewerPreferences';
 
 markStartup('early');
 
 const script = document.currentScript as HTMLScriptElement | null;
-startEarly(window.location.pathname, readViewerAssets(script?.dataset.viewerAssets));
+startEarly(window.location.pathname, readViewerAssets(script?.dataset.viewerAssets), Date.now(), {
+  viewport: [window.innerWidth, window.innerHeight],
+  sidebarOpen: readSidebarOpen(),
+  caseImage: (caseId, images) => shownCaseImage(images, readCaseImage(caseId))?.id ?? null,
+});

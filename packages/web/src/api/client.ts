@@ -1,6 +1,6 @@
 import { CSRF_HEADER, csrfResponseSchema, MESSAGES, requestFailed } from '@lamina/domain';
 import { currentPath, currentPathname, fullPageNavigate } from '../lib/browser';
-import { dropEarlyResponses, takeEarlyResponse } from '../lib/earlyRequests';
+import { dropEarlyResponses, takeEarlyAnswer } from '../lib/earlyRequests';
 import { loginUrlFor } from '../lib/safeRedirect';
 import { ApiError } from './ApiError';
 
@@ -76,11 +76,8 @@ async function send(path: string, method: HttpMethod, init: ApiRequest<unknown>)
   // The document may have asked already (src/early.ts); its answer is used once, and never after
   // a mutation, which may have changed it (a login on the page the document opened).
   if (isMutation(method)) dropEarlyResponses();
-  const early = method === 'GET' && init.body === undefined ? takeEarlyResponse(path) : null;
-  if (early) {
-    const response = await early.catch(() => null);
-    if (response) return response;
-  }
+  const early = method === 'GET' && init.body === undefined ? await takeEarlyAnswer(path) : null;
+  if (early) return early;
   const headers = new Headers({ Accept: 'application/json' });
   if (init.body !== undefined) headers.set('Content-Type', 'application/json');
   if (isMutation(method) && init.csrf !== false)

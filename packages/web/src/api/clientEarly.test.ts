@@ -12,6 +12,9 @@ beforeEach(() => {
 
 afterEach(() => {
   delete window.__laminaEarly;
+  delete window.__laminaEarlyTiles;
+  delete window.__laminaEarlyTilesStarted;
+  delete window.__laminaEarlyImagePending;
   document.head.innerHTML = '';
 });
 
@@ -70,5 +73,50 @@ describe('the API client takes an early answer once', () => {
     expect(window.__laminaEarly?.has('/api/images/17')).toBe(false);
     expect(takeEarlyResponse('/api/config', 1000 + EARLY_RESPONSE_TTL_MS)).not.toBeNull();
     expect(takeEarlyResponse('/api/config', 1000)).toBeNull();
+  });
+});
+
+describe("the case viewer's image: one GET, whoever asks first", () => {
+  const image = { id: 17, width: 4000, height: 3000, maxTmsZoom: 4, tileUrl: '/tiles/17/{z}/{x}/{y}?t=a' };
+  const tiles = { viewport: [1280, 800] as const, sidebarOpen: true, caseImage: () => 17 };
+
+  it('the app asking for the image before the early script knows it waits for the early GET', async () => {
+    let answerCase: () => void = () => undefined;
+    const caseAnswered = new Promise<void>((resolve) => {
+      answerCase = resolve;
+    });
+    const { calls } = mockFetch({
+      'GET /api/cases/5': { body: { success: true, case: { id: 5, images: [{ id: 17 }] } } },
+      'GET /api/images/17': { body: image },
+    });
+    const served = globalThis.fetch;
+    // The case's answer held back until the app has asked for the image.
+    vi.stubGlobal('fetch', async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (input === '/api/cases/5') await caseAnswered;
+      return served(input, init);
+    });
+    startEarly('/studies/3/cases/5', null, Date.now(), tiles);
+    const asked = apiFetch('/api/images/17');
+    answerCase();
+    await expect(asked).resolves.toEqual(image);
+    expect(calls.filter((c) => c.path === '/api/images/17')).toHaveLength(1);
+    await window.__laminaEarlyTilesStarted;
+    expect(window.__laminaEarlyTiles?.length).toBeGreaterThan(0);
+    expect(window.__laminaEarlyImagePending).toBeUndefined();
+  });
+
+  it('other GETs do not wait for it, and an image GET no longer waits once it has settled', async () => {
+    const { calls } = mockFetch({
+      'GET /api/cases/5': { status: 404, body: { message: 'Case not found' } },
+      'GET /api/studies/3': { body: { id: 3 } },
+      'GET /api/images/18': { body: { id: 18 } },
+    });
+    startEarly('/studies/3/cases/5', null, Date.now(), tiles);
+    expect(window.__laminaEarlyImagePending).toBeDefined();
+    await expect(apiFetch('/api/studies/3')).resolves.toEqual({ id: 3 });
+    await window.__laminaEarlyTilesStarted;
+    expect(window.__laminaEarlyImagePending).toBeUndefined();
+    await expect(apiFetch('/api/images/18')).resolves.toEqual({ id: 18 });
+    expect(calls.map((c) => c.path)).toContain('/api/images/18');
   });
 });

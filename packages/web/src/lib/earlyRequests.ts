@@ -19,3 +19,20 @@ export function takeEarlyResponse(path: string, now = Date.now()): Promise<Respo
   registry.delete(path);
   return now - entry.startedAt <= EARLY_RESPONSE_TTL_MS ? entry.response : null;
 }
+
+/**
+ * The early answer for a GET of `path`, awaited (null when there is none, or it failed). A GET of an
+ * image (`/api/images/…`) asked for while the early script is still learning which image a case
+ * viewer shows first (the case's answer is in, its image's GET not yet started) waits for that to
+ * settle: else the app and the early script would each ask for the image, and the early script's
+ * first tiles would race the app's.
+ */
+export async function takeEarlyAnswer(path: string): Promise<Response | null> {
+  let taken = takeEarlyResponse(path);
+  const pending = window.__laminaEarlyImagePending;
+  if (!taken && pending && path.startsWith('/api/images/')) {
+    await pending;
+    taken = takeEarlyResponse(path);
+  }
+  return taken ? taken.catch(() => null) : null;
+}

@@ -1,6 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mockFetch } from '../test/mockFetch';
-import { earlyPage, earlyPaths, readViewerAssets, startEarly, type ViewerAssets } from './earlyStart';
+import {
+  earlyPage,
+  earlyPaths,
+  readViewerAssets,
+  startEarly,
+  type EarlyTileOptions,
+  type ViewerAssets,
+} from './earlyStart';
+import { firstTileUrls, viewerMapSize } from './earlyTiles';
+import { takeEarlyResponse } from './earlyRequests';
 
 const assets: ViewerAssets = {
   image: ['/assets/ImageViewerPage-a.js', '/assets/ImageViewerPage-a.css'],
@@ -15,11 +24,15 @@ function linksInHead(): string[] {
 
 beforeEach(() => {
   delete window.__laminaEarly;
+  delete window.__laminaEarlyTiles;
+  delete window.__laminaEarlyTilesStarted;
   document.head.innerHTML = '';
 });
 
 afterEach(() => {
   delete window.__laminaEarly;
+  delete window.__laminaEarlyTiles;
+  delete window.__laminaEarlyTilesStarted;
   document.head.innerHTML = '';
 });
 
@@ -83,5 +96,55 @@ describe('startEarly', () => {
     expect(linksInHead()).toEqual([]);
     expect(readViewerAssets(undefined)).toBeNull();
     expect(readViewerAssets('{"image":["/a.js",3],"case":"x"}')).toEqual({ image: ['/a.js'], case: [] });
+  });
+});
+
+describe("startEarly: the viewer's first tiles", () => {
+  const image = { id: 17, width: 40_000, height: 30_000, maxTmsZoom: 8, tileUrl: '/tiles/17/{z}/{x}/{y}?t=abc' };
+  const tiles: EarlyTileOptions = {
+    viewport: [1280, 800],
+    sidebarOpen: true,
+    caseImage: (_caseId, images) => images[1]?.id ?? null,
+  };
+  const loaded = () =>
+    (window.__laminaEarlyTiles ?? []).map((img) => new URL(img.src).pathname + new URL(img.src).search);
+  const settle = () => window.__laminaEarlyTilesStarted;
+
+  it("loads the image viewer's first tiles once its details are in, and the client still reads the answer", async () => {
+    mockFetch({ 'GET /api/images/17': { body: image } });
+    startEarly('/studies/3/images/17', null, Date.now(), tiles);
+    await settle();
+    expect(loaded()).toEqual(firstTileUrls(image, viewerMapSize(1280, 800, true)));
+    const response = await takeEarlyResponse('/api/images/17');
+    expect(await response?.json()).toEqual(image);
+  });
+
+  it('for a case: asks for the image its viewer shows first, for the client to take, then its tiles', async () => {
+    const { calls } = mockFetch({
+      'GET /api/cases/5': { body: { success: true, case: { id: 5, images: [{ id: 16 }, { id: 17 }] } } },
+      'GET /api/images/17': { body: image },
+    });
+    startEarly('/studies/3/cases/5', null, Date.now(), tiles);
+    await settle();
+    expect(calls.map((c) => c.path)).toEqual(['/api/users/info', '/api/config', '/api/cases/5', '/api/images/17']);
+    expect(loaded()).toEqual(firstTileUrls(image, viewerMapSize(1280, 800, true)));
+    expect(await (await takeEarlyResponse('/api/images/17'))?.json()).toEqual(image);
+  });
+
+  it('no tiles for a slide without a tile URL, a refused image, or without the options', async () => {
+    const { calls } = mockFetch({
+      'GET /api/images/17': { body: { ...image, tileUrl: null } },
+      'GET /api/images/18': { status: 403, body: { success: false } },
+      'GET /api/images/19': { body: image },
+    });
+    startEarly('/studies/3/images/17', null, Date.now(), tiles);
+    await window.__laminaEarlyTilesStarted;
+    startEarly('/studies/3/images/18', null, Date.now(), tiles);
+    await window.__laminaEarlyTilesStarted;
+    delete window.__laminaEarlyTilesStarted;
+    startEarly('/studies/3/images/19', null);
+    expect(window.__laminaEarlyTilesStarted).toBeUndefined();
+    expect(calls.filter((c) => c.path.startsWith('/api/images/'))).toHaveLength(3);
+    expect(window.__laminaEarlyTiles ?? []).toEqual([]);
   });
 });

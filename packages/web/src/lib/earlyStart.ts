@@ -1,13 +1,18 @@
+import { firstTileUrls, viewerMapSize, type EarlyImage } from './earlyTiles';
+
 /**
  * What the document starts before the app's bundles have arrived (issue 28). This module is built on
  * its own into a small classic script (vitePlugins/earlyStart.ts, src/early.ts) that index.html loads
- * first, `async`: it imports nothing at run time, so it runs as soon as it arrives.
+ * first, `async`: what it imports is bundled into it (nothing waits on another file), so it runs as
+ * soon as it arrives.
  *
  * - The GETs every page makes first (the session the route guard checks, the app's configuration)
  *   and, on a viewer route, the image or the case: the API client takes each answer once
  *   (lib/earlyRequests.ts) instead of asking again.
  * - On a viewer route, the viewer's chunks (modulepreload) and styles: fetched beside the main
  *   bundle instead of after it has run and the route has asked for them.
+ * - On a viewer route, once the image's details are in (for a case, the image its viewer shows
+ *   first, itself an early GET): the viewer's first tiles (lib/earlyTiles.ts).
  *
  * The answers wait on `window`, not in a module's scope: the early script and the app are separate
  * bundles.
@@ -22,6 +27,12 @@ export interface EarlyEntry {
 declare global {
   interface Window {
     __laminaEarly?: Map<string, EarlyEntry>;
+    /** The first tiles the early script loads, held while the page lives (lib/earlyTiles.ts). */
+    __laminaEarlyTiles?: HTMLImageElement[];
+    /** Set while the early script learns which image a case viewer shows (lib/earlyRequests.ts). */
+    __laminaEarlyImagePending?: Promise<void>;
+    /** Settles once the early script has started its tiles, or found it has none to start. */
+    __laminaEarlyTilesStarted?: Promise<void>;
   }
 }
 
@@ -50,15 +61,110 @@ export function earlyPaths(page: EarlyPage): string[] {
   return paths;
 }
 
-/** Starts the early GETs and, on a viewer route, the viewer's files. */
-export function startEarly(pathname: string, assets: ViewerAssets | null, now = Date.now()): EarlyPage {
+/** What the early script needs to start a viewer's first tiles (none without it). */
+export interface EarlyTileOptions {
+  /** The window's inner size in CSS pixels. */
+  viewport: readonly [number, number];
+  /** Whether the viewer's sidebar opens open (viewerPreferences' readSidebarOpen). */
+  sidebarOpen: boolean;
+  /** The image a case viewer will show first, of the case's images (viewerPreferences' shownCaseImage). */
+  caseImage: (caseId: number, images: readonly { id: number }[]) => number | null;
+}
+
+/**
+ * Starts a GET of `path` for the API client to take (lib/earlyRequests.ts) and returns a copy of
+ * its answer for the early script's own reading, cloned before any other reader can have used the
+ * body. A failure is the app's to see: the client then asks again itself.
+ */
+function startGet(registry: Map<string, EarlyEntry>, path: string, now: number): Promise<Response | null> {
+  const response = fetch(path, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+  const copy = response.then(
+    (r) => (r.ok ? r.clone() : null),
+    () => null,
+  );
+  registry.set(path, { response, startedAt: now });
+  return copy;
+}
+
+const jsonOf = (response: Response | null): Promise<unknown> =>
+  response ? response.json().catch(() => null) : Promise.resolve(null);
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/** The fields of an image view the first tiles need, or null. */
+function earlyImageOf(value: unknown): EarlyImage | null {
+  if (!isRecord(value)) return null;
+  const { width, height, maxTmsZoom, tileUrl } = value;
+  if (typeof width !== 'number' || typeof height !== 'number' || typeof maxTmsZoom !== 'number') return null;
+  return { width, height, maxTmsZoom, tileUrl: typeof tileUrl === 'string' ? tileUrl : null };
+}
+
+/** The images of a case view (`{ case: { images: [{ id }] } }`), or an empty list. */
+function caseImagesOf(value: unknown): { id: number }[] {
+  const images = isRecord(value) && isRecord(value.case) ? value.case.images : null;
+  if (!Array.isArray(images)) return [];
+  return images.filter((i): i is { id: number } => isRecord(i) && typeof i.id === 'number');
+}
+
+/**
+ * Loads the first tiles of the viewer's image (lib/earlyTiles.ts) into images kept on `window`
+ * (an image the garbage collector drops may stop loading). For a case, first the image its viewer
+ * will show, itself started as an early GET for the app to take.
+ */
+async function startFirstTiles(
+  page: { kind: 'image' | 'case'; id: number },
+  pageAnswer: Promise<Response | null>,
+  registry: Map<string, EarlyEntry>,
+  options: EarlyTileOptions,
+  now: number,
+): Promise<void> {
+  let imageAnswer = pageAnswer;
+  if (page.kind === 'case') {
+    // In an object: a promise resolving to the GET's own promise would wait for its answer.
+    const imageGet = pageAnswer.then(jsonOf).then((c) => {
+      const imageId = options.caseImage(page.id, caseImagesOf(c));
+      return imageId === null ? null : { answer: startGet(registry, `/api/images/${String(imageId)}`, now) };
+    });
+    // The app's GET of an image waits for this (lib/earlyRequests.ts): one GET of the image, not two.
+    const settled = imageGet.then(
+      () => undefined,
+      () => undefined,
+    );
+    window.__laminaEarlyImagePending = settled;
+    void settled.then(() => {
+      if (window.__laminaEarlyImagePending === settled) delete window.__laminaEarlyImagePending;
+    });
+    const started = await imageGet;
+    if (started === null) return;
+    imageAnswer = started.answer;
+  }
+  const image = earlyImageOf(await jsonOf(await imageAnswer));
+  if (!image) return;
+  const [width, height] = options.viewport;
+  const tiles = (window.__laminaEarlyTiles ??= []);
+  for (const url of firstTileUrls(image, viewerMapSize(width, height, options.sidebarOpen))) {
+    const tile = new Image();
+    tile.src = url;
+    tiles.push(tile);
+  }
+}
+
+/**
+ * Starts the early GETs and, on a viewer route, the viewer's files and (given `tiles`) its first
+ * tiles.
+ */
+export function startEarly(
+  pathname: string,
+  assets: ViewerAssets | null,
+  now = Date.now(),
+  tiles: EarlyTileOptions | null = null,
+): EarlyPage {
   const page = earlyPage(pathname);
-  const registry = (window.__laminaEarly ??= new Map());
-  for (const path of earlyPaths(page)) {
-    const response = fetch(path, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
-    // A failure is the app's to see: the client then asks again itself.
-    response.catch(() => undefined);
-    registry.set(path, { response, startedAt: now });
+  const registry = (window.__laminaEarly ??= new Map<string, EarlyEntry>());
+  const answers = earlyPaths(page).map((path) => startGet(registry, path, now));
+  const pageAnswer = answers[2];
+  if (page.kind !== 'other' && tiles && pageAnswer) {
+    window.__laminaEarlyTilesStarted = startFirstTiles(page, pageAnswer, registry, tiles, now).catch(() => undefined);
   }
   if (page.kind !== 'other' && assets) {
     for (const href of assets[page.kind]) {

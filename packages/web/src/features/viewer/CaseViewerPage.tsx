@@ -44,7 +44,7 @@ import { QueriesTab, useQueriesAttention } from '../queries/QueriesTab';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
 import { useAfterFirstTiles } from './useAfterFirstTiles';
-import { readCaseImage, writeCaseImage } from './viewerPreferences';
+import { readCaseImage, shownCaseImage, writeCaseImage } from './viewerPreferences';
 
 /** Readers shown in the case details before the ellipsis (doc 3 §2). */
 export const PANEL_READERS = 5;
@@ -90,7 +90,7 @@ export function CaseViewerPage() {
   }, []);
   const [carried, setCarried] = useState<CarriedView | undefined>(undefined);
   const c = loaded.data && loaded.data.studyId === studyId ? loaded.data : undefined;
-  const shown = c ? (c.images.find((image) => image.id === chosenImage) ?? c.images[0] ?? null) : null;
+  const shown = c ? shownCaseImage(c.images, chosenImage) : null;
   const imageQuery = useImage(shown?.id ?? null);
   // The sidebar's data (the study, queries, annotations, AI layers) once the first tiles are asked for.
   const afterTiles = useAfterFirstTiles({

@@ -2,7 +2,7 @@ import type { QueryClient } from '@tanstack/react-query';
 import { imageQueryOptions, parseImageId } from '../../api/imageQuery';
 import { parsePositiveId } from '../../lib/ids';
 import { caseQueryOptions } from '../cases/api';
-import { readCaseImage } from './viewerPreferences';
+import { readCaseImage, shownCaseImage } from './viewerPreferences';
 
 /**
  * The viewers' critical path (issue 28): what the first tiles wait for is asked for the moment the
@@ -35,8 +35,7 @@ export function prefetchCaseViewer(client: QueryClient, params: RouteParams): vo
     .query(caseQueryOptions(caseId, NO_REDIRECT))
     .then((c) => {
       if (c.studyId !== studyId) return;
-      const kept = readCaseImage(caseId);
-      const shown = c.images.find((image) => image.id === kept) ?? c.images[0];
+      const shown = shownCaseImage(c.images, readCaseImage(caseId));
       if (shown) client.query(imageQueryOptions(shown.id, NO_REDIRECT)).catch(ignore);
     })
     .catch(ignore);
