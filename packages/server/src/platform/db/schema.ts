@@ -422,6 +422,34 @@ export interface QueryRemindersTable {
   created_at: Timestamp;
 }
 
+/**
+ * Each reader's frozen value of each study endpoint on a case (issue 30): written at Mark as
+ * Scored, deleted when the read is undone.
+ */
+export interface ReadOutcomesTable {
+  id: Generated<number>;
+  case_id: number;
+  reader_id: number;
+  /** The key of one of the study's endpoints (studies.endpoints). */
+  endpoint_key: string;
+  /** The endpoint's value, unrounded; null when it cannot be computed (then reason says why). */
+  value: number | null;
+  /**
+   * The binary reading from the endpoint's threshold and positiveWhen; null without a threshold or
+   * a value.
+   */
+  positive: boolean | null;
+  /** Why value is null (domain ENDPOINT_MESSAGES); null when there is a value. */
+  reason: string | null;
+  /**
+   * PRIMARY: one of the case's assigned readers; ADJUDICATOR: the adjudicator's read (issue 30,
+   * later).
+   */
+  reader_role: Generated<'PRIMARY' | 'ADJUDICATOR'>;
+  /** When the reader marked the case scored (case_readers.read_at). */
+  scored_at: Date;
+}
+
 export interface RolePermissionsTable {
   role_id: number;
   permission: string;
@@ -566,6 +594,7 @@ export interface DB {
   query_comments: QueryCommentsTable;
   query_reasons: QueryReasonsTable;
   query_reminders: QueryRemindersTable;
+  read_outcomes: ReadOutcomesTable;
   role_permissions: RolePermissionsTable;
   roles: RolesTable;
   sample_imports: SampleImportsTable;
