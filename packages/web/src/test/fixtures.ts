@@ -91,6 +91,9 @@ export function makeClass(overrides: Partial<AnnotationClassView> = {}): Annotat
 export function makeStudy(overrides: Partial<StudyView> = {}): StudyView {
   return {
     ...makeStudyRow(),
+    endpoints: [],
+    adjudication: null,
+    signatures: false,
     uploaders: [],
     readers: [],
     readonlyUsers: [],

@@ -1,4 +1,12 @@
-import { STUDY_MESSAGES, withCeliacDefaults, type StudyConfig } from '@lamina/domain';
+import {
+  ENDPOINT_MESSAGES,
+  STUDY_MESSAGES,
+  classNotInStudy,
+  endpointKeyUnknown,
+  withCeliacDefaults,
+  type EndpointDefinition,
+  type StudyConfig,
+} from '@lamina/domain';
 import { describe, expect, it } from 'vitest';
 import { makeClass, makeStudy } from '../../test/fixtures';
 import {
@@ -88,6 +96,67 @@ describe('studyConfigIssues', () => {
     };
     expect(studyConfigIssues(bad)).toEqual([
       { field: 'hpfClasses', index: 1, message: STUDY_MESSAGES.classNameInvalid },
+    ]);
+  });
+});
+
+describe('read outcomes (issue 30)', () => {
+  const pec: EndpointDefinition = {
+    key: 'pec',
+    label: 'PEC',
+    kind: 'PEAK_COUNT_PER_HPF',
+    className: 'First',
+    threshold: 15,
+    positiveWhen: 'GTE',
+  };
+  const outcomes = configFromStudy(
+    makeStudy({
+      pointClasses: [makeClass({ id: 1, name: 'First' })],
+      endpoints: [pec],
+      adjudication: { endpointKey: 'pec', rule: 'CATEGORY_DISAGREES' },
+      signatures: true,
+    }),
+  );
+
+  it("configFromStudy copies the study's endpoints, adjudication and signatures; a new study has none", () => {
+    expect(outcomes).toMatchObject({
+      endpoints: [pec],
+      adjudication: { endpointKey: 'pec', rule: 'CATEGORY_DISAGREES' },
+      signatures: true,
+    });
+    expect(emptyStudyConfig()).toMatchObject({ endpoints: [], adjudication: null, signatures: false });
+  });
+
+  it('each is its own reason group and is sent with its reason', () => {
+    const current: StudyConfig = {
+      ...outcomes,
+      endpoints: [{ ...pec, threshold: 20 }],
+      adjudication: null,
+      signatures: false,
+    };
+    expect(changedGroups(outcomes, current)).toEqual(['endpoints', 'adjudication', 'signatures']);
+    expect(groupsMissingReason(outcomes, current, { endpoints: 'SAP v2' })).toEqual(['adjudication', 'signatures']);
+    expect(
+      buildStudyUpdate(outcomes, current, { endpoints: 'SAP v2', adjudication: 'none', signatures: 'off' }),
+    ).toEqual({
+      endpoints: { value: [{ ...pec, threshold: 20 }], reasonForChange: 'SAP v2' },
+      adjudication: { value: null, reasonForChange: 'none' },
+      signatures: { value: false, reasonForChange: 'off' },
+    });
+  });
+
+  it("gives the domain's endpoint messages on their endpoint's index, the adjudication's on it", () => {
+    const bad: StudyConfig = {
+      ...outcomes,
+      endpoints: [
+        { ...pec, key: 'Bad key' },
+        { ...pec, key: 'other', className: 'Gone' },
+      ],
+    };
+    expect(studyConfigIssues(bad)).toEqual([
+      { field: 'endpoints', index: 0, message: ENDPOINT_MESSAGES.keyInvalid },
+      { field: 'endpoints', index: 1, message: classNotInStudy('Gone', ['First']) },
+      { field: 'adjudication', message: endpointKeyUnknown('pec', ['Bad key', 'other']) },
     ]);
   });
 });

@@ -40,6 +40,9 @@ export function emptyStudyConfig(): StudyConfig {
     pointClasses: [],
     freehandClasses: [],
     multilineClasses: [],
+    endpoints: [],
+    adjudication: null,
+    signatures: false,
   };
 }
 
@@ -76,6 +79,9 @@ export function configFromStudy(study: StudyView): StudyConfig {
     pointClasses: classInputs(study.pointClasses),
     freehandClasses: classInputs(study.freehandClasses),
     multilineClasses: classInputs(study.multilineClasses),
+    endpoints: study.endpoints.map((endpoint) => ({ ...endpoint })),
+    adjudication: study.adjudication && { ...study.adjudication },
+    signatures: study.signatures,
   };
 }
 

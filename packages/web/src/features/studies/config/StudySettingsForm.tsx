@@ -30,6 +30,7 @@ import {
 import { AnnotationClassListField } from './AnnotationClassListField';
 import type { ReasonProps } from './ConfigField';
 import { ProtocolIdsField } from './ProtocolIdsField';
+import { ReadOutcomesFields } from './ReadOutcomesFields';
 import { IndicationsField, ModalityField, OnHoldField, SegmentsField, TextField } from './SimpleFields';
 import { VisitPairsField } from './VisitPairsField';
 import { SaveBlockers, saveBlockerGroups } from '../../../components/SaveBlockers';
@@ -48,6 +49,9 @@ const GROUP_LABELS: Readonly<Record<ReasonGroup, string>> = {
   pointClasses: 'Point classes',
   freehandClasses: 'Freehand classes',
   multilineClasses: 'Line measurement classes',
+  endpoints: 'Endpoints',
+  adjudication: 'Adjudication',
+  signatures: 'Electronic signatures',
 };
 
 const CLASS_LISTS: readonly { list: AnnotationClassList; label: string }[] = [
@@ -256,6 +260,23 @@ export function StudySettingsForm({ study }: StudySettingsFormProps) {
               />
             </div>
           ))}
+        </SectionCard>
+      </Section>
+      <Section title="Read outcomes" compact>
+        <SectionCard>
+          <ReadOutcomesFields
+            value={{ endpoints: values.endpoints, adjudication: values.adjudication, signatures: values.signatures }}
+            pointClassNames={values.pointClasses
+              .filter((c) => !c.deleted && c.name.trim() !== '')
+              .map((c) => c.name.trim())}
+            onChange={set}
+            issues={issuesOf('endpoints', 'adjudication', 'signatures')}
+            reasons={{
+              endpoints: reasonFor('endpoints'),
+              adjudication: reasonFor('adjudication'),
+              signatures: reasonFor('signatures'),
+            }}
+          />
         </SectionCard>
       </Section>
       <footer className="lamina-form-footer">
