@@ -20,6 +20,7 @@ export * from './csv.js';
 export * from './samples.js';
 export * from './annotations.js';
 export * from './endpoints.js';
+export * from './outcomes.js';
 export * from './queries.js';
 export * from './reports.js';
 export * from './mld.js';

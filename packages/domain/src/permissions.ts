@@ -50,6 +50,12 @@ export const PERMISSIONS = [
   p('S_Main_EditStudy', 'Studies', 'Edit Study and study configuration', 'lamina'),
   p('S_Main_ViewCasesTab', 'Studies', 'Cases tab of the study page', 'lamina'),
   p('S_Main_ViewImagesTab', 'Studies', 'Images tab of the study page', 'lamina'),
+  p(
+    'S_Main_ViewReadOutcomes',
+    'Studies',
+    'Read outcomes (issue 30): every reader’s endpoint values of a case and the final values',
+    'lamina',
+  ),
   p('S_CaseListTab_CreateCase', 'Cases', 'Create case button and POST /api/cases', 'lamina'),
   p('S_CaseListTab_EditCase', 'Cases', 'Edit case and revert status on the study page'),
   p('S_ImageListTab_UploadImage', 'Image management', 'Upload image and replace image'),

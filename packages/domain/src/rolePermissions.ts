@@ -84,6 +84,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     ...COMMON_COLUMNS,
     'S_Main_ViewCasesTab',
     'S_Main_ViewImagesTab',
+    'S_Main_ViewReadOutcomes',
     'IM_CaseListTab_ViewPage',
     'IM_ImageListTab_ViewImageslistTab',
     'R_ViewReportsTab',
@@ -141,6 +142,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     ...COMMON_COLUMNS,
     'S_Main_ViewCasesTab',
     'S_Main_ViewImagesTab',
+    'S_Main_ViewReadOutcomes',
     'IM_CaseListTab_ViewPage',
     'IM_ImageListTab_ViewImageslistTab',
     'R_ViewReportsTab',
@@ -216,6 +218,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     ...COMMON_COLUMNS,
     'S_Main_ViewCasesTab',
     'S_Main_ViewImagesTab',
+    // What the sponsor buys from a central read is its result (issue 30).
+    'S_Main_ViewReadOutcomes',
     'R_ViewReportsTab',
     'R_GenerateImageDetailsReport',
     'AP_StudyData_ViewSponsor',
@@ -359,14 +363,14 @@ export const ROLE_REASONING: Readonly<Record<RoleName, string>> = {
     "Held through the user's system-admin flag. Everything an administrator may do, plus creating annotations so that an administrator can demonstrate and support the reader tools (spec doc 3 §6: annotation deletion is allowed for system admins). Not the reading-only permissions: a system admin does not mark cases scored, and has the full audit trail (PDF or CSV), not the PDF-only variant.",
   StudyAdmin:
     "Admin-level checks accept system admin, ISC or StudyAdmin (spec doc 1 §6). Runs studies: sees every study, configures them, manages users and study access, sees every column, every report and the audit trail. Does not create annotations or mark cases as scored: that is the blinded reader's work.",
-  ISC: 'Image-sample coordinator, admin-level for quality: passes ISC QC (and lab QC, since it reviews images in both QC states), edits image and case data, moves, copies, archives and assigns images, changes case status and holds, imports AI annotations, sees labels. Sees columns the spec lists for SystemAdmin/StudyAdmin/ISC (Lab Visit ID, Endo Procedure ID, File Name, Organization). Does not manage users or study configuration.',
-  DM: 'Data manager: reconciles case data. The only role that sees the Histo Procedure ID, Date Created and CR Assignment columns by default (doc 2 §6), so it holds the case-data edit permissions, case editing and manual reader assignment, the query workflow and the audit trail (PDF or CSV). Reviews every reader’s annotations (Annotations tab, per-reader filter; issue 14). Does not see labels or file names.',
+  ISC: 'Image-sample coordinator, admin-level for quality: passes ISC QC (and lab QC, since it reviews images in both QC states), edits image and case data, moves, copies, archives and assigns images, changes case status and holds, imports AI annotations, sees labels and the read outcomes (every reader’s endpoint values and the final values, issue 30). Sees columns the spec lists for SystemAdmin/StudyAdmin/ISC (Lab Visit ID, Endo Procedure ID, File Name, Organization). Does not manage users or study configuration.',
+  DM: 'Data manager: reconciles case data. The only role that sees the Histo Procedure ID, Date Created and CR Assignment columns by default (doc 2 §6), so it holds the case-data edit permissions, case editing and manual reader assignment, the query workflow and the audit trail (PDF or CSV). Reviews every reader’s annotations (Annotations tab, per-reader filter; issue 14) and the read outcomes (issue 30). Does not see labels or file names.',
   PM: 'Project manager: follows progress. Sees the ISC QC column (doc 2 §6), lists, image and case viewers read-only, raises and follows up queries, PDF-only audit trail and image-detail and query reports. Does not edit data.',
   SPONSOR:
-    'Sponsor: read-only progress. Sees Sponsor and In Query columns, not Protocol ID or Upload Date (doc 2 §6); sponsor image-detail report; sees queries with its role and may comment. No Image Management tabs, no edits, no labels.',
+    'Sponsor: read-only progress. Sees Sponsor and In Query columns, not Protocol ID or Upload Date (doc 2 §6); sponsor image-detail report; sees the read outcomes — each reader’s endpoint values and the final values, what a central read yields (issue 30); sees queries with its role and may comment. No Image Management tabs, no edits, no labels.',
   UPLOADER:
     'Uploader kind of user (doc 1 §2.4: Open Queries column only): uploads and replaces images of its assigned studies (replace image is offered to Uploader in the query table, doc 3 §6), sees the image columns the spec lists for Uploader (Sponsor, File Name, Organization, QA Comments, In Query; not Visit ID or Status), answers image queries. No cases, no Image Management tabs.',
-  CR: 'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored and, when the image has imported AI annotations, chooses at that mark whether their counts enter its read (kept with the read, not on the image: not AP_ImageViewer_AcceptAIAnnotations, whose image-wide flag a second reader would see). Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees, of its assigned cases, only the queries it opened itself or that were sent to it in person — never another reader’s (independent reads) — raises case queries to ISC, DM or PM and image queries (a blurry or incomplete slide) to ISC, DM, PM or LabTech, follows up, cancels and closes its own, and resolves those sent to it.',
+  CR: 'Blinded central reader: case and image viewers, annotation toolbar and tools, deletes its annotations, marks cases scored and, when the image has imported AI annotations, chooses at that mark whether their counts enter its read (kept with the read, not on the image: not AP_ImageViewer_AcceptAIAnnotations, whose image-wide flag a second reader would see). Sees its own endpoint values of a case it marked (through `AP_CaseViewer_MarkCaseasScored`), never another reader’s nor the final values: not `S_Main_ViewReadOutcomes`. Never holds the subject, site or visit ID permissions nor the label permission, so the server removes those from what it sends. Sees, of its assigned cases, only the queries it opened itself or that were sent to it in person — never another reader’s (independent reads) — raises case queries to ISC, DM or PM and image queries (a blurry or incomplete slide) to ISC, DM, PM or LabTech, follows up, cancels and closes its own, and resolves those sent to it.',
   LabTech:
     'Lab technician: uploads, creates and edits cases, assigns images to cases, passes lab QC, sees the lab columns of doc 2 §6 (Sponsor, Lab Visit ID, File Name, Organization, QA Comments, In Query; not Status). Holds the Visit ID view permission because it types the visit when it creates a case; the Visit ID column of Image Management stays hidden by default for it. Sees labels to check slide identity. Answers queries sent to its role.',
   Site: 'Clinical site staff, held per study (not in the assignable set of spec doc 1 §6, so granted by a system admin): uploads images for its subjects and answers image queries sent to the site. Sees labels of its own slides. Does not replace images (doc 3 §6 offers that to StudyAdmin, ISC, LabTech and Uploader only). No cases, no Image Management.',

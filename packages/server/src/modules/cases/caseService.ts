@@ -67,6 +67,7 @@ import {
 } from './caseQueries.js';
 import { revokeCaseReaders } from '../../access/readerVisibility.js';
 import { lockImage } from '../images/imageQueries.js';
+import { clearReadOutcomes, freezeReadOutcomes } from '../outcomes/outcomeService.js';
 import { presentCase } from './casePresenter.js';
 
 type Tx = Transaction<DB>;
@@ -388,6 +389,15 @@ export class CaseService {
             .values(added.map((userId) => ({ case_id: caseId, user_id: userId })))
             .execute();
         events.push(...changeEvents({ ...base, action: 'CASE_READERS_CHANGED' }, [readerChange]));
+        // A removed reader's read goes with their assignment, and so do its frozen values (issue 30).
+        events.push(
+          ...(await clearReadOutcomes(tx, {
+            caseId,
+            studyId: current.study_id,
+            readerIds: removed,
+            reason: readerChange.reason?.trim() ?? null,
+          })),
+        );
       }
       const imageChange = real.find((c) => c.field === 'images');
       if (imageChange && imageIds) {
@@ -432,21 +442,33 @@ export class CaseService {
           throw new ForbiddenError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.notAssignedReader}`);
         if (outcome.alreadyRead)
           throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.alreadyScored}`);
+        const readAt = new Date();
+        const includeAiCounts = options.includeAiCounts ?? null;
         await tx
           .updateTable('case_readers')
           // The reader's choice of imported AI counts belongs to their read (issue 26), not the image.
-          .set({ read_at: new Date(), include_ai_counts: options.includeAiCounts ?? null })
+          .set({ read_at: readAt, include_ai_counts: includeAiCounts })
           .where('case_id', '=', caseId)
           .where('user_id', '=', principal.id)
           .execute();
-        events.push({
-          action: 'CASE_READ_MARKED',
-          entityType: 'case',
-          entityId: caseId,
-          studyId: current.study_id,
-          field: 'read_at',
-          newValue: { reader: principal.username, includeAiCounts: options.includeAiCounts ?? null },
-        });
+        events.push(
+          {
+            action: 'CASE_READ_MARKED',
+            entityType: 'case',
+            entityId: caseId,
+            studyId: current.study_id,
+            field: 'read_at',
+            newValue: { reader: principal.username, includeAiCounts },
+          },
+          // The reader's endpoint values are frozen with their read (issue 30).
+          ...(await freezeReadOutcomes(tx, {
+            caseId,
+            studyId: current.study_id,
+            reader: { id: principal.id, username: principal.username },
+            scoredAt: readAt,
+            includeAiCounts,
+          })),
+        );
         if (!outcome.completes) {
           await recordAudit(tx, actor, events);
           return CASE_MESSAGES.scored;
@@ -623,7 +645,8 @@ export class CaseService {
 
   /**
    * A reverted case is read again: every reader's Mark as Scored is undone, which unlocks their
-   * annotations (issue 14: a reader's annotations are locked once they marked the case scored).
+   * annotations (issue 14: a reader's annotations are locked once they marked the case scored) and
+   * clears their frozen endpoint values (issue 30).
    */
   private async reopenReads(tx: Tx, caseId: number, studyId: number, reason: string | null): Promise<AuditEvent[]> {
     const reopened = await tx
@@ -633,16 +656,19 @@ export class CaseService {
       .where('read_at', 'is not', null)
       .returning('user_id')
       .execute();
-    return reopened.map((r) => ({
-      action: 'CASE_READ_REOPENED',
-      entityType: 'case',
-      entityId: caseId,
-      studyId,
-      field: 'read_at',
-      oldValue: `reader ${r.user_id}`,
-      newValue: null,
-      reason,
-    }));
+    return [
+      ...reopened.map((r) => ({
+        action: 'CASE_READ_REOPENED',
+        entityType: 'case',
+        entityId: caseId,
+        studyId,
+        field: 'read_at',
+        oldValue: `reader ${r.user_id}`,
+        newValue: null,
+        reason,
+      })),
+      ...(await clearReadOutcomes(tx, { caseId, studyId, readerIds: reopened.map((r) => r.user_id), reason })),
+    ];
   }
 
   /**
@@ -686,6 +712,7 @@ export class CaseService {
           newValue: null,
           reason,
         },
+        ...(await clearReadOutcomes(tx, { caseId, studyId: current.study_id, readerIds: [readerId], reason })),
       ];
       if (current.status === 'COMPLETED') {
         await tx

@@ -6,6 +6,7 @@ import {
   IM_IMAGE_COLUMNS,
   IMAGE_EXTENSIONS,
   MLD_IMPORT_MESSAGES,
+  READ_OUTCOMES_PERMISSION,
   VIEW_SPONSOR_PERMISSION,
   type Permission,
 } from '@lamina/domain';
@@ -110,6 +111,10 @@ export const AUDIT_VALUE_RULES: Readonly<Record<string, Readonly<Record<string, 
   CASE_READERS_CHANGED: { readers: 'user' },
   CASE_IMAGES_CHANGED: { images: 'image' },
   CASE_READ_REOPENED: { read_at: 'readerText' },
+  // A reader's endpoint values (issue 30): only for those who may see read outcomes; the reader's
+  // username stays, as in CASE_READ_MARKED.
+  READ_OUTCOMES_FROZEN: { outcomes: { members: { values: view(READ_OUTCOMES_PERMISSION) } } },
+  READ_OUTCOMES_CLEARED: { outcomes: { members: { values: view(READ_OUTCOMES_PERMISSION) } } },
   CASE_COMMENTED: { comment: { members: { imageId: 'image' } } },
   ANNOTATION_CREATED: { '': { members: { imageId: 'image', annotationClassId: 'class' } } },
   MLD_UPLOADED: { '': { members: { imageId: 'image' } } },

@@ -1,0 +1,148 @@
+import type { Kysely } from 'kysely';
+import type { MultilineCategory } from '@lamina/domain';
+import type { DB } from '../../platform/db/schema.js';
+
+type Q = Kysely<DB>;
+
+/** The annotation types the endpoints read (docs/OUTCOMES.md, Kinds). */
+const ENDPOINT_TYPES = ['HPF', 'POINT', 'MULTILINE'] as const;
+
+/** An annotation an endpoint may count, with its class's name (null: no class). */
+export interface EndpointAnnotationRow {
+  id: number;
+  annotation_type: string;
+  user_id: number | null;
+  class_id: number | null;
+  class_name: string | null;
+  parent_id: number | null;
+  multiline_category: MultilineCategory | null;
+  length: number | null;
+}
+
+/** The study's endpoints as stored (jsonb; the caller reads them through the domain's schema). */
+export async function studyEndpointsJson(db: Q, studyId: number): Promise<unknown> {
+  const row = await db.selectFrom('studies').select('endpoints').where('id', '=', studyId).executeTakeFirstOrThrow();
+  return row.endpoints;
+}
+
+/** The study's endpoints (as stored) of the study a case belongs to. */
+export async function caseStudyEndpointsJson(db: Q, caseId: number): Promise<unknown> {
+  const row = await db
+    .selectFrom('cases')
+    .innerJoin('studies', 'studies.id', 'cases.study_id')
+    .select('studies.endpoints')
+    .where('cases.id', '=', caseId)
+    .executeTakeFirstOrThrow();
+  return row.endpoints;
+}
+
+/**
+ * One reader's live HPFs, points and multilines on the case's live (not archived) images, drawn in
+ * Lamina (not imported), with their class's name.
+ */
+export async function readerEndpointAnnotations(db: Q, caseId: number, readerId: number) {
+  return db
+    .selectFrom('annotations as a')
+    .innerJoin('images as i', 'i.id', 'a.image_id')
+    .leftJoin('annotation_classes as c', 'c.id', 'a.annotation_class_id')
+    .select([
+      'a.id',
+      'a.annotation_type',
+      'a.user_id',
+      'a.annotation_class_id as class_id',
+      'c.name as class_name',
+      'a.parent_id',
+      'a.multiline_category',
+      'a.length',
+    ])
+    .where('i.case_id', '=', caseId)
+    .where('i.status', '!=', 'ARCHIVED')
+    .where('a.user_id', '=', readerId)
+    .where('a.mld_file_id', 'is', null)
+    .where('a.deleted_at', 'is', null)
+    .where('a.annotation_type', 'in', ENDPOINT_TYPES)
+    .orderBy('a.id')
+    .execute() satisfies Promise<EndpointAnnotationRow[]>;
+}
+
+/**
+ * The live imported AI HPFs and points (issue 17) on the case's live images, with their AI class's
+ * name; a point's parent is the AI HPF that holds it (mldImport.ts).
+ */
+export async function aiEndpointAnnotations(db: Q, caseId: number) {
+  return db
+    .selectFrom('annotations as a')
+    .innerJoin('images as i', 'i.id', 'a.image_id')
+    .leftJoin('ai_classes as k', 'k.id', 'a.ai_class_id')
+    .select([
+      'a.id',
+      'a.annotation_type',
+      'a.user_id',
+      'a.ai_class_id as class_id',
+      'k.name as class_name',
+      'a.parent_id',
+      'a.multiline_category',
+      'a.length',
+    ])
+    .where('i.case_id', '=', caseId)
+    .where('i.status', '!=', 'ARCHIVED')
+    .where('a.mld_file_id', 'is not', null)
+    .where('a.deleted_at', 'is', null)
+    .where('a.annotation_type', 'in', ENDPOINT_TYPES)
+    .orderBy('a.id')
+    .execute() satisfies Promise<EndpointAnnotationRow[]>;
+}
+
+/** A frozen value with its reader's names. */
+export interface ReadOutcomeRow {
+  id: number;
+  reader_id: number;
+  username: string;
+  first_name: string | null;
+  last_name: string | null;
+  reader_role: 'PRIMARY' | 'ADJUDICATOR';
+  endpoint_key: string;
+  value: number | null;
+  positive: boolean | null;
+  reason: string | null;
+  scored_at: Date;
+}
+
+/**
+ * The frozen values of a case — of one reader only when `readerIds` is given — in the order they
+ * were frozen (readers in the order they marked, each reader's endpoints in the study's order).
+ */
+export async function readOutcomeRows(db: Q, caseId: number, readerIds: readonly number[] | null) {
+  if (readerIds !== null && readerIds.length === 0) return [];
+  return db
+    .selectFrom('read_outcomes as o')
+    .innerJoin('users as u', 'u.id', 'o.reader_id')
+    .select([
+      'o.id',
+      'o.reader_id',
+      'u.username',
+      'u.first_name',
+      'u.last_name',
+      'o.reader_role',
+      'o.endpoint_key',
+      'o.value',
+      'o.positive',
+      'o.reason',
+      'o.scored_at',
+    ])
+    .where('o.case_id', '=', caseId)
+    .$if(readerIds !== null, (q) => q.where('o.reader_id', 'in', readerIds ?? []))
+    .orderBy('o.scored_at')
+    .orderBy('o.id')
+    .execute() satisfies Promise<ReadOutcomeRow[]>;
+}
+
+/** The case's assigned readers and when each marked it (null: not yet). */
+export async function caseReads(db: Q, caseId: number) {
+  return db
+    .selectFrom('case_readers')
+    .select(['user_id', 'read_at'])
+    .where('case_id', '=', caseId)
+    .orderBy('user_id')
+    .execute();
+}

@@ -1,0 +1,196 @@
+import type { Transaction } from 'kysely';
+import {
+  READ_OUTCOMES_PERMISSION,
+  computeEndpoint,
+  endpointInputOf,
+  endpointsSchema,
+  finalOutcome,
+  readsAssignedCasesOnly,
+  type AnnotationType,
+  type CaseFinalOutcome,
+  type EndpointInput,
+  type ReadOutcome,
+} from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import type { DB } from '../../platform/db/schema.js';
+import type { Principal } from '../../platform/auth/principal.js';
+import type { AuditEvent } from '../../platform/audit/audit.js';
+import {
+  aiEndpointAnnotations,
+  caseReads,
+  caseStudyEndpointsJson,
+  readerEndpointAnnotations,
+  readOutcomeRows,
+  studyEndpointsJson,
+  type EndpointAnnotationRow,
+  type ReadOutcomeRow,
+} from './outcomeQueries.js';
+import { presentReadOutcome } from './outcomePresenter.js';
+
+type Tx = Transaction<DB>;
+
+/**
+ * Who sees whose read outcomes (issue 30): a user working as a role that holds
+ * READ_OUTCOMES_PERMISSION and is not blinded sees every reader's values; anyone else — a central
+ * reader — only their own. The reader whose values alone the principal sees, or null for all.
+ */
+export function onlyOutcomesOf(principal: Pick<Principal, 'id' | 'actions' | 'workAsRole'>): number | null {
+  return readsAssignedCasesOnly(principal.workAsRole) || !principal.actions.has(READ_OUTCOMES_PERMISSION)
+    ? principal.id
+    : null;
+}
+
+/** `endpointInputOf`'s rows from the query's, and the class names their class ids stand for. */
+function endpointRows(rows: readonly EndpointAnnotationRow[], userId: number) {
+  const classNames = new Map<number, string>();
+  for (const r of rows) if (r.class_id !== null && r.class_name !== null) classNames.set(r.class_id, r.class_name);
+  return {
+    rows: rows.map((r) => ({
+      id: r.id,
+      annotationType: r.annotation_type as AnnotationType,
+      userId,
+      annotationClassId: r.class_id,
+      parentId: r.parent_id,
+      multilineCategory: r.multiline_category,
+      length: r.length,
+    })),
+    classNames,
+  };
+}
+
+/**
+ * What one reader's read counts: their own live annotations on the case's live images, and — only
+ * when their read included AI counts (their choice at Mark as Scored, `case_readers.include_ai_counts`)
+ * — the imported AI HPFs and points there, as if the reader had drawn them: the AI's HPFs are HPFs of
+ * the read, its points count in them, each by its AI class's name. Reader and AI class ids are kept
+ * apart (two tables), so each list is turned into input with its own names.
+ */
+async function readInput(tx: Tx, caseId: number, readerId: number, includeAiCounts: boolean): Promise<EndpointInput> {
+  const own = endpointRows(await readerEndpointAnnotations(tx, caseId, readerId), readerId);
+  const input = endpointInputOf(own.rows, readerId, own.classNames);
+  if (!includeAiCounts) return input;
+  const ai = endpointRows(await aiEndpointAnnotations(tx, caseId), readerId);
+  const aiInput = endpointInputOf(ai.rows, readerId, ai.classNames);
+  return {
+    hpfs: [...input.hpfs, ...aiInput.hpfs],
+    points: [...input.points, ...aiInput.points],
+    lines: [...input.lines, ...aiInput.lines],
+  };
+}
+
+/** A reader's values as the audit trail records them: `{ endpointKey: value }`. */
+const valuesByKey = (rows: readonly { endpoint_key: string; value: number | null }[]) =>
+  Object.fromEntries(rows.map((r) => [r.endpoint_key, r.value]));
+
+/**
+ * Mark as Scored (issue 30): freezes the reader's value of each of the study's endpoints, in the
+ * caller's transaction (the case's, after the read was recorded). A value that cannot be computed is
+ * stored null with its reason. Returns the audit event (none when the study has no endpoints).
+ */
+export async function freezeReadOutcomes(
+  tx: Tx,
+  read: {
+    caseId: number;
+    studyId: number;
+    reader: { id: number; username: string };
+    scoredAt: Date;
+    includeAiCounts: boolean | null;
+  },
+): Promise<AuditEvent[]> {
+  const endpoints = endpointsSchema.parse(await studyEndpointsJson(tx, read.studyId));
+  if (endpoints.length === 0) return [];
+  const input = await readInput(tx, read.caseId, read.reader.id, read.includeAiCounts === true);
+  const rows = endpoints.map((definition) => {
+    const result = computeEndpoint(definition, input);
+    return {
+      case_id: read.caseId,
+      reader_id: read.reader.id,
+      endpoint_key: definition.key,
+      value: result.value,
+      positive: result.positive,
+      reason: result.reason,
+      reader_role: 'PRIMARY' as const,
+      scored_at: read.scoredAt,
+    };
+  });
+  await tx.insertInto('read_outcomes').values(rows).execute();
+  return [
+    {
+      action: 'READ_OUTCOMES_FROZEN',
+      entityType: 'case',
+      entityId: read.caseId,
+      studyId: read.studyId,
+      field: 'outcomes',
+      newValue: { reader: read.reader.username, values: valuesByKey(rows) },
+    },
+  ];
+}
+
+/**
+ * A read undone (reopened, the case reverted, the reader removed from the case): the readers' frozen
+ * values are deleted in the caller's transaction, one audit event per reader that had any, with the
+ * values as they were and the reason. Marking again freezes them anew.
+ */
+export async function clearReadOutcomes(
+  tx: Tx,
+  clear: { caseId: number; studyId: number; readerIds: readonly number[]; reason: string | null },
+): Promise<AuditEvent[]> {
+  const rows = await readOutcomeRows(tx, clear.caseId, clear.readerIds);
+  if (rows.length === 0) return [];
+  await tx
+    .deleteFrom('read_outcomes')
+    .where(
+      'id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .execute();
+  const byReader = new Map<number, ReadOutcomeRow[]>();
+  for (const r of rows) byReader.set(r.reader_id, [...(byReader.get(r.reader_id) ?? []), r]);
+  return [...byReader.values()].map((own) => ({
+    action: 'READ_OUTCOMES_CLEARED',
+    entityType: 'case',
+    entityId: clear.caseId,
+    studyId: clear.studyId,
+    field: 'outcomes',
+    oldValue: { reader: own[0]?.username ?? null, values: valuesByKey(own) },
+    newValue: null,
+    reason: clear.reason,
+  }));
+}
+
+/** GET /api/cases/{id}/outcomes (issue 30). */
+export class OutcomeService {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * The case's frozen values as `principal` may see them (onlyOutcomesOf): a reader their own and
+   * no final values; the others every reader's, and the final value of each of the study's
+   * endpoints once every assigned reader has marked the case — the readers' mean and common
+   * reading (finalOutcome), null where a reader has no value for it.
+   */
+  async caseOutcomes(
+    principal: Principal,
+    caseId: number,
+  ): Promise<{ outcomes: ReadOutcome[]; final: CaseFinalOutcome[] | null }> {
+    const only = onlyOutcomesOf(principal);
+    const rows = await readOutcomeRows(this.db, caseId, only === null ? null : [only]);
+    const outcomes = rows.map(presentReadOutcome);
+    if (only !== null) return { outcomes, final: null };
+    const reads = await caseReads(this.db, caseId);
+    if (reads.length === 0 || reads.some((r) => r.read_at === null)) return { outcomes, final: null };
+    const endpoints = endpointsSchema.parse(await caseStudyEndpointsJson(this.db, caseId));
+    const primary = rows.filter((r) => r.reader_role === 'PRIMARY');
+    const final = endpoints.map((definition) => {
+      const results = reads.map(
+        (read) =>
+          primary.find((r) => r.reader_id === read.user_id && r.endpoint_key === definition.key) ?? {
+            value: null,
+            positive: null,
+          },
+      );
+      return { endpointKey: definition.key, ...finalOutcome(definition, results, null) };
+    });
+    return { outcomes, final };
+  }
+}
