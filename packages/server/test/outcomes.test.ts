@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_MESSAGES, ROLE_PERMISSIONS, type EndpointDefinition, type RoleName } from '@lamina/domain';
 import type { Principal } from '../src/platform/auth/principal.js';
-import { AuditValueRenderer, HIDDEN_VALUE_LABEL } from '../src/modules/reports/auditTrailValues.js';
+import { AuditValueRenderer, HIDDEN_VALUE_LABEL, type AuditValueRow } from '../src/modules/reports/auditTrailValues.js';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
 import {
   assignReader,
@@ -522,7 +522,7 @@ describe('undoing a read clears its values; marking again recomputes', () => {
 describe('the audit trail export', () => {
   it('shows a reader’s values to the roles that may see read outcomes, and hides them from the others', () => {
     const values = { pec: 16, vh_cd: 2.5 };
-    const frozenRow = {
+    const frozenRow: AuditValueRow = {
       action: 'READ_OUTCOMES_FROZEN',
       entity_type: 'case',
       entity_id: '7',
@@ -531,13 +531,13 @@ describe('the audit trail export', () => {
       new_value: JSON.stringify({ reader: 'ada', values }),
       reason: null,
     };
-    const clearedRow = {
+    const clearedRow: AuditValueRow = {
       ...frozenRow,
       action: 'READ_OUTCOMES_CLEARED',
       old_value: frozenRow.new_value,
       new_value: null,
     };
-    const render = (role: RoleName, row: typeof frozenRow) =>
+    const render = (role: RoleName, row: AuditValueRow) =>
       new AuditValueRenderer({
         fileNames: false,
         principal: { actions: new Set(ROLE_PERMISSIONS[role]) } as unknown as Principal,
