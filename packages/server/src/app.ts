@@ -39,6 +39,7 @@ import { imageRoutes } from './modules/images/imageRoutes.js';
 import { mldRoutes } from './modules/mld/mldRoutes.js';
 import { annotationRoutes } from './modules/annotations/annotationRoutes.js';
 import { caseRoutes } from './modules/cases/caseRoutes.js';
+import { outcomeRoutes } from './modules/outcomes/outcomeRoutes.js';
 import { queryRoutes } from './modules/queries/queryRoutes.js';
 import { reportRoutes } from './modules/reports/reportRoutes.js';
 import { imageManagementRoutes } from './modules/imageManagement/imRoutes.js';
@@ -226,6 +227,7 @@ function apiRoutes(
     mldRoutes({ db, storage, keys: uploadKeys, jobs, ttlSeconds }),
     imageRoutes({ db, config, tileTokens, images }),
     caseRoutes(db),
+    outcomeRoutes(db),
     annotationRoutes(db),
     queryRoutes(db),
     reportRoutes(db),

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENDPOINT_MESSAGES, ROLE_PERMISSIONS, type EndpointDefinition, type RoleName } from '@lamina/domain';
+import {
+  CASE_MESSAGES,
+  ENDPOINT_MESSAGES,
+  MESSAGES,
+  ROLE_PERMISSIONS,
+  type CaseOutcomesResponse,
+  type EndpointDefinition,
+  type RoleName,
+} from '@lamina/domain';
 import type { Principal } from '../src/platform/auth/principal.js';
 import { AuditValueRenderer, HIDDEN_VALUE_LABEL, type AuditValueRow } from '../src/modules/reports/auditTrailValues.js';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
@@ -519,6 +527,154 @@ describe('undoing a read clears its values; marking again recomputes', () => {
   });
 });
 
+describe('GET /api/cases/{id}/outcomes', () => {
+  const get = (session: Session | null, caseId: number) =>
+    session
+      ? session.request({ method: 'GET', url: `/api/cases/${caseId}/outcomes` })
+      : t.app.inject({ method: 'GET', url: `/api/cases/${caseId}/outcomes` });
+
+  async function outcomes(key: string, caseId: number): Promise<CaseOutcomesResponse> {
+    const response = await get(as(key), caseId);
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json<CaseOutcomesResponse>();
+  }
+
+  async function scoredAt(caseId: number, key: string): Promise<string> {
+    const row = await t.database.db
+      .selectFrom('case_readers')
+      .select('read_at')
+      .where('case_id', '=', caseId)
+      .where('user_id', '=', id(key))
+      .executeTakeFirstOrThrow();
+    return row.read_at!.toISOString();
+  }
+
+  /** A reader's rows as the route answers them (written out: name 'Test {username}', the factory's). */
+  const rowsOf = (key: string, at: string, values: Record<string, [number | null, boolean | null]>) =>
+    Object.entries(values).map(([endpointKey, [value, positive]]) => ({
+      readerId: id(key),
+      readerName: `Test ${users[key]!.username}`,
+      readerRole: 'PRIMARY',
+      endpointKey,
+      value,
+      positive,
+      reason: null,
+      scoredAt: at,
+    }));
+
+  it('the roles that see results get every reader’s values, and the final values once every reader has marked', async () => {
+    const { caseId, imageId } = await readCase(['reader1', 'reader2']);
+    await drawBoth(imageId);
+    expect(await outcomes('isc', caseId)).toEqual({ success: true, outcomes: [], final: null });
+
+    await markScored('reader1', caseId);
+    const at1 = await scoredAt(caseId, 'reader1');
+    // reader2 has not marked: no final values yet.
+    expect(await outcomes('isc', caseId)).toEqual({
+      success: true,
+      outcomes: rowsOf('reader1', at1, { pec: [16, true], vh_cd: [2.5, false] }),
+      final: null,
+    });
+
+    await markScored('reader2', caseId);
+    const at2 = await scoredAt(caseId, 'reader2');
+    const all = {
+      success: true,
+      outcomes: [
+        ...rowsOf('reader1', at1, { pec: [16, true], vh_cd: [2.5, false] }),
+        ...rowsOf('reader2', at2, { pec: [20, true], vh_cd: [1.5, true] }),
+      ],
+      // pec: (16 + 20) / 2 = 18, both ≥ 15; vh_cd: (2.5 + 1.5) / 2 = 2, the readings differ.
+      final: [
+        { endpointKey: 'pec', value: 18, positive: true, adjudicated: false },
+        { endpointKey: 'vh_cd', value: 2, positive: null, adjudicated: false },
+      ],
+    };
+    for (const key of ['isc', 'dm', 'sponsor', 'studyAdmin']) expect(await outcomes(key, caseId), key).toEqual(all);
+  });
+
+  it('a reader gets their own values only, never another reader’s nor the final values', async () => {
+    const { caseId, imageId } = await readCase(['reader1', 'reader2']);
+    await drawBoth(imageId);
+    expect(await outcomes('reader1', caseId)).toEqual({ success: true, outcomes: [], final: null });
+
+    await markScored('reader1', caseId);
+    const at1 = await scoredAt(caseId, 'reader1');
+    const own1 = { success: true, outcomes: rowsOf('reader1', at1, { pec: [16, true], vh_cd: [2.5, false] }) };
+    expect(await outcomes('reader1', caseId)).toEqual({ ...own1, final: null });
+    // reader2, not yet marked, learns nothing of reader1's read.
+    expect(await outcomes('reader2', caseId)).toEqual({ success: true, outcomes: [], final: null });
+
+    await markScored('reader2', caseId);
+    const at2 = await scoredAt(caseId, 'reader2');
+    expect(await outcomes('reader1', caseId)).toEqual({ ...own1, final: null });
+    const second = await get(as('reader2'), caseId);
+    expect(second.json()).toEqual({
+      success: true,
+      outcomes: rowsOf('reader2', at2, { pec: [20, true], vh_cd: [1.5, true] }),
+      final: null,
+    });
+    expect(second.body).not.toContain(users.reader1!.username);
+  });
+
+  it('a reader not assigned to the case, a user outside the study, a missing case: 404; logged out: 401', async () => {
+    const { caseId } = await readCase(['reader1']);
+    await markScored('reader1', caseId);
+    for (const key of ['stranger', 'noto', 'outsiderIsc']) {
+      const response = await get(as(key), caseId);
+      expect(response.statusCode, key).toBe(404);
+      expect(response.json(), key).toEqual({ success: false, message: CASE_MESSAGES.caseNotFound });
+    }
+    const missing = await get(as('isc'), 999_999);
+    expect(missing.statusCode).toBe(404);
+    expect((await get(null, caseId)).statusCode).toBe(401);
+  });
+
+  it('403 for a role without the permission (PM, LabTech)', async () => {
+    const { caseId } = await readCase(['reader1']);
+    await markScored('reader1', caseId);
+    for (const key of ['pm', 'labtech']) {
+      const response = await get(as(key), caseId);
+      expect(response.statusCode, key).toBe(403);
+      expect(response.json(), key).toEqual({ success: false, message: MESSAGES.accessDenied });
+    }
+  });
+
+  it('an endpoint a reader has no value of (added after the marks) has no final value', async () => {
+    const { caseId, imageId } = await readCase(['reader1', 'reader2']);
+    await drawBoth(imageId);
+    await markScored('reader1', caseId);
+    await markScored('reader2', caseId);
+    const db = t.database.db;
+    const added: EndpointDefinition = {
+      key: 'total_eos',
+      label: 'Eosinophils',
+      kind: 'TOTAL_COUNT',
+      className: 'Eosinophil',
+    };
+    await db
+      .updateTable('studies')
+      .set({ endpoints: JSON.stringify([...ENDPOINTS, added]) })
+      .where('id', '=', studyId)
+      .execute();
+    try {
+      const body = await outcomes('isc', caseId);
+      expect(body.outcomes.map((o) => o.endpointKey)).toEqual(['pec', 'vh_cd', 'pec', 'vh_cd']);
+      expect(body.final?.map((f) => [f.endpointKey, f.value, f.positive])).toEqual([
+        ['pec', 18, true],
+        ['vh_cd', 2, null],
+        ['total_eos', null, null],
+      ]);
+    } finally {
+      await db
+        .updateTable('studies')
+        .set({ endpoints: JSON.stringify(ENDPOINTS) })
+        .where('id', '=', studyId)
+        .execute();
+    }
+  });
+});
+
 describe('the audit trail export', () => {
   it('shows a reader’s values to the roles that may see read outcomes, and hides them from the others', () => {
     const values = { pec: 16, vh_cd: 2.5 };
@@ -531,7 +687,7 @@ describe('the audit trail export', () => {
       new_value: JSON.stringify({ reader: 'ada', values }),
       reason: null,
     };
-    const clearedRow: AuditValueRow = {
+    const clearedRow = {
       ...frozenRow,
       action: 'READ_OUTCOMES_CLEARED',
       old_value: frozenRow.new_value,

@@ -606,6 +606,11 @@ const FIXTURES: Record<string, Fixture | 'public' | 'publicRedirect' | 'signedUr
     request: (s) => ({ url: `/api/imageManagement/caseRecord/${s.caseId}` }),
   },
   'GET /api/cases/:id': { as: 'LabTech', scope: 'scoped', request: (s) => ({ url: `/api/cases/${s.caseId}` }) },
+  'GET /api/cases/:id/outcomes': {
+    as: 'ISC',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/cases/${s.caseId}/outcomes` }),
+  },
   'PATCH /api/cases/:id': {
     scope: 'scoped',
     as: 'LabTech',
@@ -1372,6 +1377,8 @@ const READER_READS: Record<string, ((c: IsolationCase) => { url: string; payload
   'GET /api/images/:id': (c) => ({ url: `/api/images/${c.imageId}` }),
   'GET /api/cases/assigned': () => ({ url: '/api/cases/assigned' }),
   'GET /api/cases/:id': (c) => ({ url: `/api/cases/${c.caseId}` }),
+  // Issue 30: the first reader's frozen endpoint values (the study has an endpoint, below).
+  'GET /api/cases/:id/outcomes': (c) => ({ url: `/api/cases/${c.caseId}/outcomes` }),
   'GET /api/cases': (c) => ({ url: `/api/cases?studyId=${c.studyId}` }),
   'GET /api/studies/:id/cases': (c) => ({ url: `/api/studies/${c.studyId}/cases` }),
   'GET /api/studies/:id/users': (c) => ({ url: `/api/studies/${c.studyId}/users` }),
@@ -1433,6 +1440,24 @@ describe('reader-to-reader isolation (issue 26)', () => {
   beforeAll(async () => {
     const db = t.database.db;
     const studyId = A.studyId;
+    // An endpoint, so that reader1's Mark as Scored freezes a value (issue 30): their HPF holds no
+    // point of the class, so 0.
+    await db
+      .updateTable('studies')
+      .set({
+        endpoints: JSON.stringify([
+          {
+            key: 'pec',
+            label: 'Peak',
+            kind: 'PEAK_COUNT_PER_HPF',
+            className: 'Eosinophil',
+            threshold: 15,
+            positiveWhen: 'GTE',
+          },
+        ]),
+      })
+      .where('id', '=', studyId)
+      .execute();
     reader1 = await caller('CR', studyId);
     reader2 = await caller('CR', studyId);
     const { id: caseId } = await createCase(db, { studyId, status: 'PROCESSED' });
@@ -1545,6 +1570,14 @@ describe('reader-to-reader isolation (issue 26)', () => {
     });
     expect(flag.statusCode).toBe(403);
     await as1('PATCH', `/api/cases/${c.caseId}/status/forward`, { includeAiCounts: true });
+    // reader1's values were frozen (issue 30): what GET …/outcomes must not give reader2.
+    const frozen = await t.database.db
+      .selectFrom('read_outcomes')
+      .select(['endpoint_key', 'value'])
+      .where('case_id', '=', c.caseId)
+      .where('reader_id', '=', reader1.userId)
+      .execute();
+    expect(frozen).toEqual([{ endpoint_key: 'pec', value: 0 }]);
 
     const after = await answers(reader2);
     const changed = [...before.keys()].filter(

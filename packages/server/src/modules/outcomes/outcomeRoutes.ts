@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { CASE_OUTCOMES_PERMISSIONS, caseOutcomesResponseSchema } from '@lamina/domain';
+import type { Db } from '../../platform/db/database.js';
+import { policy } from '../../platform/rbac/policy.js';
+import { principalOf } from '../../platform/http/requestContext.js';
+import { idParams } from '../../platform/http/params.js';
+import { caseScope } from '../../access/caseScope.js';
+import { OutcomeService } from './outcomeService.js';
+
+/**
+ * Read outcomes (issue 30, docs/OUTCOMES.md). GET /api/cases/{id}/outcomes: the roles that see
+ * results, and a case's readers (their own values only: the service's onlyOutcomesOf); a case the
+ * user cannot see — for a reader, one not assigned to them — answers 404 (caseScope).
+ */
+export function outcomeRoutes(db: Db) {
+  const outcomes = new OutcomeService(db);
+  return async (app: FastifyInstance) => {
+    const r = app.withTypeProvider<ZodTypeProvider>();
+    r.get(
+      '/api/cases/:id/outcomes',
+      {
+        config: { policy: policy.anyOf(CASE_OUTCOMES_PERMISSIONS, caseScope()) },
+        schema: { params: idParams, response: { 200: caseOutcomesResponseSchema } },
+      },
+      async (request) => ({
+        success: true as const,
+        ...(await outcomes.caseOutcomes(principalOf(request), request.params.id)),
+      }),
+    );
+  };
+}
