@@ -205,7 +205,8 @@ export interface EndpointResult {
 /**
  * The input of `computeEndpoint` from annotation rows (the shape the server lists): the rows of
  * `readerId` only, HPFs, points and multilines with a category and a length. `classNames` maps a
- * class id to its name. AI objects (source VisioPharm, no reader) are not counted yet (issue 30).
+ * class id to its name. AI objects (source VisioPharm, no reader) are not among these rows: the
+ * server adds a read's AI HPFs and points itself where the read included AI counts (docs/OUTCOMES.md).
  */
 export function endpointInputOf(
   rows: readonly Pick<
