@@ -33,7 +33,7 @@ export interface EarlyImage {
 /**
  * The viewers' map in CSS pixels, in a window `innerWidth` × `innerHeight` (both viewers share
  * ViewerFrame's layout): the window less the app header (5.6rem) and the viewer's top bar (4rem)
- * above it, and less the sidebar (34rem and its 1 px border) beside it when the sidebar is open (the
+ * above it, and less the sidebar (34rem, its border inside) beside it when the sidebar is open (the
  * user's choice, kept in viewerPreferences). The root font size is 10 px (app.css).
  * startup.e2e.ts checks the tiles this size leads to against the ones the viewer asks for.
  */
@@ -41,7 +41,7 @@ export function viewerMapSize(innerWidth: number, innerHeight: number, sidebarOp
   return [Math.max(1, innerWidth - (sidebarOpen ? SIDEBAR_PX : 0)), Math.max(1, innerHeight - ABOVE_MAP_PX)];
 }
 
-const SIDEBAR_PX = 341;
+const SIDEBAR_PX = 340;
 const ABOVE_MAP_PX = 56 + 40;
 
 /** The tile level OpenLayers draws `resolution` with: the grid's nearest resolution (2^(maxZoom − z)). */
