@@ -54,3 +54,37 @@ export const caseOutcomesResponseSchema = z.object({
   final: z.array(caseFinalOutcomeSchema).nullable(),
 });
 export type CaseOutcomesResponse = z.infer<typeof caseOutcomesResponseSchema>;
+
+/**
+ * One endpoint's inter-reader agreement over a study's scored cases (GET /api/studies/{id}/agreement;
+ * docs/OUTCOMES.md, Agreement). Every statistic is null where it cannot be computed (too few cases,
+ * no variance, no threshold for the categorical ones, more than two readers for Bland–Altman).
+ */
+export const endpointAgreementSchema = z.object({
+  endpointKey: z.string(),
+  label: z.string(),
+  /** Cases with at least two primary reads of this endpoint. */
+  cases: z.number().int(),
+  /** Readers per case in the statistics (the commonest count among those cases). */
+  readers: z.number().int(),
+  /** Cases in the ICC and Bland–Altman (every reader valued them), and in the kappa (every reader read them positive or not). */
+  valuedCases: z.number().int(),
+  categorisedCases: z.number().int(),
+  icc: z.number().nullable(),
+  iccLower95: z.number().nullable(),
+  iccUpper95: z.number().nullable(),
+  /** Cohen's kappa for two readers, Fleiss' for more. */
+  kappa: z.number().nullable(),
+  kappaKind: z.enum(['COHEN', 'FLEISS']).nullable(),
+  percentAgreement: z.number().nullable(),
+  meanDifference: z.number().nullable(),
+  loaLower: z.number().nullable(),
+  loaUpper: z.number().nullable(),
+});
+export type EndpointAgreement = z.infer<typeof endpointAgreementSchema>;
+
+export const studyAgreementResponseSchema = z.object({
+  success: z.literal(true),
+  endpoints: z.array(endpointAgreementSchema),
+});
+export type StudyAgreementResponse = z.infer<typeof studyAgreementResponseSchema>;

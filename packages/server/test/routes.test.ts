@@ -611,6 +611,11 @@ const FIXTURES: Record<string, Fixture | 'public' | 'publicRedirect' | 'signedUr
     scope: 'scoped',
     request: (s) => ({ url: `/api/cases/${s.caseId}/outcomes` }),
   },
+  'GET /api/studies/:id/agreement': {
+    as: 'ISC',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/studies/${s.studyId}/agreement` }),
+  },
   'PATCH /api/cases/:id': {
     scope: 'scoped',
     as: 'LabTech',

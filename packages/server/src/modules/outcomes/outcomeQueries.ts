@@ -146,3 +146,15 @@ export async function caseReads(db: Q, caseId: number) {
     .orderBy('user_id')
     .execute();
 }
+
+/** The primary readers' frozen values of a study's cases (archived and invalid cases left out). */
+export async function studyPrimaryReadings(db: Q, studyId: number) {
+  return db
+    .selectFrom('read_outcomes as o')
+    .innerJoin('cases as c', 'c.id', 'o.case_id')
+    .select(['o.case_id', 'o.reader_id', 'o.endpoint_key', 'o.value', 'o.positive'])
+    .where('c.study_id', '=', studyId)
+    .where('c.status', 'not in', ['ARCHIVED', 'INVALID'])
+    .where('o.reader_role', '=', 'PRIMARY')
+    .execute();
+}

@@ -1,15 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { CASE_OUTCOMES_PERMISSIONS, caseOutcomesResponseSchema } from '@lamina/domain';
+import {
+  CASE_OUTCOMES_PERMISSIONS,
+  READ_OUTCOMES_PERMISSION,
+  caseOutcomesResponseSchema,
+  studyAgreementResponseSchema,
+} from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
-import { policy } from '../../platform/rbac/policy.js';
+import { policy, studyFromParam } from '../../platform/rbac/policy.js';
 import { principalOf } from '../../platform/http/requestContext.js';
 import { idParams } from '../../platform/http/params.js';
 import { caseScope } from '../../access/caseScope.js';
 import { OutcomeService } from './outcomeService.js';
 
 /**
- * Read outcomes (issue 30, docs/OUTCOMES.md). GET /api/cases/{id}/outcomes: the roles that see
+ * Read outcomes (issue 30, docs/OUTCOMES.md). GET /api/studies/{id}/agreement: the roles that see
+ * every reader's values, in their studies. GET /api/cases/{id}/outcomes: the roles that see
  * results, and a case's readers (their own values only: the service's onlyOutcomesOf); a case the
  * user cannot see — for a reader, one not assigned to them — answers 404 (caseScope).
  */
@@ -27,6 +33,16 @@ export function outcomeRoutes(db: Db) {
         success: true as const,
         ...(await outcomes.caseOutcomes(principalOf(request), request.params.id)),
       }),
+    );
+
+    // The agreement between a study's readers: only the roles that see every reader's values.
+    r.get(
+      '/api/studies/:id/agreement',
+      {
+        config: { policy: policy.anyOf([READ_OUTCOMES_PERMISSION], studyFromParam('id')) },
+        schema: { params: idParams, response: { 200: studyAgreementResponseSchema } },
+      },
+      async (request) => ({ success: true as const, endpoints: await outcomes.studyAgreement(request.params.id) }),
     );
   };
 }

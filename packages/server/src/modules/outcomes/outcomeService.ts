@@ -8,6 +8,7 @@ import {
   readsAssignedCasesOnly,
   type AnnotationType,
   type CaseFinalOutcome,
+  type EndpointAgreement,
   type EndpointInput,
   type ReadOutcome,
 } from '@lamina/domain';
@@ -22,10 +23,12 @@ import {
   readerEndpointAnnotations,
   readOutcomeRows,
   studyEndpointsJson,
+  studyPrimaryReadings,
   type EndpointAnnotationRow,
   type ReadOutcomeRow,
 } from './outcomeQueries.js';
 import { presentReadOutcome } from './outcomePresenter.js';
+import { endpointAgreement, type PrimaryReading } from './studyAgreement.js';
 
 type Tx = Transaction<DB>;
 
@@ -192,5 +195,21 @@ export class OutcomeService {
       return { endpointKey: definition.key, ...finalOutcome(definition, results, null) };
     });
     return { outcomes, final };
+  }
+
+  /**
+   * GET /api/studies/{id}/agreement (issue 30): each of the study's endpoints' agreement between
+   * its primary readers over the study's cases (studyAgreement.ts). Only for the roles that see
+   * every reader's values (the route's permission); never for a reader.
+   */
+  async studyAgreement(studyId: number): Promise<EndpointAgreement[]> {
+    const endpoints = endpointsSchema.parse(await studyEndpointsJson(this.db, studyId));
+    if (endpoints.length === 0) return [];
+    const byEndpoint = new Map<string, PrimaryReading[]>();
+    for (const r of await studyPrimaryReadings(this.db, studyId)) {
+      const reading = { caseId: r.case_id, readerId: r.reader_id, value: r.value, positive: r.positive };
+      byEndpoint.set(r.endpoint_key, [...(byEndpoint.get(r.endpoint_key) ?? []), reading]);
+    }
+    return endpoints.map((definition) => endpointAgreement(definition, byEndpoint.get(definition.key) ?? []));
   }
 }
