@@ -157,6 +157,28 @@ export type Adjudication = z.infer<typeof adjudicationSchema>;
 export type AdjudicationConfig = NonNullable<Adjudication>;
 
 /**
+ * An endpoint with its keys in the schema's order and no undefined ones, whatever order it was sent
+ * in or jsonb stored it in: the server stores and returns this form, and the study form builds it,
+ * so a stored and a sent value compare as equal (a round trip is no change) and audit rows read alike.
+ */
+export function canonicalEndpoint(d: EndpointDefinition): EndpointDefinition {
+  return {
+    key: d.key,
+    label: d.label,
+    kind: d.kind,
+    ...(d.className !== undefined && { className: d.className }),
+    ...(d.threshold !== undefined && { threshold: d.threshold }),
+    ...(d.positiveWhen !== undefined && { positiveWhen: d.positiveWhen }),
+  };
+}
+
+/** The adjudication rule in the same one form (see canonicalEndpoint). */
+export function canonicalAdjudication(a: Adjudication): Adjudication {
+  if (a === null) return null;
+  return { endpointKey: a.endpointKey, rule: a.rule, ...(a.value !== undefined && { value: a.value }) };
+}
+
+/**
  * The adjudication rule against the study's endpoints: its endpointKey names one of them, and
  * CATEGORY_DISAGREES needs that endpoint to have a threshold. The refusal, or null.
  */

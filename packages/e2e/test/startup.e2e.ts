@@ -60,6 +60,20 @@ async function expectEarlyTiles(page: Page, entries: Entry[]): Promise<void> {
   ).toEqual([]);
 }
 
+/** Logged in as the ISC: the demo study, its case ENDO-1004 and that case's first image. */
+async function demoCaseAsIsc(page: Page): Promise<{ studyId: number; caseId: number; imageId: number }> {
+  await loginViaUi(page, 'isc');
+  await waitForPath(page, '/studies');
+  const studyId = await demoStudyId(page);
+  const caseId = await demoCaseId(page, studyId, 'ENDO-1004');
+  const c = (await (await page.request.get(appUrl(`/api/cases/${caseId}`))).json()) as {
+    case: { images: { id: number }[] };
+  };
+  const imageId = c.case.images[0]?.id;
+  expect(imageId).toBeDefined();
+  return { studyId, caseId, imageId: imageId ?? 0 };
+}
+
 const requestsOf = (entries: Entry[], path: string) => entries.filter((e) => e.kind === 'resource' && e.name === path);
 const markAt = (entries: Entry[], name: string) => entries.find((e) => e.kind === 'mark' && e.name === name)?.start;
 
@@ -67,15 +81,7 @@ describe("the viewers' critical path (issue 28)", () => {
   test('the case viewer: data and code asked for by the document, each once, in a handful of files', async ({
     page,
   }) => {
-    await loginViaUi(page, 'isc');
-    await waitForPath(page, '/studies');
-    const studyId = await demoStudyId(page);
-    const caseId = await demoCaseId(page, studyId, 'ENDO-1004');
-    const c = (await (await page.request.get(appUrl(`/api/cases/${caseId}`))).json()) as {
-      case: { images: { id: number }[] };
-    };
-    const imageId = c.case.images[0]?.id;
-    expect(imageId).toBeDefined();
+    const { studyId, caseId, imageId } = await demoCaseAsIsc(page);
 
     // A full load of the viewer's URL, as from a bookmark or a link in an e-mail.
     await page.goto(appUrl(`/studies/${studyId}/cases/${caseId}`));
@@ -111,14 +117,7 @@ describe("the viewers' critical path (issue 28)", () => {
   test("the image viewer: the image asked for by the document, once, and the first frame's tiles with it", async ({
     page,
   }) => {
-    await loginViaUi(page, 'isc');
-    await waitForPath(page, '/studies');
-    const studyId = await demoStudyId(page);
-    const caseId = await demoCaseId(page, studyId, 'ENDO-1004');
-    const c = (await (await page.request.get(appUrl(`/api/cases/${caseId}`))).json()) as {
-      case: { images: { id: number }[] };
-    };
-    const imageId = c.case.images[0]?.id ?? 0;
+    const { studyId, imageId } = await demoCaseAsIsc(page);
     await page.goto(appUrl(`/studies/${studyId}/images/${imageId}`));
     await expectTissue(page, 'startup-image-viewer.png');
     const entries = await timeline(page);

@@ -4,11 +4,11 @@ import {
   INDICATIONS,
   MODALITIES,
   adjudicationSchema,
+  canonicalAdjudication,
+  canonicalEndpoint,
   endpointsSchema,
   validateStudyConfig,
-  type Adjudication,
   type AnnotationClassList,
-  type EndpointDefinition,
   type Indication,
   type Modality,
   type StudyConfig,
@@ -66,26 +66,6 @@ export function normalizeScalars(s: Scalars): Scalars {
     adjudication: canonicalAdjudication(s.adjudication),
     signatures: s.signatures,
   };
-}
-
-/**
- * An endpoint with its keys in one order, whatever order it was sent or jsonb stored it in: stored
- * and sent values then compare as equal (valuesDiffer compares JSON) and audit rows read alike.
- */
-function canonicalEndpoint(d: EndpointDefinition): EndpointDefinition {
-  return {
-    key: d.key,
-    label: d.label,
-    kind: d.kind,
-    ...(d.className !== undefined && { className: d.className }),
-    ...(d.threshold !== undefined && { threshold: d.threshold }),
-    ...(d.positiveWhen !== undefined && { positiveWhen: d.positiveWhen }),
-  };
-}
-
-function canonicalAdjudication(a: Adjudication): Adjudication {
-  if (a === null) return null;
-  return { endpointKey: a.endpointKey, rule: a.rule, ...(a.value !== undefined && { value: a.value }) };
 }
 
 /**

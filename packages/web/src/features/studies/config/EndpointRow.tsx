@@ -1,6 +1,7 @@
 import { Button, HTMLSelect, InputGroup } from '@blueprintjs/core';
 import {
   COUNT_ENDPOINT_KINDS,
+  canonicalEndpoint,
   ENDPOINT_KINDS,
   ENDPOINT_LABEL_MAX,
   type EndpointDefinition,
@@ -28,18 +29,6 @@ const POSITIVE_WHEN_OPTIONS = [
 ];
 
 const isCount = (kind: EndpointKind) => COUNT_ENDPOINT_KINDS.includes(kind);
-
-/** An endpoint with its keys in the schema's order and no undefined ones, as the server returns it. */
-function endpointOf(d: EndpointDefinition): EndpointDefinition {
-  return {
-    key: d.key,
-    label: d.label,
-    kind: d.kind,
-    ...(d.className !== undefined && { className: d.className }),
-    ...(d.threshold !== undefined && { threshold: d.threshold }),
-    ...(d.positiveWhen !== undefined && { positiveWhen: d.positiveWhen }),
-  };
-}
 
 /** Blank: undefined; text that is no number: NaN, which the domain's schema names. */
 function parseDecimal(text: string): number | undefined {
@@ -95,7 +84,7 @@ export function EndpointRow({ index, endpoint, pointClassNames, messages, onChan
   // By position (keys may repeat while being typed), with the key once there is one.
   const name = `Endpoint ${index + 1}${endpoint.key.trim() === '' ? '' : ` (${endpoint.key})`}`;
   const invalid = messages.length > 0 ? 'danger' : 'none';
-  const set = (patch: Partial<EndpointDefinition>) => onChange(endpointOf({ ...endpoint, ...patch }));
+  const set = (patch: Partial<EndpointDefinition>) => onChange(canonicalEndpoint({ ...endpoint, ...patch }));
   const classNames =
     endpoint.className !== undefined && !pointClassNames.includes(endpoint.className)
       ? [...pointClassNames, endpoint.className]
@@ -104,7 +93,7 @@ export function EndpointRow({ index, endpoint, pointClassNames, messages, onChan
   function handleKind(kind: EndpointKind) {
     // Only the count kinds take a class: keep it, or take the first point class.
     const className = isCount(kind) ? (endpoint.className ?? pointClassNames[0]) : undefined;
-    onChange(endpointOf({ ...endpoint, kind, className }));
+    onChange(canonicalEndpoint({ ...endpoint, kind, className }));
   }
 
   return (

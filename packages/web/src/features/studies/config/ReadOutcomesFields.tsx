@@ -1,6 +1,7 @@
 import { Button, HTMLSelect, Switch } from '@blueprintjs/core';
 import {
   ADJUDICATION_RULES,
+  canonicalAdjudication,
   type Adjudication,
   type AdjudicationRule,
   type EndpointDefinition,
@@ -28,12 +29,6 @@ const RULE_LABELS: Readonly<Record<AdjudicationRule, string>> = {
   CATEGORY_DISAGREES: 'Categories disagree',
   ABS_DIFF_ABOVE: 'Absolute difference above',
 };
-
-/** The rule with its keys in the schema's order, as the server returns it (so an undone change is no change). */
-function adjudicationOf(a: Adjudication): Adjudication {
-  if (a === null) return null;
-  return { endpointKey: a.endpointKey, rule: a.rule, ...(a.value !== undefined && { value: a.value }) };
-}
 
 /**
  * The study's read outcomes (issue 30, docs/OUTCOMES.md): its endpoints, the adjudication rule and
@@ -69,7 +64,7 @@ export function ReadOutcomesFields({ value, pointClassNames, onChange, issues, r
     );
   }
   function setAdjudication(next: Adjudication) {
-    onChange('adjudication', adjudicationOf(next));
+    onChange('adjudication', canonicalAdjudication(next));
   }
 
   const keys = endpoints.map((d) => d.key).filter((k) => k.trim() !== '');
