@@ -151,7 +151,10 @@ const isId = (value: unknown): value is number => Number.isInteger(value) && (va
 /** The image last chosen in a case (doc 3 §3, selected image). */
 export const readCaseImage = (caseId: number): number | undefined => readMap(KEYS.caseImages, isId).get(String(caseId));
 /** The image a case viewer shows first: the one last chosen in the case if it is still there, else the first. */
-export function shownCaseImage<T extends { id: number }>(images: readonly T[], kept: number | null | undefined): T | null {
+export function shownCaseImage<T extends { id: number }>(
+  images: readonly T[],
+  kept: number | null | undefined,
+): T | null {
   return images.find((image) => image.id === kept) ?? images[0] ?? null;
 }
 export const writeCaseImage = (caseId: number, imageId: number): void =>
