@@ -72,19 +72,25 @@ export interface EarlyTileOptions {
 }
 
 /**
- * Starts a GET of `path` for the API client to take (lib/earlyRequests.ts) and returns a copy of
- * its answer for the early script's own reading, cloned before any other reader can have used the
- * body. A failure is the app's to see: the client then asks again itself.
+ * Starts a GET of `path` for the API client to take (lib/earlyRequests.ts). A failure is the app's
+ * to see: the client then asks again itself.
  */
-function startGet(registry: Map<string, EarlyEntry>, path: string, now: number): Promise<Response | null> {
+function startGet(registry: Map<string, EarlyEntry>, path: string, now: number): Promise<Response> {
   const response = fetch(path, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
-  const copy = response.then(
+  response.catch(() => undefined);
+  registry.set(path, { response, startedAt: now });
+  return response;
+}
+
+/**
+ * A copy of an early answer for the early script's own reading (null when it failed), for the
+ * answers it reads only: taken in the tick the GET started, before the client can have used the body.
+ */
+const copyOf = (response: Promise<Response>): Promise<Response | null> =>
+  response.then(
     (r) => (r.ok ? r.clone() : null),
     () => null,
   );
-  registry.set(path, { response, startedAt: now });
-  return copy;
-}
 
 const jsonOf = (response: Response | null): Promise<unknown> =>
   response ? response.json().catch(() => null) : Promise.resolve(null);
@@ -123,7 +129,7 @@ async function startFirstTiles(
     // In an object: a promise resolving to the GET's own promise would wait for its answer.
     const imageGet = pageAnswer.then(jsonOf).then((c) => {
       const imageId = options.caseImage(page.id, caseImagesOf(c));
-      return imageId === null ? null : { answer: startGet(registry, `/api/images/${String(imageId)}`, now) };
+      return imageId === null ? null : { answer: copyOf(startGet(registry, `/api/images/${String(imageId)}`, now)) };
     });
     // The app's GET of an image waits for this (lib/earlyRequests.ts): one GET of the image, not two.
     const settled = imageGet.then(
@@ -162,9 +168,13 @@ export function startEarly(
   const page = earlyPage(pathname);
   const registry = (window.__laminaEarly ??= new Map<string, EarlyEntry>());
   const answers = earlyPaths(page).map((path) => startGet(registry, path, now));
+  // The image's or case's answer is the one the early script reads itself (the session's and the
+  // configuration's are the app's alone: no copy of them is kept).
   const pageAnswer = answers[2];
   if (page.kind !== 'other' && tiles && pageAnswer) {
-    window.__laminaEarlyTilesStarted = startFirstTiles(page, pageAnswer, registry, tiles, now).catch(() => undefined);
+    window.__laminaEarlyTilesStarted = startFirstTiles(page, copyOf(pageAnswer), registry, tiles, now).catch(
+      () => undefined,
+    );
   }
   if (page.kind !== 'other' && assets) {
     for (const href of assets[page.kind]) {
