@@ -208,7 +208,10 @@ export class OutcomeService {
     const byEndpoint = new Map<string, PrimaryReading[]>();
     for (const r of await studyPrimaryReadings(this.db, studyId)) {
       const reading = { caseId: r.case_id, readerId: r.reader_id, value: r.value, positive: r.positive };
-      byEndpoint.set(r.endpoint_key, [...(byEndpoint.get(r.endpoint_key) ?? []), reading]);
+      // Appended in place: a copy per reading would be quadratic in a study's 10^4 cases.
+      const readings = byEndpoint.get(r.endpoint_key);
+      if (readings) readings.push(reading);
+      else byEndpoint.set(r.endpoint_key, [reading]);
     }
     return endpoints.map((definition) => endpointAgreement(definition, byEndpoint.get(definition.key) ?? []));
   }
