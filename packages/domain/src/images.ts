@@ -51,6 +51,7 @@ export const CASE_STATUSES = [
   'PENDING_LAB_QC',
   'PENDING_QC',
   'PROCESSED',
+  'PENDING_ADJUDICATION',
   'COMPLETED',
   'ON_HOLD',
   'INVALID',
@@ -63,6 +64,8 @@ export const CASE_STATUS_LABELS: Readonly<Record<CaseStatus, string>> = {
   PENDING_LAB_QC: 'Pending Lab QC',
   PENDING_QC: 'Pending QC',
   PROCESSED: 'Processed',
+  // Beyond the spec's list (issue 30): the primary reads disagree by the study's adjudication rule.
+  PENDING_ADJUDICATION: 'Pending Adjudication',
   COMPLETED: 'Completed',
   ON_HOLD: 'On Hold',
   INVALID: 'Invalid',

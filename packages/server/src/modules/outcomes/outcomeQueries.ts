@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MultilineCategory } from '@lamina/domain';
+import type { CaseStatus, MultilineCategory } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
 
 type Q = Kysely<DB>;
@@ -25,15 +25,15 @@ export async function studyEndpointsJson(db: Q, studyId: number): Promise<unknow
   return row.endpoints;
 }
 
-/** The study's endpoints (as stored) of the study a case belongs to. */
-export async function caseStudyEndpointsJson(db: Q, caseId: number): Promise<unknown> {
+/** A case's status and its study's endpoints (as stored). */
+export async function caseOutcomeState(db: Q, caseId: number): Promise<{ status: CaseStatus; endpoints: unknown }> {
   const row = await db
     .selectFrom('cases')
     .innerJoin('studies', 'studies.id', 'cases.study_id')
-    .select('studies.endpoints')
+    .select(['cases.status', 'studies.endpoints'])
     .where('cases.id', '=', caseId)
     .executeTakeFirstOrThrow();
-  return row.endpoints;
+  return { status: row.status as CaseStatus, endpoints: row.endpoints };
 }
 
 /**
@@ -137,11 +137,11 @@ export async function readOutcomeRows(db: Q, caseId: number, readerIds: readonly
     .execute() satisfies Promise<ReadOutcomeRow[]>;
 }
 
-/** The case's assigned readers and when each marked it (null: not yet). */
+/** The case's reads — its primary readers' and its adjudicator's — and when each was marked (null: not yet). */
 export async function caseReads(db: Q, caseId: number) {
   return db
     .selectFrom('case_readers')
-    .select(['user_id', 'read_at'])
+    .select(['user_id', 'read_at', 'role'])
     .where('case_id', '=', caseId)
     .orderBy('user_id')
     .execute();

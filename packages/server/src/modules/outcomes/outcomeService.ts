@@ -4,7 +4,6 @@ import {
   computeEndpoint,
   endpointInputOf,
   endpointsSchema,
-  finalOutcome,
   readsAssignedCasesOnly,
   type AnnotationType,
   type CaseFinalOutcome,
@@ -19,7 +18,7 @@ import type { AuditEvent } from '../../platform/audit/audit.js';
 import {
   aiEndpointAnnotations,
   caseReads,
-  caseStudyEndpointsJson,
+  caseOutcomeState,
   readerEndpointAnnotations,
   readOutcomeRows,
   studyEndpointsJson,
@@ -28,6 +27,7 @@ import {
   type ReadOutcomeRow,
 } from './outcomeQueries.js';
 import { presentReadOutcome } from './outcomePresenter.js';
+import { caseFinalOutcomes } from './caseFinal.js';
 import { endpointAgreement, type PrimaryReading } from './studyAgreement.js';
 
 type Tx = Transaction<DB>;
@@ -180,20 +180,9 @@ export class OutcomeService {
     const rows = await readOutcomeRows(this.db, caseId, only === null ? null : [only]);
     const outcomes = rows.map(presentReadOutcome);
     if (only !== null) return { outcomes, final: null };
-    const reads = await caseReads(this.db, caseId);
-    if (reads.length === 0 || reads.some((r) => r.read_at === null)) return { outcomes, final: null };
-    const endpoints = endpointsSchema.parse(await caseStudyEndpointsJson(this.db, caseId));
-    const primary = rows.filter((r) => r.reader_role === 'PRIMARY');
-    const final = endpoints.map((definition) => {
-      const results = reads.map(
-        (read) =>
-          primary.find((r) => r.reader_id === read.user_id && r.endpoint_key === definition.key) ?? {
-            value: null,
-            positive: null,
-          },
-      );
-      return { endpointKey: definition.key, ...finalOutcome(definition, results, null) };
-    });
+    const [reads, state] = await Promise.all([caseReads(this.db, caseId), caseOutcomeState(this.db, caseId)]);
+    const endpoints = endpointsSchema.parse(state.endpoints);
+    const final = caseFinalOutcomes(endpoints, state.status, reads, rows);
     return { outcomes, final };
   }
 

@@ -129,6 +129,11 @@ export interface CaseReadersTable {
    * annotations).
    */
   include_ai_counts: boolean | null;
+  /**
+   * PRIMARY: one of the case's assigned readers; ADJUDICATOR: the reader assigned to a case pending
+   * adjudication (issue 30), whose read decides its final values.
+   */
+  role: Generated<'PRIMARY' | 'ADJUDICATOR'>;
 }
 
 export interface CasesTable {
