@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import type { Permission } from './permissions.js';
 import { MARK_SCORED_PERMISSION } from './cases.js';
+import { TEXT_LIMITS } from './constants.js';
+import { CASE_STATUSES } from './images.js';
+import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
+import type { EndpointDefinition } from './endpoints.js';
 
 // ---------------------------------------------------------------------------------------------
 // Read outcomes on the wire (issue 30; docs/OUTCOMES.md): each reader's values of the study's
@@ -88,3 +92,164 @@ export const studyAgreementResponseSchema = z.object({
   endpoints: z.array(endpointAgreementSchema),
 });
 export type StudyAgreementResponse = z.infer<typeof studyAgreementResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// The study's Reads tab (issue 30; docs/OUTCOMES.md, The Reads tab): one page of the study's read
+// cases with each reader's values and the final ones, and the primary readers' value pairs of one
+// endpoint for the agreement charts.
+// ---------------------------------------------------------------------------------------------
+
+/** The Reads tab's messages. */
+export const OUTCOME_MESSAGES = {
+  noReads: 'No reads have been scored yet',
+  noReadsMatch: 'No read cases match',
+  unableToFetchOutcomes: 'Unable to fetch the read outcomes',
+  unableToFetchAgreement: 'Unable to fetch the agreement',
+  unableToFetchPairs: "Unable to fetch the readers' values",
+} as const;
+
+/**
+ * Sort keys of GET /api/studies/{id}/outcomes. `scoredAt`: the case's latest frozen value's time
+ * (the last read marked). Subject and visit sort only for users who may see them.
+ */
+export const STUDY_OUTCOME_SORT_KEYS = [
+  'scoredAt',
+  'procId',
+  'histoProcedureId',
+  'subjectId',
+  'visitId',
+  'status',
+] as const;
+export type StudyOutcomeSortKey = (typeof STUDY_OUTCOME_SORT_KEYS)[number];
+
+/**
+ * The adjudication filter: `yes` the cases whose adjudicator has marked them, `pending` those
+ * waiting for adjudication (Pending Adjudication, or an adjudicator assigned who has not marked),
+ * `no` the others.
+ */
+export const OUTCOME_ADJUDICATION_FILTERS = ['yes', 'pending', 'no'] as const;
+export type OutcomeAdjudicationFilter = (typeof OUTCOME_ADJUDICATION_FILTERS)[number];
+
+export const studyOutcomeListQuerySchema = z.object({
+  /** Contained in the Endo or the Histo Procedure ID, as the Cases tab's search. */
+  procId: z.string().max(TEXT_LIMITS.search).optional(),
+  adjudicated: z.enum(OUTCOME_ADJUDICATION_FILTERS).optional(),
+  page: pageSchema.optional(),
+  pageSize: pageSizeSchema.optional(),
+  sort: z.enum(sortValues(STUDY_OUTCOME_SORT_KEYS)).default('-scoredAt'),
+});
+export type StudyOutcomeListQuery = z.input<typeof studyOutcomeListQuerySchema>;
+
+/** One frozen value of a reader in the list (readOutcomeSchema without the reader, given once). */
+export const studyOutcomeValueSchema = readOutcomeSchema.pick({
+  endpointKey: true,
+  value: true,
+  positive: true,
+  reason: true,
+  scoredAt: true,
+});
+export type StudyOutcomeValue = z.infer<typeof studyOutcomeValueSchema>;
+
+/** One of the case's reads: its values, none while the reader has not marked the case. */
+export const studyOutcomeReaderSchema = z.object({
+  readerId: z.number().int(),
+  readerName: z.string(),
+  readerRole: z.enum(OUTCOME_READER_ROLES),
+  values: z.array(studyOutcomeValueSchema),
+});
+export type StudyOutcomeReader = z.infer<typeof studyOutcomeReaderSchema>;
+
+/**
+ * One case of the Reads tab. `readers`: the primary readers in the order of their ids, then the
+ * adjudicator. `final` as GET /api/cases/{id}/outcomes gives it (caseFinal.ts, the one rule);
+ * subject and visit null for users without their view permissions.
+ */
+export const studyOutcomeCaseSchema = z.object({
+  caseId: z.number().int(),
+  procId: z.string().nullable(),
+  histoProcedureId: z.string().nullable(),
+  subjectId: z.string().nullable(),
+  visitId: z.string().nullable(),
+  status: z.enum(CASE_STATUSES),
+  readers: z.array(studyOutcomeReaderSchema),
+  final: z.array(caseFinalOutcomeSchema).nullable(),
+  /** The case waits for its adjudicator (Pending Adjudication, or assigned and not yet marked). */
+  adjudicationPending: z.boolean(),
+});
+export type StudyOutcomeCase = z.infer<typeof studyOutcomeCaseSchema>;
+
+export const studyOutcomeListResponseSchema = z.object({
+  success: z.literal(true),
+  total: z.number().int(),
+  cases: z.array(studyOutcomeCaseSchema),
+});
+export type StudyOutcomeListResponse = z.infer<typeof studyOutcomeListResponseSchema>;
+
+export const outcomePairsQuerySchema = z.object({ endpointKey: z.string().min(1).max(TEXT_LIMITS.search) });
+
+/**
+ * GET /api/studies/{id}/outcomes/pairs?endpointKey: the two primary readers' values of each case
+ * that enters the endpoint's Bland–Altman figures — `a` the reader with the smaller id — so the
+ * charts plot exactly what the agreement panel states. Empty unless the commonest reader count is 2.
+ */
+export const outcomePairsResponseSchema = z.object({
+  success: z.literal(true),
+  pairs: z.array(z.object({ caseId: z.number().int(), a: z.number(), b: z.number() })),
+});
+export type OutcomePairsResponse = z.infer<typeof outcomePairsResponseSchema>;
+
+/** Why an agreement figure is null (shown beside its '—'). */
+export const AGREEMENT_GAP_MESSAGES = {
+  fewValued: 'Fewer than 2 cases where every reader has a value',
+  fewCategorised: 'Fewer than 2 cases where every reader has a positive/negative reading',
+  noThreshold: 'The endpoint has no threshold, so no positive/negative reading',
+  noVariance: 'The values do not vary between cases',
+  oneCategory: 'Every reading falls in one category',
+  noInterval: 'The interval cannot be computed for these values',
+  notTwoReaders: 'Bland–Altman compares exactly two readers per case',
+} as const;
+
+/** Why each group of an endpoint's agreement figures is null; null where the figure is there. */
+export interface AgreementGaps {
+  icc: string | null;
+  iccInterval: string | null;
+  kappa: string | null;
+  percentAgreement: string | null;
+  blandAltman: string | null;
+}
+
+/**
+ * The reason behind each null figure of an endpoint's agreement (endpointAgreementSchema), from the
+ * counts the route gives and whether the endpoint has a threshold; the statistics' own rules
+ * (agreementStatistics.ts): n < 2 → null, no variance → null, p_e = 1 → null.
+ */
+export function agreementGaps(
+  agreement: EndpointAgreement,
+  definition: Pick<EndpointDefinition, 'threshold'> | undefined,
+): AgreementGaps {
+  const fewValued = agreement.valuedCases < 2 ? AGREEMENT_GAP_MESSAGES.fewValued : null;
+  const categorical =
+    definition?.threshold === undefined
+      ? AGREEMENT_GAP_MESSAGES.noThreshold
+      : agreement.categorisedCases < 2
+        ? AGREEMENT_GAP_MESSAGES.fewCategorised
+        : null;
+  return {
+    icc: agreement.icc !== null ? null : (fewValued ?? AGREEMENT_GAP_MESSAGES.noVariance),
+    iccInterval:
+      agreement.icc === null
+        ? null
+        : agreement.iccLower95 !== null && agreement.iccUpper95 !== null
+          ? null
+          : AGREEMENT_GAP_MESSAGES.noInterval,
+    kappa: agreement.kappa !== null ? null : (categorical ?? AGREEMENT_GAP_MESSAGES.oneCategory),
+    percentAgreement:
+      agreement.percentAgreement !== null ? null : (categorical ?? AGREEMENT_GAP_MESSAGES.fewCategorised),
+    blandAltman:
+      agreement.meanDifference !== null
+        ? null
+        : agreement.readers > 2
+          ? AGREEMENT_GAP_MESSAGES.notTwoReaders
+          : (fewValued ?? AGREEMENT_GAP_MESSAGES.fewValued),
+  };
+}

@@ -616,6 +616,31 @@ const FIXTURES: Record<string, Fixture | 'public' | 'publicRedirect' | 'signedUr
     scope: 'scoped',
     request: (s) => ({ url: `/api/studies/${s.studyId}/agreement` }),
   },
+  'GET /api/studies/:id/outcomes': {
+    as: 'ISC',
+    scope: 'scoped',
+    request: (s) => ({ url: `/api/studies/${s.studyId}/outcomes?page=1&pageSize=10` }),
+  },
+  'GET /api/studies/:id/outcomes/pairs': {
+    as: 'ISC',
+    scope: 'scoped',
+    // A key the study names (any other is 400): study A's first endpoint; until the reader-isolation
+    // sequence below gives it one, an endpoint that needs no point class.
+    request: async (s) => {
+      const db = t.database.db;
+      const study = await db.selectFrom('studies').select('endpoints').where('id', '=', s.studyId).executeTakeFirst();
+      let key = (study?.endpoints as { key: string }[] | undefined)?.[0]?.key;
+      if (study && key === undefined) {
+        key = 'walk';
+        await db
+          .updateTable('studies')
+          .set({ endpoints: JSON.stringify([{ key, label: 'Walk', kind: 'VH_CD_RATIO' }]) })
+          .where('id', '=', s.studyId)
+          .execute();
+      }
+      return { url: `/api/studies/${s.studyId}/outcomes/pairs?endpointKey=${key ?? 'walk'}` };
+    },
+  },
   'PATCH /api/cases/:id': {
     scope: 'scoped',
     as: 'LabTech',

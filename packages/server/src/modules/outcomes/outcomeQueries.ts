@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely';
-import type { CaseStatus, MultilineCategory } from '@lamina/domain';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { CaseStatus, MultilineCategory, OutcomeAdjudicationFilter, StudyOutcomeSortKey } from '@lamina/domain';
 import type { DB } from '../../platform/db/schema.js';
+import { likeContains } from '../../platform/db/paging.js';
 
 type Q = Kysely<DB>;
 
@@ -156,5 +157,149 @@ export async function studyPrimaryReadings(db: Q, studyId: number) {
     .where('c.study_id', '=', studyId)
     .where('c.status', 'not in', ['ARCHIVED', 'INVALID'])
     .where('o.reader_role', '=', 'PRIMARY')
+    .execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The study's Reads tab (GET /api/studies/{id}/outcomes and …/outcomes/pairs)
+// ---------------------------------------------------------------------------------------------
+
+export interface StudyOutcomeFilter {
+  studyId: number;
+  procId?: string | undefined;
+  adjudicated?: OutcomeAdjudicationFilter | undefined;
+  sort: StudyOutcomeSortKey;
+  descending: boolean;
+  limit?: number | undefined;
+  offset?: number | undefined;
+}
+
+const OUTCOME_SORT_COLUMNS: Record<StudyOutcomeSortKey, string> = {
+  scoredAt: 'last_scored_at',
+  procId: 'lower_proc_id',
+  histoProcedureId: 'cases.histo_procedure_id',
+  subjectId: 'cases.subject_id',
+  visitId: 'cases.visit_id',
+  status: 'cases.status',
+};
+
+/**
+ * The Reads tab's cases: the study's cases not archived that have at least one frozen value or wait
+ * for adjudication, with the Cases tab's Procedure ID search and the adjudication filter.
+ */
+function readCaseMatches(eb: ExpressionBuilder<DB, 'cases'>, filter: StudyOutcomeFilter): Expression<SqlBool> {
+  const frozen = eb.selectFrom('read_outcomes as o').select('o.id').whereRef('o.case_id', '=', 'cases.id');
+  const adjudicator = eb
+    .selectFrom('case_readers as adj')
+    .select('adj.user_id')
+    .whereRef('adj.case_id', '=', 'cases.id')
+    .where('adj.role', '=', 'ADJUDICATOR');
+  const pending = eb.or([
+    eb('cases.status', '=', 'PENDING_ADJUDICATION'),
+    eb.exists(adjudicator.where('adj.read_at', 'is', null)),
+  ]);
+  const adjudicated = eb.exists(adjudicator.where('adj.read_at', 'is not', null));
+  const conditions: Expression<SqlBool>[] = [
+    eb('cases.study_id', '=', filter.studyId),
+    eb('cases.status', '!=', 'ARCHIVED'),
+    eb.or([eb.exists(frozen), eb('cases.status', '=', 'PENDING_ADJUDICATION')]),
+  ];
+  if (filter.procId) {
+    const like = likeContains(filter.procId);
+    conditions.push(eb.or([eb('cases.proc_id', 'ilike', like), eb('cases.histo_procedure_id', 'ilike', like)]));
+  }
+  if (filter.adjudicated === 'yes') conditions.push(adjudicated);
+  else if (filter.adjudicated === 'pending') conditions.push(pending);
+  else if (filter.adjudicated === 'no') conditions.push(eb.not(adjudicated), eb.not(pending));
+  return eb.and(conditions);
+}
+
+/** One page of the Reads tab's cases, filtered, sorted and paged in one statement (a study may have 10^4). */
+export async function listStudyOutcomeCases(db: Q, filter: StudyOutcomeFilter) {
+  const direction = filter.descending ? sql`desc nulls last` : sql`asc nulls last`;
+  let query = db
+    .selectFrom('cases')
+    .where((eb) => readCaseMatches(eb, filter))
+    .select((eb) => [
+      'cases.id',
+      'cases.proc_id',
+      'cases.histo_procedure_id',
+      'cases.subject_id',
+      'cases.visit_id',
+      'cases.status',
+      eb
+        .selectFrom('read_outcomes as last')
+        .select((e) => e.fn.max('last.scored_at').as('at'))
+        .whereRef('last.case_id', '=', 'cases.id')
+        .as('last_scored_at'),
+      sql<string>`lower(cases.proc_id)`.as('lower_proc_id'),
+      sql<number>`count(*) over ()::int`.as('total'),
+    ])
+    .orderBy(sql`${sql.ref(OUTCOME_SORT_COLUMNS[filter.sort])} ${direction}`)
+    .orderBy('cases.id', filter.descending ? 'desc' : 'asc');
+  if (filter.limit !== undefined) query = query.limit(filter.limit).offset(filter.offset ?? 0);
+  const rows = await query.execute();
+  let total = rows[0]?.total ?? 0;
+  if (rows.length === 0 && (filter.offset ?? 0) > 0) {
+    const counted = await db
+      .selectFrom('cases')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where((eb) => readCaseMatches(eb, filter))
+      .executeTakeFirst();
+    total = counted?.n ?? 0;
+  }
+  return { rows, total };
+}
+export type StudyOutcomeCaseRow = Awaited<ReturnType<typeof listStudyOutcomeCases>>['rows'][number];
+
+/** The reads of the given cases — primary readers' and adjudicators' — with the readers' names. */
+export async function casesReads(db: Q, caseIds: readonly number[]) {
+  if (caseIds.length === 0) return [];
+  return db
+    .selectFrom('case_readers as cr')
+    .innerJoin('users as u', 'u.id', 'cr.user_id')
+    .select(['cr.case_id', 'cr.user_id', 'cr.read_at', 'cr.role', 'u.username', 'u.first_name', 'u.last_name'])
+    .where('cr.case_id', 'in', caseIds)
+    .orderBy('cr.case_id')
+    .orderBy('cr.user_id')
+    .execute();
+}
+
+/** The frozen values of the given cases, in the order they were frozen. */
+export async function casesReadOutcomes(db: Q, caseIds: readonly number[]) {
+  if (caseIds.length === 0) return [];
+  return db
+    .selectFrom('read_outcomes as o')
+    .innerJoin('users as u', 'u.id', 'o.reader_id')
+    .select([
+      'o.id',
+      'o.case_id',
+      'o.reader_id',
+      'u.username',
+      'u.first_name',
+      'u.last_name',
+      'o.reader_role',
+      'o.endpoint_key',
+      'o.value',
+      'o.positive',
+      'o.reason',
+      'o.scored_at',
+    ])
+    .where('o.case_id', 'in', caseIds)
+    .orderBy('o.scored_at')
+    .orderBy('o.id')
+    .execute() satisfies Promise<(ReadOutcomeRow & { case_id: number })[]>;
+}
+
+/** The primary readers' frozen values of one endpoint on a study's cases (as studyPrimaryReadings). */
+export async function studyPrimaryReadingsOf(db: Q, studyId: number, endpointKey: string) {
+  return db
+    .selectFrom('read_outcomes as o')
+    .innerJoin('cases as c', 'c.id', 'o.case_id')
+    .select(['o.case_id', 'o.reader_id', 'o.value', 'o.positive'])
+    .where('c.study_id', '=', studyId)
+    .where('c.status', 'not in', ['ARCHIVED', 'INVALID'])
+    .where('o.reader_role', '=', 'PRIMARY')
+    .where('o.endpoint_key', '=', endpointKey)
     .execute();
 }

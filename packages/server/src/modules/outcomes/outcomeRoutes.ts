@@ -4,7 +4,11 @@ import {
   CASE_OUTCOMES_PERMISSIONS,
   READ_OUTCOMES_PERMISSION,
   caseOutcomesResponseSchema,
+  outcomePairsQuerySchema,
+  outcomePairsResponseSchema,
   studyAgreementResponseSchema,
+  studyOutcomeListQuerySchema,
+  studyOutcomeListResponseSchema,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { policy, studyFromParam } from '../../platform/rbac/policy.js';
@@ -43,6 +47,40 @@ export function outcomeRoutes(db: Db) {
         schema: { params: idParams, response: { 200: studyAgreementResponseSchema } },
       },
       async (request) => ({ success: true as const, endpoints: await outcomes.studyAgreement(request.params.id) }),
+    );
+
+    // The study's Reads tab (issue 30): every reader's values per case, and the charts' value pairs;
+    // as the agreement, only the roles that see every reader's values, in their studies.
+    r.get(
+      '/api/studies/:id/outcomes',
+      {
+        config: { policy: policy.anyOf([READ_OUTCOMES_PERMISSION], studyFromParam('id')) },
+        schema: {
+          params: idParams,
+          querystring: studyOutcomeListQuerySchema,
+          response: { 200: studyOutcomeListResponseSchema },
+        },
+      },
+      async (request) => ({
+        success: true as const,
+        ...(await outcomes.studyOutcomeCases(principalOf(request), request.params.id, request.query)),
+      }),
+    );
+
+    r.get(
+      '/api/studies/:id/outcomes/pairs',
+      {
+        config: { policy: policy.anyOf([READ_OUTCOMES_PERMISSION], studyFromParam('id')) },
+        schema: {
+          params: idParams,
+          querystring: outcomePairsQuerySchema,
+          response: { 200: outcomePairsResponseSchema },
+        },
+      },
+      async (request) => ({
+        success: true as const,
+        pairs: await outcomes.studyOutcomePairs(request.params.id, request.query.endpointKey),
+      }),
     );
   };
 }

@@ -29,6 +29,7 @@ import {
 import { presentReadOutcome } from './outcomePresenter.js';
 import { caseFinalOutcomes } from './caseFinal.js';
 import { endpointAgreement, type PrimaryReading } from './studyAgreement.js';
+import { studyOutcomeCases, studyOutcomePairs } from './studyOutcomeList.js';
 
 type Tx = Transaction<DB>;
 
@@ -203,5 +204,15 @@ export class OutcomeService {
       else byEndpoint.set(r.endpoint_key, [reading]);
     }
     return endpoints.map((definition) => endpointAgreement(definition, byEndpoint.get(definition.key) ?? []));
+  }
+
+  /** GET /api/studies/{id}/outcomes (issue 30, the Reads tab): one page of the study's read cases. */
+  async studyOutcomeCases(principal: Principal, studyId: number, query: Parameters<typeof studyOutcomeCases>[3]) {
+    return studyOutcomeCases(this.db, principal, studyId, query);
+  }
+
+  /** GET /api/studies/{id}/outcomes/pairs: the primary readers' value pairs of one endpoint, for the charts. */
+  async studyOutcomePairs(studyId: number, endpointKey: string) {
+    return studyOutcomePairs(this.db, studyId, endpointKey);
   }
 }

@@ -22,6 +22,51 @@ function commonestCount(counts: readonly number[]): number {
 }
 
 /**
+ * The cases that enter an endpoint's statistics (the one rule for the figures and for the charts'
+ * pairs): of the cases with at least two primary reads (`cases` counts them), those read by the
+ * commonest number of readers k, in the order of the cases' ids, each case's readings in the order of
+ * the readers' ids (reader slots, as a two-way model needs columns).
+ */
+export function agreementCases(readings: readonly PrimaryReading[]): {
+  cases: number;
+  k: number;
+  slots: PrimaryReading[][];
+} {
+  const byCase = new Map<number, PrimaryReading[]>();
+  for (const r of readings) {
+    // Appended in place: a copy per reading would be quadratic in a study's 10^4 cases.
+    const rows = byCase.get(r.caseId);
+    if (rows) rows.push(r);
+    else byCase.set(r.caseId, [r]);
+  }
+  // Cases in id order, so the same readings give the same figures to the last bit.
+  const read = [...byCase.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, rows]) => rows)
+    .filter((rows) => rows.length >= 2)
+    .map((rows) => [...rows].sort((a, b) => a.readerId - b.readerId));
+  const k = commonestCount(read.map((rows) => rows.length));
+  return { cases: read.length, k, slots: read.filter((rows) => rows.length === k) };
+}
+
+/**
+ * The Bland–Altman pairs of one endpoint, for the Reads tab's charts: where k = 2, each case of
+ * `agreementCases` whose two readers both have a value, `a` the reader with the smaller id — the
+ * values the agreement's mean difference and limits are computed from (first slot minus second).
+ * Empty for any other k.
+ */
+export function agreementPairs(readings: readonly PrimaryReading[]): { caseId: number; a: number; b: number }[] {
+  const { k, slots } = agreementCases(readings);
+  if (k !== 2) return [];
+  const pairs: { caseId: number; a: number; b: number }[] = [];
+  for (const [first, second] of slots) {
+    if (first?.value == null || second?.value == null) continue;
+    pairs.push({ caseId: first.caseId, a: first.value, b: second.value });
+  }
+  return pairs;
+}
+
+/**
  * The agreement of one endpoint (docs/OUTCOMES.md, Agreement). Cases with at least two primary
  * reads count; the statistics take the cases read by the commonest number of readers k, each case's
  * readings in the order of the readers' ids (reader slots, as a two-way model needs columns), the
@@ -34,16 +79,7 @@ export function endpointAgreement(
   definition: EndpointDefinition,
   readings: readonly PrimaryReading[],
 ): EndpointAgreement {
-  const byCase = new Map<number, PrimaryReading[]>();
-  for (const r of readings) byCase.set(r.caseId, [...(byCase.get(r.caseId) ?? []), r]);
-  // Cases in id order, so the same readings give the same figures to the last bit.
-  const read = [...byCase.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, rows]) => rows)
-    .filter((rows) => rows.length >= 2)
-    .map((rows) => [...rows].sort((a, b) => a.readerId - b.readerId));
-  const k = commonestCount(read.map((rows) => rows.length));
-  const slots = read.filter((rows) => rows.length === k);
+  const { cases, k, slots } = agreementCases(readings);
   const values = slots
     .filter((rows) => rows.every((r) => r.value !== null))
     .map((rows) => rows.map((r) => r.value ?? 0));
@@ -68,7 +104,7 @@ export function endpointAgreement(
   return {
     endpointKey: definition.key,
     label: definition.label,
-    cases: read.length,
+    cases,
     readers: k,
     valuedCases: values.length,
     categorisedCases: categories.length,
