@@ -25,6 +25,22 @@ export const COUNT_ENDPOINT_KINDS: readonly EndpointKind[] = [
   'TOTAL_COUNT',
 ];
 
+/**
+ * The unit of each kind's value, as the read-outcomes report prints it (docs/REPORTS.md): counts per
+ * HPF for the per-HPF kinds, cells for the total, µm for the mean lengths, none for the ratio.
+ */
+export const ENDPOINT_UNITS: Readonly<Record<EndpointKind, string>> = {
+  PEAK_COUNT_PER_HPF: 'cells/HPF',
+  MEAN_COUNT_PER_HPF: 'cells/HPF',
+  TOTAL_COUNT: 'cells',
+  VH_CD_RATIO: '',
+  MEAN_VILLUS_HEIGHT_UM: 'µm',
+  MEAN_CRYPT_DEPTH_UM: 'µm',
+};
+
+/** The unit of an endpoint's value ('' for a ratio). */
+export const endpointUnit = (kind: EndpointKind): string => ENDPOINT_UNITS[kind];
+
 export const POSITIVE_WHEN = ['GTE', 'LT'] as const;
 export type PositiveWhen = (typeof POSITIVE_WHEN)[number];
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ddMmmYyyy } from './csv.js';
 import { IM_IMAGE_COLUMNS, viewableColumns, type ImColumn, type ImImageColumnKey } from './imageManagement.js';
+import { READ_OUTCOMES_PERMISSION } from './outcomes.js';
 import type { Permission } from './permissions.js';
 import { ROLE_PERMISSIONS } from './rolePermissions.js';
 
@@ -19,6 +20,7 @@ export const REPORT_TYPES = [
   'celiac-annotations',
   'query',
   'access',
+  'read-outcomes',
 ] as const;
 export type ReportType = (typeof REPORT_TYPES)[number];
 
@@ -30,6 +32,7 @@ export const REPORT_LABELS: Record<ReportType, string> = {
   'celiac-annotations': 'Celiac Annotations Report',
   query: 'Query Report',
   access: 'Access Report',
+  'read-outcomes': 'Read Outcomes Report',
 };
 
 /** The permission each report needs (doc 1 §6 report family). */
@@ -40,6 +43,10 @@ export const REPORT_PERMISSION: Record<ReportType, Permission> = {
   'celiac-annotations': 'R_GenerateHPFAnnotationsReport',
   query: 'R_QueryLevelAccess',
   access: 'R_StudyLevelAccess',
+  // Issue 30, beyond the spec: every reader's values and the final ones, so the permission that shows
+  // them (ISC, Study Admin, DM, Sponsor) — not a report permission of its own, which a role could hold
+  // without seeing the values on screen. Blinded readers never (the server also refuses a reading role).
+  'read-outcomes': READ_OUTCOMES_PERMISSION,
 };
 
 /**

@@ -14,6 +14,8 @@ import {
   endpointKeyUnknown,
   endpointRefusal,
   endpointsSchema,
+  endpointUnit,
+  ENDPOINT_KINDS,
   finalOutcome,
   installZodMessages,
   MAX_ENDPOINTS,
@@ -448,6 +450,19 @@ describe('finalOutcome', () => {
       value: null,
       positive: null,
       adjudicated: true,
+    });
+  });
+});
+
+describe('endpointUnit (the read-outcomes report’s Unit column)', () => {
+  it('counts per HPF, cells, µm for the mean lengths, nothing for the ratio', () => {
+    expect(Object.fromEntries(ENDPOINT_KINDS.map((kind) => [kind, endpointUnit(kind)]))).toEqual({
+      PEAK_COUNT_PER_HPF: 'cells/HPF',
+      MEAN_COUNT_PER_HPF: 'cells/HPF',
+      TOTAL_COUNT: 'cells',
+      VH_CD_RATIO: '',
+      MEAN_VILLUS_HEIGHT_UM: 'µm',
+      MEAN_CRYPT_DEPTH_UM: 'µm',
     });
   });
 });

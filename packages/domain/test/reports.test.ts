@@ -65,9 +65,20 @@ describe('who downloads what (doc 1 §6)', () => {
     expect(auditTrailFormats(new Set(ROLE_PERMISSIONS.SPONSOR))).toEqual([]);
   });
 
-  it('the sponsor sees the image details sections only', () => {
-    expect(reportTypesFor(new Set(ROLE_PERMISSIONS.SPONSOR))).toEqual(['image-details', 'image-details-sponsor']);
-    expect(reportTypesFor(new Set(ROLE_PERMISSIONS.SystemAdmin))).toHaveLength(6);
+  it('the sponsor sees the image details sections and the read outcomes (issue 30)', () => {
+    expect(reportTypesFor(new Set(ROLE_PERMISSIONS.SPONSOR))).toEqual([
+      'image-details',
+      'image-details-sponsor',
+      'read-outcomes',
+    ]);
+    expect(reportTypesFor(new Set(ROLE_PERMISSIONS.SystemAdmin))).toHaveLength(7);
+  });
+
+  it('the read-outcomes report goes with the read outcomes: never to a blinded reader, nor to PM', () => {
+    for (const role of ['ISC', 'DM', 'SPONSOR', 'StudyAdmin'] as const)
+      expect(reportTypesFor(new Set(ROLE_PERMISSIONS[role])), role).toContain('read-outcomes');
+    for (const role of ['CR', 'NOTO', 'PM', 'UPLOADER', 'LabTech'] as const)
+      expect(reportTypesFor(new Set(ROLE_PERMISSIONS[role])), role).not.toContain('read-outcomes');
   });
 });
 

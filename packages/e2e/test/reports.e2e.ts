@@ -142,12 +142,18 @@ describe('Reports (issue 16)', () => {
     },
   );
 
-  test('a sponsor sees only the image details sections and downloads the sponsor report', async ({ page }) => {
+  test('a sponsor sees the image details and read outcomes sections and downloads the sponsor report', async ({
+    page,
+  }) => {
     await loginViaUi(page, 'sponsor');
     await waitForPath(page, '/studies');
     await page.goto(appUrl('/reports'));
     await pageHeading(page, 'Reports').waitFor();
-    expect(await sectionTitles(page)).toEqual([REPORT_LABELS['image-details'], REPORT_LABELS['image-details-sponsor']]);
+    expect(await sectionTitles(page)).toEqual([
+      REPORT_LABELS['image-details'],
+      REPORT_LABELS['image-details-sponsor'],
+      REPORT_LABELS['read-outcomes'],
+    ]);
     expect(await page.getByRole('combobox', { name: 'User' }).count()).toBe(0);
     const sponsor = section(page, REPORT_LABELS['image-details-sponsor']);
     // No Global for a sponsor: a study first.

@@ -1,14 +1,25 @@
 import {
   VIEW_FILE_NAME_PERMISSION,
   celiacRatio,
+  endpointUnit,
   imageDetailsColumns,
   isCancelled,
   mayViewCaseField,
   queryDynamicStatus,
+  type CaseStatus,
   type CsvValue,
+  type EndpointDefinition,
   type ReportImageColumnKey,
 } from '@lamina/domain';
-import type { AccessRow, CeliacRowDb, HpfRow, ImageDetailsRow, QueryReportRow } from './reportQueries.js';
+import { caseFinalOutcomes } from '../outcomes/caseFinal.js';
+import type {
+  AccessRow,
+  CeliacRowDb,
+  HpfRow,
+  ImageDetailsRow,
+  QueryReportRow,
+  ReadOutcomesRow,
+} from './reportQueries.js';
 
 /** How a report's file is laid out: its header and each row's cells (docs/REPORTS.md). */
 export interface ReportLayout<R> {
@@ -60,11 +71,10 @@ export function imageDetailsLayout(
   };
 }
 
-/** The case columns every annotation report starts with; subject and visit only for who may see them. */
-function caseColumns(actions: ReadonlySet<string>) {
+/** The study and case columns the case reports start with; subject and visit only for who may see them. */
+function caseIdColumns(actions: ReadonlySet<string>) {
   const subject = mayViewCaseField(actions, 'subjectId');
   const visit = mayViewCaseField(actions, 'visitId');
-  const names = actions.has(VIEW_FILE_NAME_PERMISSION);
   return {
     header: [
       'Study',
@@ -72,8 +82,6 @@ function caseColumns(actions: ReadonlySet<string>) {
       'Histo Procedure ID',
       ...(subject ? ['Subject ID'] : []),
       ...(visit ? ['Visit ID'] : []),
-      'Image ID',
-      ...(names ? ['File Name'] : []),
     ],
     cells: (r: {
       study_name: string;
@@ -81,17 +89,28 @@ function caseColumns(actions: ReadonlySet<string>) {
       histo_procedure_id: string | null;
       subject_id: string | null;
       visit_id: string | null;
-      image_id: number;
-      image_name: string;
     }): CsvValue[] => [
       r.study_name,
       r.proc_id,
       r.histo_procedure_id,
       ...(subject ? [r.subject_id] : []),
       ...(visit ? [r.visit_id] : []),
-      r.image_id,
-      ...(names ? [r.image_name] : []),
     ],
+  };
+}
+
+/** The case columns every annotation report starts with, then the image; its file name for who may see it. */
+function caseColumns(actions: ReadonlySet<string>) {
+  const kase = caseIdColumns(actions);
+  const names = actions.has(VIEW_FILE_NAME_PERMISSION);
+  return {
+    header: [...kase.header, 'Image ID', ...(names ? ['File Name'] : [])],
+    cells: (
+      r: Parameters<typeof kase.cells>[0] & {
+        image_id: number;
+        image_name: string;
+      },
+    ): CsvValue[] => [...kase.cells(r), r.image_id, ...(names ? [r.image_name] : [])],
   };
 }
 
@@ -271,5 +290,101 @@ export function accessLayout(): ReportLayout<AccessRow> {
       !r.registered ? 'Unregistered' : r.active ? 'Active' : 'Deactivated',
       iso(r.last_login_at),
     ],
+  };
+}
+
+/** A report whose cursor row stands for several lines of the file (a case and its reads). */
+export interface ReportLinesLayout<R> {
+  header: string[];
+  lines: (row: R) => CsvValue[][];
+}
+
+/**
+ * Read outcomes (issue 30; docs/REPORTS.md): per case, each frozen value (reader × endpoint) in the
+ * order they were frozen, then — once the case's read is decided — one Final row per endpoint of the
+ * study, from caseFinalOutcomes (the one rule the case route and the Reads tab use). The range keeps
+ * the rows whose Scored At falls in it (a Final row's is the last read's, when the final was
+ * decided); the user filter, that reader's rows and the final rows of the cases they read.
+ */
+export function readOutcomesLayout(
+  actions: ReadonlySet<string>,
+  endpoints: readonly EndpointDefinition[],
+  filter: { userId: number | null; from: Date | null; to: Date | null },
+): ReportLinesLayout<ReadOutcomesRow> {
+  const kase = caseIdColumns(actions);
+  const byKey = new Map(endpoints.map((d) => [d.key, d]));
+  const inRange = (at: Date) => (filter.from === null || at >= filter.from) && (filter.to === null || at < filter.to);
+  return {
+    header: [
+      ...kase.header,
+      'Reader',
+      'Reader Role',
+      'Endpoint',
+      'Value',
+      'Unit',
+      'Positive',
+      'Scored At (UTC)',
+      'Signature Meaning',
+      'Final',
+      'Adjudicated',
+      'Endpoint Key',
+      'Reason (No Value)',
+    ],
+    lines: (row) => {
+      const ids = kase.cells(row);
+      // An endpoint removed from the study since the value was frozen: its key stands for its label.
+      const label = (key: string) => byKey.get(key)?.label ?? key;
+      const unit = (key: string) => {
+        const definition = byKey.get(key);
+        return definition ? endpointUnit(definition.kind) : null;
+      };
+      const lines: CsvValue[][] = [];
+      for (const o of row.outcomes) {
+        const scoredAt = new Date(o.scored_at);
+        if ((filter.userId !== null && o.reader_id !== filter.userId) || !inRange(scoredAt)) continue;
+        lines.push([
+          ...ids,
+          o.reader,
+          o.reader_role,
+          label(o.endpoint_key),
+          o.value,
+          unit(o.endpoint_key),
+          o.positive,
+          iso(scoredAt),
+          // Electronic signatures (Part 11) are not built yet: their meaning goes here.
+          null,
+          false,
+          null,
+          o.endpoint_key,
+          o.reason,
+        ]);
+      }
+      const reads = row.reads.map((r) => ({
+        user_id: r.user_id,
+        role: r.role,
+        read_at: r.read_at === null ? null : new Date(r.read_at),
+      }));
+      const final = caseFinalOutcomes(endpoints, row.status as CaseStatus, reads, row.outcomes);
+      // Decided when the last of its reads was marked (every read is marked once there is a final).
+      const decidedAt = new Date(Math.max(...reads.map((r) => r.read_at?.getTime() ?? 0)));
+      if (final === null || !inRange(decidedAt)) return lines;
+      for (const f of final)
+        lines.push([
+          ...ids,
+          null,
+          null,
+          label(f.endpointKey),
+          f.value,
+          unit(f.endpointKey),
+          f.positive,
+          iso(decidedAt),
+          null,
+          true,
+          f.adjudicated,
+          f.endpointKey,
+          null,
+        ]);
+      return lines;
+    },
   };
 }

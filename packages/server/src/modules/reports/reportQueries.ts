@@ -316,3 +316,66 @@ export function accessQuery(db: Q, filter: ReportFilter & { studyId: number }): 
     order by lower(u.username), p.scope desc, p.role_name`,
   );
 }
+
+/** One of a case's reads in the read-outcomes report's row: `read_at` in ms since the epoch (null: not marked). */
+export interface ReadOutcomesReadJson {
+  user_id: number;
+  role: 'PRIMARY' | 'ADJUDICATOR';
+  read_at: number | null;
+}
+
+/** One frozen value in the read-outcomes report's row, with its reader's username; `scored_at` in ms. */
+export interface ReadOutcomesValueJson {
+  reader_id: number;
+  reader: string;
+  reader_role: 'PRIMARY' | 'ADJUDICATOR';
+  endpoint_key: string;
+  value: number | null;
+  positive: boolean | null;
+  reason: string | null;
+  scored_at: number;
+}
+
+/**
+ * Read outcomes (issue 30): one row per case of the study with readers — archived and invalid cases
+ * left out, as the agreement leaves them out — with its reads (case_readers, by reader id) and its
+ * frozen values (read_outcomes, in the order they were frozen) as JSON, so the report's rows of a
+ * case (each reader's, then the final ones) are made from one cursor row. Times travel as epoch
+ * milliseconds (a timestamp inside JSON would be text in the session's time zone); values as
+ * float8's shortest exact text, read back to the same number.
+ */
+export interface ReadOutcomesRow {
+  id: number;
+  study_name: string;
+  proc_id: string | null;
+  histo_procedure_id: string | null;
+  subject_id: string | null;
+  visit_id: string | null;
+  status: string;
+  reads: ReadOutcomesReadJson[];
+  outcomes: ReadOutcomesValueJson[];
+}
+
+export function readOutcomesQuery(db: Q, filter: ReportFilter & { studyId: number }): Compilable<ReadOutcomesRow> {
+  const ms = (column: string) => sql`(extract(epoch from ${sql.ref(column)}) * 1000)::float8`;
+  const reader =
+    filter.userId === null
+      ? sql`true`
+      : sql`exists (select 1 from case_readers x where x.case_id = c.id and x.user_id = ${filter.userId})`;
+  return compilable(
+    db,
+    sql<ReadOutcomesRow>`
+    select c.id, s.name as study_name, c.proc_id, c.histo_procedure_id, c.subject_id, c.visit_id, c.status,
+      (select json_agg(json_build_object('user_id', cr.user_id, 'role', cr.role, 'read_at', ${ms('cr.read_at')})
+         order by cr.user_id) from case_readers cr where cr.case_id = c.id) as reads,
+      coalesce((select json_agg(json_build_object('reader_id', o.reader_id, 'reader', u.username,
+         'reader_role', o.reader_role, 'endpoint_key', o.endpoint_key, 'value', o.value, 'positive', o.positive,
+         'reason', o.reason, 'scored_at', ${ms('o.scored_at')}) order by o.scored_at, o.id)
+         from read_outcomes o join users u on u.id = o.reader_id where o.case_id = c.id), '[]'::json) as outcomes
+    from cases c
+    join studies s on s.id = c.study_id
+    where c.study_id = ${filter.studyId} and c.status not in ('ARCHIVED', 'INVALID')
+      and exists (select 1 from case_readers r where r.case_id = c.id) and ${reader}
+    order by c.proc_id, c.id`,
+  );
+}

@@ -9,6 +9,7 @@ import {
   REPORT_PERMISSION,
   VIEW_FILE_NAME_PERMISSION,
   auditTrailFileName,
+  endpointsSchema,
   isCeliacStudy,
   isTimeZone,
   isWorkingAsSystemAdmin,
@@ -34,6 +35,8 @@ import {
   type AuditTrailDbRow,
 } from './auditTrailRows.js';
 import { writeAuditTrailPdf } from './auditTrailPdf.js';
+import { onlyOutcomesOf } from '../outcomes/outcomeService.js';
+import { studyEndpointsJson } from '../outcomes/outcomeQueries.js';
 import { AuditValueRenderer } from './auditTrailValues.js';
 import {
   accessQuery,
@@ -42,6 +45,7 @@ import {
   imageDetailsQuery,
   pointClasses,
   queryReportQuery,
+  readOutcomesQuery,
   type ReportFilter,
 } from './reportQueries.js';
 import {
@@ -50,6 +54,7 @@ import {
   hpfLayout,
   imageDetailsLayout,
   queryLayout,
+  readOutcomesLayout,
   type ReportLayout,
 } from './reportColumns.js';
 
@@ -208,6 +213,8 @@ export class ReportService {
   ) {
     const spec = REPORT_MESSAGES.unableToFetchReport(type);
     if (!principal.actions.has(REPORT_PERMISSION[type])) throw new ForbiddenError(spec);
+    // Every reader's values: never to a user working as a blinded reader, whatever their role holds.
+    if (type === 'read-outcomes' && onlyOutcomesOf(principal) !== null) throw new ForbiddenError(spec);
     if (studyId === null) {
       if (!GLOBAL_REPORTS.includes(type)) throw new BadRequestError(`${spec}: ${REPORT_MESSAGES.studyRequired}`);
       if (!isWorkingAsSystemAdmin(principal))
@@ -259,6 +266,17 @@ export class ReportService {
         );
       case 'access':
         return send(accessQuery(this.db, { ...filter, studyId: studyId as number }), accessLayout());
+      case 'read-outcomes': {
+        const endpoints = endpointsSchema.parse(await studyEndpointsJson(this.db, studyId as number));
+        const layout = readOutcomesLayout(actions, endpoints, filter);
+        return sendCsv(reply, {
+          fileName,
+          header: layout.header,
+          db: this.db,
+          query: readOutcomesQuery(this.db, { ...filter, studyId: studyId as number }),
+          lines: layout.lines,
+        });
+      }
     }
   }
 }

@@ -6,10 +6,15 @@ import type { DB } from '../db/schema.js';
 import { forEachBatch } from '../db/cursor.js';
 import { write } from './streamOut.js';
 
+/** A row's line of the file (`cells`), or its lines (`lines`: a row that stands for several, e.g. a case). */
+type CsvRows<R> =
+  | { cells: (row: R) => readonly CsvValue[]; lines?: never }
+  | { lines: (row: R) => readonly (readonly CsvValue[])[]; cells?: never };
+
 /**
  * Answers a CSV download streamed from a database cursor (forEachBatch): the header line, then one
- * line per row, written as the client reads — memory stays at one batch, and a client that goes away
- * ends the cursor (and its transaction). `fileName` must be plain ASCII.
+ * line per row (or the lines of each row), written as the client reads — memory stays at one batch,
+ * and a client that goes away ends the cursor (and its transaction). `fileName` must be plain ASCII.
  */
 export function sendCsv<R>(
   reply: FastifyReply,
@@ -18,11 +23,12 @@ export function sendCsv<R>(
     header: readonly string[];
     db: Kysely<DB>;
     query: Compilable<R>;
-    cells: (row: R) => readonly CsvValue[];
     /** Called with each batch before its cells are taken, in the cursor's transaction (bulk look-ups). */
     prepare?: (rows: R[], db: Kysely<DB>) => Promise<void>;
-  },
+  } & CsvRows<R>,
 ): FastifyReply {
+  const text = (row: R): string =>
+    options.lines ? options.lines(row).map(csvLine).join('') : csvLine(options.cells(row));
   const out = new PassThrough({ highWaterMark: 256 * 1024 });
   reply
     .header('content-type', 'text/csv; charset=utf-8')
@@ -32,7 +38,7 @@ export function sendCsv<R>(
     await write(out, CSV_BOM + csvLine(options.header));
     await forEachBatch(options.db, options.query, async (rows, tx) => {
       await options.prepare?.(rows, tx);
-      await write(out, rows.map((row) => csvLine(options.cells(row))).join(''));
+      await write(out, rows.map(text).join(''));
     });
     out.end();
   })().catch((error: unknown) => {

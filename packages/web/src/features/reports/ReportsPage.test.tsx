@@ -103,6 +103,7 @@ describe('Reports page: sections by permission (doc 1 §2.9, §6)', () => {
       'Celiac Annotations Report',
       'Query Report',
       'Access Report',
+      'Read Outcomes Report',
     ]);
     const audit = section('Audit Trail');
     within(audit).getByRole('button', { name: 'Download PDF' });
@@ -110,10 +111,10 @@ describe('Reports page: sections by permission (doc 1 §2.9, §6)', () => {
     within(audit).getByRole('combobox', { name: 'User' });
   });
 
-  it('a sponsor sees only the two image details sections, without the user filter', async () => {
+  it('a sponsor sees the two image details sections and the read outcomes, without the user filter', async () => {
     renderPage(as('SPONSOR'));
     await screen.findByRole('heading', { name: 'Reports' });
-    expect(sectionTitles()).toEqual(['Image Details Report', 'Sponsor Image Details Report']);
+    expect(sectionTitles()).toEqual(['Image Details Report', 'Sponsor Image Details Report', 'Read Outcomes Report']);
     expect(screen.queryByRole('combobox', { name: 'User' })).toBeNull();
   });
 
@@ -229,6 +230,18 @@ describe('Reports page: the requests (doc 1 §7)', () => {
       userId: '11',
       tz: TZ,
     });
+  });
+
+  it('the read outcomes report (issue 30): a sponsor chooses the study, then downloads it', async () => {
+    const { files } = renderPage(as('SPONSOR'), () => okFile('a,b\r\n', 'GUT-301_read-outcomes_05-Mar-2026.csv'));
+    const outcomes = await screen.findByRole('region', { name: 'Read Outcomes Report' });
+    const button = within(outcomes).getByRole('button', { name: 'Download CSV' });
+    expect(button).toHaveProperty('disabled', true);
+    within(outcomes).getByText(REPORT_MESSAGES.studyRequired);
+    await chooseStudy(outcomes, 'GUT-301');
+    fireEvent.click(button);
+    await waitFor(() => expect(saved).toEqual(['GUT-301_read-outcomes_05-Mar-2026.csv']));
+    expect(files[0]?.pathname).toBe('/api/report/3/read-outcomes');
   });
 
   it('the audit trail asks for the format and the study; keyboard chooses the study', async () => {

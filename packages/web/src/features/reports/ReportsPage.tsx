@@ -22,12 +22,14 @@ const REPORT_DESCRIPTIONS: Record<ReportType, string> = {
   'celiac-annotations': 'Villus height, crypt depth and their ratio per image and reader, celiac studies only (CSV).',
   query: 'One row per query: opener, role queried, reason, the dates and days open (CSV).',
   access: 'Who held which role in the study: granted and revoked, by whom, account status and last login (CSV).',
+  'read-outcomes':
+    "Each reader's frozen endpoint values per case, then the case's final values, adjudicated or not (CSV).",
 };
 
 const FORMAT_TEXT: Record<AuditTrailFormat, string> = { pdf: 'Download PDF', csv: 'Download CSV' };
 
 /**
- * /reports (doc 1 §2.9, issue 16): the Audit Trail and the six CSV reports, each section shown only
+ * /reports (doc 1 §2.9, issue 16): the Audit Trail and the seven CSV reports (read outcomes: issue 30), each section shown only
  * when the user's permissions allow it, in the spec's order, each with its own filters, button(s)
  * and error. A system admin also filters by user and may download the image details Global.
  */
