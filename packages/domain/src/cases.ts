@@ -97,7 +97,7 @@ export const IMAGE_STATUS_AT_STAGE: Readonly<Record<CaseStage, ImageStatus>> = {
 
 /** A forward step (PATCH /api/cases/{id}/status/forward): who may take it and what it does to the images. */
 export interface ForwardStep {
-  from: CaseStage;
+  from: CaseStage | 'PENDING_ADJUDICATION';
   to: CaseStage;
   permission: Permission;
   /** The case's images in `from` status move to `to` status. */
@@ -133,6 +133,15 @@ export const CASE_FORWARD_STEPS: readonly ForwardStep[] = [
     records: 'read_by',
     since: 'cases',
   },
+  // Issue 30: the adjudicator's Mark as Scored completes a case that waited for adjudication.
+  {
+    from: 'PENDING_ADJUDICATION',
+    to: 'COMPLETED',
+    permission: 'AP_CaseViewer_MarkCaseasScored',
+    images: { from: 'READY_FOR_READING', to: 'COMPLETE' },
+    records: 'read_by',
+    since: 'cases',
+  },
 ];
 
 /**
@@ -146,11 +155,26 @@ export function forwardStepFrom(status: CaseStatus): ForwardStep | null {
 
 export const MARK_SCORED_PERMISSION: Permission = 'AP_CaseViewer_MarkCaseasScored';
 
-/** Mark as Scored by one reader: whether the case completes with this read. */
-export function markScoredOutcome(readers: readonly { userId: number; readAt: unknown }[], readerId: number) {
-  const assigned = readers.some((r) => r.userId === readerId);
-  const alreadyRead = readers.some((r) => r.userId === readerId && r.readAt !== null);
-  const remaining = readers.filter((r) => r.userId !== readerId && r.readAt === null).length;
+/** A case's reader: one of its primary readers, or its adjudicator (issue 30). */
+export const CASE_READER_ROLES = ['PRIMARY', 'ADJUDICATOR'] as const;
+export type CaseReaderRole = (typeof CASE_READER_ROLES)[number];
+
+/**
+ * Mark as Scored by one reader: whether the case completes with this read. While the case is
+ * Processed its primary readers mark it, and the last one's read ends the primary reading
+ * (`completes`; the server then asks the study's adjudication rule); while it is Pending
+ * Adjudication only its adjudicator may, and their read completes it.
+ */
+export function markScoredOutcome(
+  readers: readonly { userId: number; readAt: unknown; role?: CaseReaderRole }[],
+  readerId: number,
+  status: CaseStatus = 'PROCESSED',
+) {
+  const role: CaseReaderRole = status === 'PENDING_ADJUDICATION' ? 'ADJUDICATOR' : 'PRIMARY';
+  const reads = readers.filter((r) => (r.role ?? 'PRIMARY') === role);
+  const assigned = reads.some((r) => r.userId === readerId);
+  const alreadyRead = reads.some((r) => r.userId === readerId && r.readAt !== null);
+  const remaining = reads.filter((r) => r.userId !== readerId && r.readAt === null).length;
   return { assigned, alreadyRead, completes: assigned && !alreadyRead && remaining === 0 };
 }
 
@@ -201,9 +225,9 @@ export const CASE_COMMENT_MAX = TEXT_LIMITS.reason;
 export const ACCEPT_AI_PERMISSION: Permission = 'AP_ImageViewer_AcceptAIAnnotations';
 
 /** Permissions that may call the forward route at all (each step checks its own). */
-export const CASE_FORWARD_PERMISSIONS: readonly Permission[] = CASE_FORWARD_STEPS.filter(
-  (s) => s.since === 'cases',
-).map((s) => s.permission);
+export const CASE_FORWARD_PERMISSIONS: readonly Permission[] = [
+  ...new Set(CASE_FORWARD_STEPS.filter((s) => s.since === 'cases').map((s) => s.permission)),
+];
 
 /** Put On Hold is offered from these statuses; Remove Hold returns to the one it left. */
 export const CASE_HOLDABLE: readonly CaseStatus[] = ['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'];
@@ -240,9 +264,11 @@ export const EDIT_CASE_PERMISSION: Permission = 'S_CaseListTab_EditCase';
 /** The roles that may revert a case's status (PATCH …/status/back), and so reopen one reader's read (issue 29). */
 export const REVERT_STATUS_PERMISSIONS: readonly Permission[] = [EDIT_CASE_PERMISSION, REVERT_ANY_PERMISSION];
 /** The statuses in which a read can be reopened: the case is being read, or was read to completion. */
-export const READ_REOPENABLE: readonly CaseStatus[] = ['PROCESSED', 'COMPLETED'];
+export const READ_REOPENABLE: readonly CaseStatus[] = ['PROCESSED', 'PENDING_ADJUDICATION', 'COMPLETED'];
 export const CREATE_CASE_PERMISSION: Permission = 'S_CaseListTab_CreateCase';
 export const MANUAL_READER_PERMISSION: Permission = 'AP_CaseViewer_ManualCRassignment';
+/** PATCH /api/cases/{id}/adjudicator (issue 30): ISC and DM (and the administrators). */
+export const ASSIGN_ADJUDICATOR_PERMISSION: Permission = 'AP_CaseViewer_AssignAdjudicator';
 export const HOLD_CASE_PERMISSION: Permission = 'IM_CaseListTab_PutoHold';
 export const ARCHIVE_CASE_PERMISSION: Permission = 'IM_CaseListTab_ArchiveCase';
 
@@ -256,7 +282,8 @@ export function revertChoices(
   current: { status: CaseStatus; prevWorkflowStatuses: readonly string[] },
   anyStage: boolean,
 ): CaseStage[] {
-  if (!isCaseStage(current.status)) return [];
+  // A case pending adjudication may be set back like a stage (never to it: only the rule sends it there).
+  if (!isCaseStage(current.status) && current.status !== 'PENDING_ADJUDICATION') return [];
   const pool = anyStage ? CASE_WORKFLOW_STAGES : current.prevWorkflowStatuses.filter(isCaseStage);
   return CASE_WORKFLOW_STAGES.filter((s) => s !== current.status && pool.includes(s));
 }
@@ -281,7 +308,13 @@ export const CASE_TRANSITIONS: readonly Transition<CaseStatus>[] = [
       since: 'now' as const,
     },
   ]),
-  ...CASE_WORKFLOW_STAGES.flatMap((from) =>
+  {
+    from: 'PROCESSED',
+    to: 'PENDING_ADJUDICATION',
+    trigger: 'the last primary reader marks the case scored and the study’s adjudication rule fires (issue 30)',
+    since: 'now',
+  },
+  ...[...CASE_WORKFLOW_STAGES, 'PENDING_ADJUDICATION' as const].flatMap((from) =>
     CASE_WORKFLOW_STAGES.filter((to) => to !== from).map((to) => ({
       from,
       to,
@@ -366,7 +399,16 @@ export const CASE_MESSAGES = {
   reopenReasonRequired: 'Unable to reopen the read. Must include reason for change.',
   notReaderOfCase: 'The user is not a reader of this case',
   readNotScored: 'This reader has not marked the case as scored',
-  reopenNotNow: 'A read can be reopened only while the case is Processed or Completed',
+  reopenNotNow: 'A read can be reopened only while the case is Processed, Pending Adjudication or Completed',
+  // Adjudication (issue 30): PATCH /api/cases/{id}/adjudicator.
+  adjudicatorAssigned: 'The adjudicator was assigned',
+  unableToAssignAdjudicator: 'Unable to assign the adjudicator.',
+  adjudicatorReasonRequired: 'Unable to assign the adjudicator. Reason for change is required.',
+  notPendingAdjudication: 'The case is not pending adjudication',
+  adjudicatorIsReader: 'The adjudicator cannot be one of the case’s readers',
+  adjudicatorNotInStudy: 'The adjudicator must be a central reader with access to the study',
+  adjudicatorUnchanged: 'This reader is already the case’s adjudicator',
+  notAdjudicator: 'Only the case’s adjudicator can mark it as scored',
 } as const;
 
 /**
@@ -444,6 +486,12 @@ export const caseReasonRequestSchema = z.object({
 });
 /** PATCH /api/cases/{id}/reads/{readerId}/reopen (issue 29): the reason is required (the server's message). */
 export const reopenReadRequestSchema = z.object({ reasonForChange: reason.nullable().optional() });
+/** PATCH /api/cases/{id}/adjudicator (issue 30): a central reader of the study who is not one of the case's readers. */
+export const assignAdjudicatorRequestSchema = z.object({
+  readerId: id,
+  reasonForChange: reason.nullable().optional(),
+});
+export type AssignAdjudicatorRequest = z.input<typeof assignAdjudicatorRequestSchema>;
 /** PUT|PATCH /api/cases/{caseId}/assign. */
 export const assignImageRequestSchema = z.object({ imageId: id, reasonForChange: reason.nullable().optional() });
 
@@ -458,6 +506,9 @@ export const caseReaderSchema = z.object({
   readAt: z.string().nullable(),
 });
 export type CaseReader = z.infer<typeof caseReaderSchema>;
+/** One of a case's readers in the Case: a primary reader, or its adjudicator (issue 30). */
+export const caseAssignmentSchema = caseReaderSchema.extend({ role: z.enum(CASE_READER_ROLES) });
+export type CaseAssignment = z.infer<typeof caseAssignmentSchema>;
 
 export const caseImageSchema = z.object({
   id: z.number().int(),
@@ -505,7 +556,8 @@ export const caseViewSchema = z.object({
   qcCompletedAt: z.string().nullable(),
   readCompletedAt: z.string().nullable(),
   openQueries: z.number().int(),
-  readers: z.array(caseReaderSchema),
+  /** The primary readers, then the adjudicator if any (a blinded reader: only their own row). */
+  readers: z.array(caseAssignmentSchema),
   images: z.array(caseImageSchema),
   /** The latest case comment (doc 3 §3 lastCaseComment). */
   lastCaseComment: z

@@ -171,6 +171,12 @@ export const PERMISSIONS = [
   p('AP_CaseViewer_ViewButtonPassISCQC', 'Viewer', 'Pass ISC QC; show/hide image to reader'),
   p('AP_CaseViewer_MarkCaseasScored', 'Viewer', 'Mark case as scored'),
   p(
+    'AP_CaseViewer_AssignAdjudicator',
+    'Viewer',
+    'Assign the adjudicator of a case pending adjudication (issue 30)',
+    'lamina',
+  ),
+  p(
     'AP_CaseViewer_ManualCRassignment',
     'Viewer',
     'Assign readers manually (spec: "CaseViewer ManualCRassignment")',

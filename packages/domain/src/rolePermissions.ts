@@ -134,6 +134,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     'AP_ImageViewer_ViewButtonPassLabQC',
     'AP_CaseViewer_ViewButtonPassISCQC',
     'AP_CaseViewer_ManualCRassignment',
+    'AP_CaseViewer_AssignAdjudicator',
     ...QUERY_WORK,
     ...QUERY_TARGETS,
   ],
@@ -175,6 +176,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<RoleName, readonly Permission[]>>
     // Data managers review every reader's annotations (issue 14, per-reader filter).
     'AP_ImageCaseViewer_ViewAnnotationstab',
     'AP_CaseViewer_ManualCRassignment',
+    'AP_CaseViewer_AssignAdjudicator',
     ...QUERY_WORK,
     ...QUERY_TARGETS,
   ],

@@ -5,6 +5,7 @@ import {
   CASE_TRANSITIONS,
   IMAGE_STATUS_AT_STAGE,
   ROLE_PERMISSIONS,
+  CASE_FORWARD_PERMISSIONS,
   canTransitionCase,
   caseFieldError,
   caseRequiredError,
@@ -84,6 +85,42 @@ describe('Mark as Scored and pass QC (issue 13)', () => {
     ).toBe(true);
     expect(markScoredOutcome([{ userId: 1, readAt: 'x' }], 1)).toMatchObject({ alreadyRead: true, completes: false });
     expect(markScoredOutcome(readers, 3)).toMatchObject({ assigned: false, completes: false });
+  });
+
+  it('issue 30: primary readers mark a Processed case, only its adjudicator a case Pending Adjudication', () => {
+    const readers = [
+      { userId: 1, readAt: 'x', role: 'PRIMARY' as const },
+      { userId: 2, readAt: null, role: 'PRIMARY' as const },
+      { userId: 3, readAt: null, role: 'ADJUDICATOR' as const },
+    ];
+    // The adjudicator's open read does not hold up the primary reading.
+    expect(markScoredOutcome(readers, 2)).toEqual({ assigned: true, alreadyRead: false, completes: true });
+    expect(markScoredOutcome(readers, 3)).toMatchObject({ assigned: false, completes: false });
+    expect(markScoredOutcome(readers, 3, 'PENDING_ADJUDICATION')).toEqual({
+      assigned: true,
+      alreadyRead: false,
+      completes: true,
+    });
+    expect(markScoredOutcome(readers, 2, 'PENDING_ADJUDICATION')).toMatchObject({ assigned: false, completes: false });
+    expect(forwardStepFrom('PENDING_ADJUDICATION')).toMatchObject({
+      to: 'COMPLETED',
+      permission: 'AP_CaseViewer_MarkCaseasScored',
+      images: { from: 'READY_FOR_READING', to: 'COMPLETE' },
+    });
+    // Set back like a stage, never to it: only the rule sends a case there.
+    const pending = {
+      status: 'PENDING_ADJUDICATION' as const,
+      prevWorkflowStatuses: ['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'],
+    };
+    expect(revertChoices(pending, false)).toEqual(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED']);
+    expect(revertChoices(pending, true)).toEqual(['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED', 'COMPLETED']);
+    expect(canTransitionCase('PROCESSED', 'PENDING_ADJUDICATION')).toBe(true);
+    expect(canTransitionCase('PENDING_QC', 'PENDING_ADJUDICATION')).toBe(false);
+    expect(CASE_FORWARD_PERMISSIONS).toEqual([
+      'AP_ImageViewer_ViewButtonPassLabQC',
+      'AP_CaseViewer_ViewButtonPassISCQC',
+      'AP_CaseViewer_MarkCaseasScored',
+    ]);
   });
 
   it('an image passes lab QC in a Pending Lab QC case and ISC QC in a Pending QC case', () => {

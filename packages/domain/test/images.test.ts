@@ -39,10 +39,12 @@ describe('statuses', () => {
       'COMPLETE',
       'ARCHIVED',
     ]);
+    // The spec's case statuses, and Lamina's Pending Adjudication (issue 30) between Processed and Completed.
     expect(CASE_STATUSES).toEqual([
       'PENDING_LAB_QC',
       'PENDING_QC',
       'PROCESSED',
+      'PENDING_ADJUDICATION',
       'COMPLETED',
       'ON_HOLD',
       'INVALID',

@@ -681,6 +681,20 @@ const FIXTURES: Record<string, Fixture | 'public' | 'publicRedirect' | 'signedUr
     },
     audit: 'CASE_READ_REOPENED',
   },
+  // Issue 30: a case pending adjudication gets its adjudicator, a central reader of the study.
+  'PATCH /api/cases/:id/adjudicator': {
+    scope: 'scoped',
+    as: 'ISC',
+    request: async (s) => {
+      const caseId = await freshCase(s, 'PENDING_ADJUDICATION', {
+        prev: ['PENDING_LAB_QC', 'PENDING_QC', 'PROCESSED'],
+        imageStatus: 'READY_FOR_READING',
+      });
+      const adjudicator = await createUser(t.database.db, { studyRoles: [{ studyId: A.studyId, role: 'CR' }] });
+      return { url: `/api/cases/${caseId}/adjudicator`, payload: { readerId: adjudicator.id } };
+    },
+    audit: 'CASE_ADJUDICATOR_CHANGED',
+  },
   'PATCH /api/cases/:id/status/on_hold': {
     scope: 'scoped',
     as: 'ISC',

@@ -1,5 +1,5 @@
-import type { ExpressionBuilder, Kysely } from 'kysely';
-import { readsAssignedCasesOnly } from '@lamina/domain';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { readsAssignedCasesOnly, type CaseStatus } from '@lamina/domain';
 import type { DB } from '../platform/db/schema.js';
 import type { Principal } from '../platform/auth/principal.js';
 import { revokeTileAccess } from '../platform/tiles/tileAccess.js';
@@ -38,6 +38,49 @@ export function readerSeesImage(principal: Principal) {
           ),
         ])
       : eb.lit(true);
+}
+
+/**
+ * The case's status as `principal` sees it (issue 30). A blinded reader who is not the case's
+ * adjudicator sees Pending Adjudication as Processed, and never finds it in the case's history: that
+ * the case went to adjudication would tell a primary reader that the other reads disagreed with
+ * theirs. To them a case waiting for its adjudicator looks like one waiting for another reader.
+ * Everything a reader can select, filter or sort by status goes through these two expressions.
+ */
+export function statusAsSeen(principal: Principal) {
+  return (eb: ExpressionBuilder<DB, 'cases'>) =>
+    readsAssignedCasesOnly(principal.workAsRole)
+      ? sql<CaseStatus>`case when ${adjudicationHidden(eb, principal.id)} then 'PROCESSED' else ${eb.ref('cases.status')} end`
+      : sql<CaseStatus>`${eb.ref('cases.status')}`;
+}
+
+/**
+ * The history as the same reader sees it: without Pending Adjudication, and while the case waits
+ * for its adjudicator without the Processed it left (it is Processed to them), so that it reads as
+ * the history of a case whose reads agreed.
+ */
+export function historyAsSeen(principal: Principal) {
+  return (eb: ExpressionBuilder<DB, 'cases'>) => {
+    if (!readsAssignedCasesOnly(principal.workAsRole)) return sql<string[]>`${eb.ref('cases.prev_workflow_statuses')}`;
+    const history = sql<string[]>`array_remove(${eb.ref('cases.prev_workflow_statuses')}, 'PENDING_ADJUDICATION')`;
+    return sql<
+      string[]
+    >`case when ${adjudicationHidden(eb, principal.id)} then trim_array(${history}, 1) else ${history} end`;
+  };
+}
+
+/** The case is Pending Adjudication and the user is not its adjudicator. */
+function adjudicationHidden(eb: ExpressionBuilder<DB, 'cases'>, userId: number) {
+  return sql<boolean>`(${eb.ref('cases.status')} = 'PENDING_ADJUDICATION' and not ${eb.exists(adjudicatorRow(eb, userId))})`;
+}
+
+function adjudicatorRow(eb: ExpressionBuilder<DB, 'cases'>, userId: number) {
+  return eb
+    .selectFrom('case_readers as adj')
+    .select('adj.case_id')
+    .whereRef('adj.case_id', '=', 'cases.id')
+    .where('adj.user_id', '=', userId)
+    .where('adj.role', '=', 'ADJUDICATOR');
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   userDisplayName,
   type CaseImage,
   type CaseReader,
+  type CaseReaderRole,
   type CaseSearchResult,
   type CaseStatus,
   type CaseView,
@@ -74,7 +75,7 @@ function userRef(id: number | null, username: string | null, first: string | nul
 
 export function presentCase(
   row: CaseRow,
-  readers: readonly ReaderRow[],
+  readers: readonly (ReaderRow & { role: CaseReaderRole })[],
   images: readonly CaseImageRow[],
   viewer: Viewer,
   comment: CaseCommentRow | null = null,
@@ -89,7 +90,7 @@ export function presentCase(
     subjectId: blinded(viewer, 'subjectId', row.subject_id),
     siteId: blinded(viewer, 'siteId', row.site_id),
     visitId: blinded(viewer, 'visitId', row.visit_id),
-    status: row.status as CaseStatus,
+    status: row.status,
     onHoldFrom: row.on_hold_from as CaseStatus | null,
     prevWorkflowStatuses: row.prev_workflow_statuses as CaseStatus[],
     caseStatusReverted: row.case_status_reverted,
@@ -101,7 +102,10 @@ export function presentCase(
     readCompletedAt: row.read_completed_at ? row.read_completed_at.toISOString() : null,
     openQueries: reader ? 0 : (row.open_queries ?? 0),
     // A blinded reader sees no other reader, only their own assignment and whether they have read.
-    readers: (reader ? readers.filter((r) => r.id === viewer.id) : readers).map(presentReader),
+    readers: (reader ? readers.filter((r) => r.id === viewer.id) : readers).map((r) => ({
+      ...presentReader(r),
+      role: r.role,
+    })),
     images: images.map((image) => presentCaseImage(image, viewer, row.proc_id)),
     lastCaseComment: comment
       ? {
@@ -131,7 +135,7 @@ export function presentStudyCaseRow(row: StudyCaseListRow, viewer: Viewer): Stud
     subjectId: blinded(viewer, 'subjectId', row.subject_id),
     visitId: blinded(viewer, 'visitId', row.visit_id),
     siteId: blinded(viewer, 'siteId', row.site_id),
-    status: row.status as CaseStatus,
+    status: row.status,
     prevWorkflowStatuses: row.prev_workflow_statuses as CaseStatus[],
     openQueries: reader ? null : (row.open_queries ?? 0),
     qc1User: reader

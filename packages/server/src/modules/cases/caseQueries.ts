@@ -9,7 +9,7 @@ import {
 import type { DB } from '../../platform/db/schema.js';
 import { likeContains } from '../../platform/db/paging.js';
 import type { Principal } from '../../platform/auth/principal.js';
-import { readerSeesCase, readerSeesImage } from '../../access/readerVisibility.js';
+import { historyAsSeen, readerSeesCase, readerSeesImage, statusAsSeen } from '../../access/readerVisibility.js';
 import { inQueryChain } from '../images/queryChain.js';
 import { casePosition } from '../../access/imageLabel.js';
 import { visibleStudies } from '../../platform/rbac/studyScope.js';
@@ -19,8 +19,11 @@ type Q = Kysely<DB>;
 
 const count = (name: string) => sql<number>`count(*)::int`.as(name);
 
-/** One case with its study name and QC users; the caller's scope has already checked visibility. */
-export function selectCase(db: Q, caseId: number) {
+/**
+ * One case with its study name and QC users; the caller's scope has already checked visibility. Its
+ * status and history as the principal sees them (statusAsSeen).
+ */
+export function selectCase(db: Q, caseId: number, principal: Principal) {
   return db
     .selectFrom('cases')
     .innerJoin('studies', 'studies.id', 'cases.study_id')
@@ -36,9 +39,9 @@ export function selectCase(db: Q, caseId: number) {
       'cases.subject_id',
       'cases.site_id',
       'cases.visit_id',
-      'cases.status',
+      (eb) => statusAsSeen(principal)(eb).as('status'),
       'cases.on_hold_from',
-      'cases.prev_workflow_statuses',
+      (eb) => historyAsSeen(principal)(eb).as('prev_workflow_statuses'),
       'cases.case_status_reverted',
       'cases.created_at',
       'cases.qc_completed_at',
@@ -131,12 +134,13 @@ export type ReaderRow = {
   read_at?: Date | null;
 };
 
-/** The readers assigned to a case, in assignment order. */
-export async function caseReaders(db: Q, caseId: number, studyId: number): Promise<ReaderRow[]> {
+/** The readers assigned to a case, in assignment order, its adjudicator (issue 30) last. */
+export async function caseReaders(db: Q, caseId: number, studyId: number) {
   return readersWithCounts(db, studyId)
     .innerJoin('case_readers as cr', 'cr.user_id', 'users.id')
-    .select(['cr.read_at', 'cr.assigned_at'])
+    .select(['cr.read_at', 'cr.assigned_at', 'cr.role'])
     .where('cr.case_id', '=', caseId)
+    .orderBy(sql`cr.role = 'ADJUDICATOR'`)
     .orderBy('cr.assigned_at')
     .orderBy('users.id')
     .execute();
@@ -325,7 +329,7 @@ export async function assignedCases(db: Q, principal: Principal) {
       'studies.name as study_name',
       'cases.proc_id',
       'cases.histo_procedure_id',
-      'cases.status',
+      statusAsSeen(principal)(eb).as('status'),
       'case_readers.assigned_at',
       'case_readers.read_at',
       eb
@@ -364,7 +368,8 @@ const CASE_SORT_COLUMNS: Record<StudyCaseSortKey, string> = {
   histoProcedureId: 'cases.histo_procedure_id',
   subjectId: 'cases.subject_id',
   visitId: 'cases.visit_id',
-  status: 'cases.status',
+  // The status as the user sees it (the select's, statusAsSeen): a reader's order must not tell either.
+  status: 'status',
 };
 
 function caseMatches(
@@ -381,7 +386,7 @@ function caseMatches(
     const like = likeContains(filter.procId);
     conditions.push(eb.or([eb('cases.proc_id', 'ilike', like), eb('cases.histo_procedure_id', 'ilike', like)]));
   }
-  if (filter.status) conditions.push(eb('cases.status', '=', filter.status));
+  if (filter.status) conditions.push(eb(statusAsSeen(principal)(eb), '=', filter.status));
   const readers = eb
     .selectFrom('case_readers')
     .select('case_readers.user_id')
@@ -411,8 +416,8 @@ export async function listStudyCases(db: Q, principal: Principal, filter: StudyC
       'cases.subject_id',
       'cases.visit_id',
       'cases.site_id',
-      'cases.status',
-      'cases.prev_workflow_statuses',
+      statusAsSeen(principal)(eb).as('status'),
+      historyAsSeen(principal)(eb).as('prev_workflow_statuses'),
       'qc1.username as qc1_username',
       'qc1.first_name as qc1_first_name',
       'qc1.last_name as qc1_last_name',
@@ -434,7 +439,7 @@ export async function listStudyCases(db: Q, principal: Principal, filter: StudyC
       sql<string[]>`array(
         select coalesce(nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), ''), u.username)
         from case_readers r join users u on u.id = r.user_id
-        where r.case_id = cases.id order by r.assigned_at, u.id)`.as('reader_names'),
+        where r.case_id = cases.id and r.role = 'PRIMARY' order by r.assigned_at, u.id)`.as('reader_names'),
       sql<string>`lower(cases.proc_id)`.as('lower_proc_id'),
       sql<number>`count(*) over ()`.as('total'),
     ])

@@ -26,6 +26,8 @@ import {
   readerSearchQuerySchema,
   readersResponseSchema,
   reopenReadRequestSchema,
+  ASSIGN_ADJUDICATOR_PERMISSION,
+  assignAdjudicatorRequestSchema,
   revertCaseRequestSchema,
   studyCaseListQuerySchema,
   studyCaseListResponseSchema,
@@ -35,7 +37,6 @@ import {
   caseCommentRequestSchema,
   forwardCaseRequestSchema,
   imageActionResponseSchema,
-  type CaseStatus,
   type Permission,
 } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
@@ -108,7 +109,7 @@ export function caseRoutes(db: Db) {
           studyName: row.study_name,
           procId: row.proc_id,
           histoProcedureId: row.histo_procedure_id,
-          status: row.status as CaseStatus,
+          status: row.status,
           numberOfImages: row.number_of_images ?? 0,
           assignedAt: row.assigned_at.toISOString(),
           myReadAt: row.read_at ? row.read_at.toISOString() : null,
@@ -174,6 +175,19 @@ export function caseRoutes(db: Db) {
         const { id, readerId } = request.params;
         await cases.reopenRead(actorOf(request), id, readerId, request.body.reasonForChange);
         return answer(request, id, CASE_MESSAGES.readReopened);
+      },
+    );
+
+    // Issue 30: the adjudicator of a case pending adjudication, assigned by ISC or DM.
+    r.patch(
+      '/api/cases/:id/adjudicator',
+      {
+        config: { policy: policy.anyOf([ASSIGN_ADJUDICATOR_PERMISSION], caseScope()) },
+        schema: { params: idParams, body: assignAdjudicatorRequestSchema, response: { 200: caseResponseSchema } },
+      },
+      async (request) => {
+        await cases.assignAdjudicator(actorOf(request), request.params.id, request.body);
+        return answer(request, request.params.id, CASE_MESSAGES.adjudicatorAssigned);
       },
     );
 

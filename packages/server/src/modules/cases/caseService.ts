@@ -36,6 +36,7 @@ import {
   valuesDiffer,
   CASE_STATUS_LABELS,
   IMAGE_ACTION_MESSAGES,
+  type AssignAdjudicatorRequest,
   type CaseField,
   type CaseStatus,
   type CaseView,
@@ -67,7 +68,7 @@ import {
 } from './caseQueries.js';
 import { revokeCaseReaders } from '../../access/readerVisibility.js';
 import { lockImage } from '../images/imageQueries.js';
-import { clearReadOutcomes, freezeReadOutcomes } from '../outcomes/outcomeService.js';
+import { adjudicationRequired, clearReadOutcomes, freezeReadOutcomes } from '../outcomes/outcomeService.js';
 import { presentCase } from './casePresenter.js';
 
 type Tx = Transaction<DB>;
@@ -148,7 +149,7 @@ export class CaseService {
 
   /** The Case as `principal` may see it (the route's scope has checked visibility). */
   async view(principal: Principal, caseId: number): Promise<CaseView> {
-    const row = await selectCase(this.db, caseId);
+    const row = await selectCase(this.db, caseId, principal);
     if (!row) throw new NotFoundError(CASE_MESSAGES.caseNotFound);
     const [readers, images, comment] = await Promise.all([
       caseReaders(this.db, caseId, row.study_id),
@@ -323,6 +324,7 @@ export class CaseService {
               .selectFrom('case_readers')
               .select('user_id')
               .where('case_id', '=', caseId)
+              .where('role', '=', 'PRIMARY')
               .orderBy('user_id')
               .execute()
           ).map((r) => r.user_id)
@@ -379,6 +381,14 @@ export class CaseService {
         await this.checkReaders(tx, current.study_id, readerIds);
         const removed = currentReaders.filter((id) => !readerIds.includes(id));
         const added = readerIds.filter((id) => !currentReaders.includes(id));
+        const adjudicator = await tx
+          .selectFrom('case_readers')
+          .select('user_id')
+          .where('case_id', '=', caseId)
+          .where('role', '=', 'ADJUDICATOR')
+          .executeTakeFirst();
+        if (adjudicator && added.includes(adjudicator.user_id))
+          throw new BadRequestError(CASE_MESSAGES.adjudicatorIsReader);
         if (removed.length > 0) {
           await revokeCaseReaders(tx, caseId, removed);
           await tx.deleteFrom('case_readers').where('case_id', '=', caseId).where('user_id', 'in', removed).execute();
@@ -435,11 +445,21 @@ export class CaseService {
       const events: AuditEvent[] = [];
       if (step.to === 'COMPLETED') {
         const readers = (
-          await tx.selectFrom('case_readers').select(['user_id', 'read_at']).where('case_id', '=', caseId).execute()
-        ).map((r) => ({ userId: r.user_id, readAt: r.read_at }));
-        const outcome = markScoredOutcome(readers, principal.id);
+          await tx
+            .selectFrom('case_readers')
+            .select(['user_id', 'read_at', 'role'])
+            .where('case_id', '=', caseId)
+            .execute()
+        ).map((r) => ({ userId: r.user_id, readAt: r.read_at, role: r.role }));
+        // Processed: a primary reader's read; Pending Adjudication: the adjudicator's (issue 30).
+        const role = current.status === 'PENDING_ADJUDICATION' ? 'ADJUDICATOR' : 'PRIMARY';
+        const outcome = markScoredOutcome(readers, principal.id, current.status);
         if (!outcome.assigned)
-          throw new ForbiddenError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.notAssignedReader}`);
+          throw new ForbiddenError(
+            `${CASE_MESSAGES.unableToTransition} ${
+              role === 'ADJUDICATOR' ? CASE_MESSAGES.notAdjudicator : CASE_MESSAGES.notAssignedReader
+            }`,
+          );
         if (outcome.alreadyRead)
           throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${CASE_MESSAGES.alreadyScored}`);
         const readAt = new Date();
@@ -467,9 +487,18 @@ export class CaseService {
             reader: { id: principal.id, username: principal.username },
             scoredAt: readAt,
             includeAiCounts,
+            role,
           })),
         );
         if (!outcome.completes) {
+          await recordAudit(tx, actor, events);
+          return CASE_MESSAGES.scored;
+        }
+        // The last primary read: the case completes unless the study's rule asks for adjudication.
+        // The reader is told only that their case was scored — as when another read is still open —
+        // so that a read's disagreement with the others never shows to them.
+        if (role === 'PRIMARY' && (await adjudicationRequired(tx, caseId, current.study_id))) {
+          events.push(...(await this.awaitAdjudication(tx, current)));
           await recordAudit(tx, actor, events);
           return CASE_MESSAGES.scored;
         }
@@ -567,6 +596,120 @@ export class CaseService {
     });
   }
 
+  /**
+   * Every primary reader has marked the case and the adjudication rule fired (issue 30): the case
+   * waits in Pending Adjudication for its adjudicator; its images stay Ready for Reading.
+   */
+  private async awaitAdjudication(tx: Tx, current: LockedCase): Promise<AuditEvent[]> {
+    await tx
+      .updateTable('cases')
+      .set({
+        status: 'PENDING_ADJUDICATION',
+        prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
+        updated_at: new Date(),
+      })
+      .where('id', '=', current.id)
+      .execute();
+    return [
+      {
+        action: 'CASE_STATUS_FORWARDED',
+        entityType: 'case',
+        entityId: current.id,
+        studyId: current.study_id,
+        field: 'status',
+        oldValue: current.status,
+        newValue: 'PENDING_ADJUDICATION',
+      },
+    ];
+  }
+
+  /**
+   * The case leaves adjudication (a primary read reopened, the case set back): its adjudicator's
+   * assignment goes, with their read and its frozen values, and their tile access stops.
+   */
+  private async removeAdjudicator(tx: Tx, current: LockedCase, reason: string | null): Promise<AuditEvent[]> {
+    const adjudicator = await tx
+      .selectFrom('case_readers')
+      .select('user_id')
+      .where('case_id', '=', current.id)
+      .where('role', '=', 'ADJUDICATOR')
+      .executeTakeFirst();
+    if (!adjudicator) return [];
+    const cleared = await clearReadOutcomes(tx, {
+      caseId: current.id,
+      studyId: current.study_id,
+      readerIds: [adjudicator.user_id],
+      reason,
+    });
+    await revokeCaseReaders(tx, current.id, [adjudicator.user_id]);
+    await tx
+      .deleteFrom('case_readers')
+      .where('case_id', '=', current.id)
+      .where('user_id', '=', adjudicator.user_id)
+      .execute();
+    return [
+      {
+        action: 'CASE_ADJUDICATOR_CHANGED',
+        entityType: 'case',
+        entityId: current.id,
+        studyId: current.study_id,
+        field: 'adjudicator',
+        oldValue: adjudicator.user_id,
+        newValue: null,
+        reason,
+      },
+      ...cleared,
+    ];
+  }
+
+  /**
+   * PATCH /api/cases/{id}/adjudicator (issue 30): ISC or DM assigns the adjudicator of a case
+   * pending adjudication — a central reader of the study who is not one of the case's readers. It
+   * gives them sight of the case (a case_readers row of role ADJUDICATOR) and its read. Replacing
+   * an adjudicator needs a reason; the one replaced loses sight of the case.
+   */
+  async assignAdjudicator(actor: Actor, caseId: number, request: AssignAdjudicatorRequest): Promise<void> {
+    const refused = (message: string) => `${CASE_MESSAGES.unableToAssignAdjudicator} ${message}`;
+    await this.db.transaction().execute(async (tx) => {
+      const current = await lockCase(tx, caseId);
+      if (current.status !== 'PENDING_ADJUDICATION')
+        throw new ConflictError(refused(CASE_MESSAGES.notPendingAdjudication));
+      const assigned = await tx
+        .selectFrom('case_readers')
+        .select(['user_id', 'role'])
+        .where('case_id', '=', caseId)
+        .execute();
+      if (assigned.some((r) => r.role === 'PRIMARY' && r.user_id === request.readerId))
+        throw new BadRequestError(refused(CASE_MESSAGES.adjudicatorIsReader));
+      if (!(await readersInStudy(tx, current.study_id, [request.readerId])).has(request.readerId))
+        throw new BadRequestError(refused(CASE_MESSAGES.adjudicatorNotInStudy));
+      const previous = assigned.find((r) => r.role === 'ADJUDICATOR')?.user_id ?? null;
+      if (previous === request.readerId) throw new ConflictError(refused(CASE_MESSAGES.adjudicatorUnchanged));
+      const reason = request.reasonForChange?.trim() || null;
+      if (previous !== null && reason === null) throw new BadRequestError(CASE_MESSAGES.adjudicatorReasonRequired);
+      if (previous !== null) {
+        await revokeCaseReaders(tx, caseId, [previous]);
+        await tx.deleteFrom('case_readers').where('case_id', '=', caseId).where('user_id', '=', previous).execute();
+      }
+      await tx
+        .insertInto('case_readers')
+        .values({ case_id: caseId, user_id: request.readerId, role: 'ADJUDICATOR' })
+        .execute();
+      await recordAudit(tx, actor, [
+        {
+          action: 'CASE_ADJUDICATOR_CHANGED',
+          entityType: 'case',
+          entityId: caseId,
+          studyId: current.study_id,
+          field: 'adjudicator',
+          oldValue: previous,
+          newValue: request.readerId,
+          reason,
+        },
+      ]);
+    });
+  }
+
   /** The case takes a forward step: status, history, the step's user column, its images. */
   private async advance(tx: Tx, principal: Principal, current: LockedCase, step: ForwardStep): Promise<AuditEvent[]> {
     const now = new Date();
@@ -637,6 +780,8 @@ export class CaseService {
           reason,
         },
         ...(await this.moveImages(tx, current, null, IMAGE_STATUS_AT_STAGE[stage], reason)),
+        // Set back, the case is read again from the start: no adjudication any more (issue 30).
+        ...(await this.removeAdjudicator(tx, current, reason)),
         ...(await this.reopenReads(tx, caseId, current.study_id, reason)),
       ];
       await recordAudit(tx, actor, events);
@@ -685,7 +830,7 @@ export class CaseService {
       const read = await tx
         .selectFrom('case_readers')
         .innerJoin('users', 'users.id', 'case_readers.user_id')
-        .select(['case_readers.read_at', 'users.username'])
+        .select(['case_readers.read_at', 'case_readers.role', 'users.username'])
         .where('case_readers.case_id', '=', caseId)
         .where('case_readers.user_id', '=', readerId)
         .forUpdate(['case_readers'])
@@ -714,11 +859,16 @@ export class CaseService {
         },
         ...(await clearReadOutcomes(tx, { caseId, studyId: current.study_id, readerIds: [readerId], reason })),
       ];
-      if (current.status === 'COMPLETED') {
+      // Issue 30: a primary read reopened takes the case out of adjudication (the primary values
+      // change, so the rule is asked again when it is marked); the adjudicator's read reopened
+      // returns a completed case to Pending Adjudication.
+      const back = read.role === 'ADJUDICATOR' ? 'PENDING_ADJUDICATION' : 'PROCESSED';
+      if (read.role === 'PRIMARY') events.push(...(await this.removeAdjudicator(tx, current, reason)));
+      if (current.status !== back) {
         await tx
           .updateTable('cases')
           .set({
-            status: 'PROCESSED',
+            status: back,
             prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
             case_status_reverted: true,
             read_completed_at: null,
@@ -726,25 +876,26 @@ export class CaseService {
           })
           .where('id', '=', caseId)
           .execute();
-        events.push(
-          {
-            action: 'CASE_STATUS_REVERTED',
-            entityType: 'case',
-            entityId: caseId,
-            studyId: current.study_id,
-            field: 'status',
-            oldValue: current.status,
-            newValue: 'PROCESSED',
-            reason,
-          },
-          ...(await this.moveImages(
-            tx,
-            current,
-            [IMAGE_STATUS_AT_STAGE.COMPLETED],
-            IMAGE_STATUS_AT_STAGE.PROCESSED,
-            reason,
-          )),
-        );
+        events.push({
+          action: 'CASE_STATUS_REVERTED',
+          entityType: 'case',
+          entityId: caseId,
+          studyId: current.study_id,
+          field: 'status',
+          oldValue: current.status,
+          newValue: back,
+          reason,
+        });
+        if (current.status === 'COMPLETED')
+          events.push(
+            ...(await this.moveImages(
+              tx,
+              current,
+              [IMAGE_STATUS_AT_STAGE.COMPLETED],
+              IMAGE_STATUS_AT_STAGE.PROCESSED,
+              reason,
+            )),
+          );
       }
       await recordAudit(tx, actor, events);
     });

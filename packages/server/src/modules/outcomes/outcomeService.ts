@@ -1,6 +1,8 @@
 import type { Transaction } from 'kysely';
 import {
   READ_OUTCOMES_PERMISSION,
+  adjudicationFires,
+  adjudicationSchema,
   computeEndpoint,
   endpointInputOf,
   endpointsSchema,
@@ -99,6 +101,8 @@ export async function freezeReadOutcomes(
     reader: { id: number; username: string };
     scoredAt: Date;
     includeAiCounts: boolean | null;
+    /** The adjudicator's read (issue 30) or a primary reader's. */
+    role: 'PRIMARY' | 'ADJUDICATOR';
   },
 ): Promise<AuditEvent[]> {
   const endpoints = endpointsSchema.parse(await studyEndpointsJson(tx, read.studyId));
@@ -113,7 +117,7 @@ export async function freezeReadOutcomes(
       value: result.value,
       positive: result.positive,
       reason: result.reason,
-      reader_role: 'PRIMARY' as const,
+      reader_role: read.role,
       scored_at: read.scoredAt,
     };
   });
@@ -125,9 +129,46 @@ export async function freezeReadOutcomes(
       entityId: read.caseId,
       studyId: read.studyId,
       field: 'outcomes',
-      newValue: { reader: read.reader.username, values: valuesByKey(rows) },
+      newValue: {
+        reader: read.reader.username,
+        ...(read.role === 'ADJUDICATOR' && { role: read.role }),
+        values: valuesByKey(rows),
+      },
     },
   ];
+}
+
+/**
+ * Whether a case whose primary readers have all marked it goes to adjudication (issue 30): the
+ * study has an adjudication rule and it fires on the primary readers' frozen values of its endpoint
+ * (domain adjudicationFires; a reader without a value for it counts as a null value, which fires).
+ * Read in the caller's transaction, after the last reader's values were frozen.
+ */
+export async function adjudicationRequired(tx: Tx, caseId: number, studyId: number): Promise<boolean> {
+  const study = await tx
+    .selectFrom('studies')
+    .select('adjudication')
+    .where('id', '=', studyId)
+    .executeTakeFirstOrThrow();
+  const rule = adjudicationSchema.parse(study.adjudication ?? null);
+  if (rule === null) return false;
+  const readers = await tx
+    .selectFrom('case_readers')
+    .select('user_id')
+    .where('case_id', '=', caseId)
+    .where('role', '=', 'PRIMARY')
+    .execute();
+  const values = await tx
+    .selectFrom('read_outcomes')
+    .select(['reader_id', 'value', 'positive'])
+    .where('case_id', '=', caseId)
+    .where('reader_role', '=', 'PRIMARY')
+    .where('endpoint_key', '=', rule.endpointKey)
+    .execute();
+  return adjudicationFires(
+    rule,
+    readers.map((r) => values.find((v) => v.reader_id === r.user_id) ?? { value: null, positive: null }),
+  );
 }
 
 /**

@@ -109,6 +109,7 @@ export const AUDIT_VALUE_RULES: Readonly<Record<string, Readonly<Record<string, 
   CASE_CREATED: { '': { members: CASE_FIELD_RULES } },
   CASE_EDITED: CASE_FIELD_RULES,
   CASE_READERS_CHANGED: { readers: 'user' },
+  CASE_ADJUDICATOR_CHANGED: { adjudicator: 'user' },
   CASE_IMAGES_CHANGED: { images: 'image' },
   CASE_READ_REOPENED: { read_at: 'readerText' },
   // A reader's endpoint values (issue 30): only for those who may see read outcomes; the reader's

@@ -1,4 +1,4 @@
-import { CASE_MESSAGES, ROLE_PERMISSIONS, type CaseReader } from '@lamina/domain';
+import { CASE_MESSAGES, ROLE_PERMISSIONS, type CaseAssignment } from '@lamina/domain';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setCsrfToken } from '../../api/client';
@@ -12,7 +12,8 @@ beforeEach(() => setCsrfToken('token'));
 afterEach(() => cleanup());
 
 const READ_AT = '2026-03-04T17:06:00.000Z';
-const reader = (id: number, name: string, readAt: string | null): CaseReader => ({
+const reader = (id: number, name: string, readAt: string | null): CaseAssignment => ({
+  role: 'PRIMARY',
   id,
   username: name.toLowerCase(),
   firstName: name,

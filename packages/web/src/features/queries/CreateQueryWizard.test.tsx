@@ -110,6 +110,7 @@ describe('the create-query wizard', () => {
 
   it('a query to a reading role names one reader of the case (issue 26)', async () => {
     const reader = (id: number, name: string) => ({
+      role: 'PRIMARY' as const,
       id,
       username: `${name.toLowerCase()}@example.org`,
       firstName: name,

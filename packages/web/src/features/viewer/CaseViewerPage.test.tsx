@@ -4,7 +4,7 @@ import {
   ROLE_PERMISSIONS,
   unableToHideImage,
   type CaseImage,
-  type CaseReader,
+  type CaseAssignment,
   type CaseView,
   type UserInfo,
 } from '@lamina/domain';
@@ -39,7 +39,8 @@ const image = (id: number, status: CaseImage['status'], overrides: Partial<CaseI
   ...overrides,
 });
 
-const reader = (id: number, readAt: string | null = null): CaseReader => ({
+const reader = (id: number, readAt: string | null = null): CaseAssignment => ({
+  role: 'PRIMARY',
   id,
   username: `reader${id}`,
   firstName: null,
