@@ -155,6 +155,14 @@ export function forwardStepFrom(status: CaseStatus): ForwardStep | null {
 
 export const MARK_SCORED_PERMISSION: Permission = 'AP_CaseViewer_MarkCaseasScored';
 
+/**
+ * Whether a case in `status` is being read: its forward step is a reader's Mark as Scored
+ * (Processed for its primary readers; Pending Adjudication for its adjudicator, issue 30).
+ */
+export function isReadingStatus(status: CaseStatus): boolean {
+  return forwardStepFrom(status)?.permission === MARK_SCORED_PERMISSION;
+}
+
 /** A case's reader: one of its primary readers, or its adjudicator (issue 30). */
 export const CASE_READER_ROLES = ['PRIMARY', 'ADJUDICATOR'] as const;
 export type CaseReaderRole = (typeof CASE_READER_ROLES)[number];
@@ -409,6 +417,20 @@ export const CASE_MESSAGES = {
   adjudicatorNotInStudy: 'The adjudicator must be a central reader with access to the study',
   adjudicatorUnchanged: 'This reader is already the case’s adjudicator',
   notAdjudicator: 'Only the case’s adjudicator can mark it as scored',
+} as const;
+
+/** What the case viewer tells staff and the adjudicator about adjudication (issue 30). */
+export const ADJUDICATION_TEXT = {
+  /** The callout while the case waits for an adjudicator to be assigned. */
+  assignNeeded: 'The readers disagree by the study’s adjudication rule: assign an adjudicator.',
+  /** The same, to staff who may not assign one. */
+  awaitingAssignment: 'The readers disagree by the study’s adjudication rule: ISC or DM assigns an adjudicator.',
+  /** The callout once one is assigned. */
+  waitingFor: (name: string) => `Waiting for the adjudicator ${name}`,
+  /** Reopening the adjudicator's read of a completed case. */
+  reopenAdjudicatorRead: 'The case returns to Pending Adjudication.',
+  /** Reopening a primary read of a case pending adjudication or adjudicated. */
+  reopenPrimaryRead: 'The case returns to Processed and its adjudicator is removed.',
 } as const;
 
 /**

@@ -12,6 +12,7 @@ import {
   caseStage,
   forwardStepFrom,
   imageQcStepFrom,
+  isReadingStatus,
   markScoredOutcome,
   imageStatusOnAssign,
   mayViewCaseField,
@@ -121,6 +122,8 @@ describe('Mark as Scored and pass QC (issue 13)', () => {
       'AP_CaseViewer_ViewButtonPassISCQC',
       'AP_CaseViewer_MarkCaseasScored',
     ]);
+    // The reading statuses: those whose forward step is a reader's Mark as Scored.
+    expect(CASE_STATUSES.filter(isReadingStatus)).toEqual(['PROCESSED', 'PENDING_ADJUDICATION']);
   });
 
   it('an image passes lab QC in a Pending Lab QC case and ISC QC in a Pending QC case', () => {
