@@ -106,6 +106,12 @@ export const OUTCOME_MESSAGES = {
   unableToFetchOutcomes: 'Unable to fetch the read outcomes',
   unableToFetchAgreement: 'Unable to fetch the agreement',
   unableToFetchPairs: "Unable to fetch the readers' values",
+  notScored: 'Not scored yet',
+  noValueForEndpoint: 'No value: the endpoint was added after this read',
+  finalWaitsForReaders: 'Final once every reader has marked the case',
+  finalWaitsForAdjudication: 'Final once the adjudicator has marked the case',
+  finalNoValue: 'No final value: a reader has no value',
+  noPairs: 'No case has values from two readers yet',
 } as const;
 
 /**

@@ -1,6 +1,6 @@
 import { Button, Callout, H2 } from '@blueprintjs/core';
 import { hasAny } from '@lamina/domain';
-import { useEffect } from 'react';
+import { Suspense, lazy, useEffect } from 'react';
 import { Navigate, useNavigate, useParams } from 'react-router';
 import { useUserInfo } from '../../api/users';
 import { fullPageReplace } from '../../lib/browser';
@@ -14,7 +14,13 @@ import { StudyImagesTab } from './images/StudyImagesTab';
 import { StudyCasesTab } from '../cases/StudyCasesTab';
 import { allowedStudyTabs, parseStudyId, resolveStudyTab, STUDY_TABS } from './studyTabs';
 
-/** /studies/:id and /studies/:id/:tab (doc 1 §2.5): name, hold banner, Edit Study, Cases and Images tabs. */
+// The Reads tab (issue 30) brings its chart library: loaded only when the tab is opened.
+const StudyReadsTab = lazy(async () => ({ default: (await import('../outcomes/StudyReadsTab')).StudyReadsTab }));
+
+/**
+ * /studies/:id and /studies/:id/:tab (doc 1 §2.5): name, hold banner, Edit Study, Cases and Images
+ * tabs, and Reads (issue 30) on a study with endpoints for the roles that see read outcomes.
+ */
 export function StudyPage() {
   const { id: rawId, tab: rawTab } = useParams();
   const navigate = useNavigate();
@@ -38,6 +44,12 @@ export function StudyPage() {
   if (fallback !== null || !study.data) return <section className="lamina-page">{fallback}</section>;
 
   const data = study.data;
+  const hasEndpoints = data.endpoints.length > 0;
+  // Reads asked for on a study without endpoints: the first tab the user may open instead.
+  const shown = resolveStudyTab(tab, actions, hasEndpoints);
+  if (shown !== tab) {
+    return shown === null ? <NotFoundPage /> : <Navigate to={`/studies/${data.id}/${shown}`} replace />;
+  }
   return (
     <section className="lamina-page" aria-labelledby="page-title">
       <header className="lamina-page-header">
@@ -59,12 +71,20 @@ export function StudyPage() {
       )}
       <RouteTabs
         id="study-tabs"
-        tabs={allowedStudyTabs(actions)}
+        tabs={allowedStudyTabs(actions, hasEndpoints)}
         selected={tab}
         pathFor={(t) => `/studies/${data.id}/${t}`}
       />
       <div role="tabpanel" aria-label={STUDY_TABS.find((t) => t.id === tab)?.label}>
-        {tab === 'images' ? <StudyImagesTab study={data} /> : <StudyCasesTab study={data} />}
+        {tab === 'images' ? (
+          <StudyImagesTab study={data} />
+        ) : tab === 'reads' ? (
+          <Suspense fallback={<PageSpinner />}>
+            <StudyReadsTab study={data} />
+          </Suspense>
+        ) : (
+          <StudyCasesTab study={data} />
+        )}
       </div>
     </section>
   );

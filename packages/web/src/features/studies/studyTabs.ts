@@ -1,29 +1,35 @@
 import { parsePositiveId } from '../../lib/ids';
-import { hasAny, type Permission } from '@lamina/domain';
+import { READ_OUTCOMES_PERMISSION, hasAny, type Permission } from '@lamina/domain';
 import type { RouteTab } from '../../components/RouteTabs';
 
-export type StudyTab = 'cases' | 'images';
+export type StudyTab = 'cases' | 'images' | 'reads';
 export const STUDY_TABS: readonly RouteTab<StudyTab>[] = [
   { id: 'cases', label: 'Cases' },
   { id: 'images', label: 'Images' },
+  { id: 'reads', label: 'Reads' },
 ];
 
-/** Each study tab is shown only with its own permission (doc 1 §2.5). */
+/** Each study tab is shown only with its own permission (doc 1 §2.5; Reads: issue 30). */
 export const STUDY_TAB_PERMISSION: Readonly<Record<StudyTab, Permission>> = {
   cases: 'S_Main_ViewCasesTab',
   images: 'S_Main_ViewImagesTab',
+  reads: READ_OUTCOMES_PERMISSION,
 };
 
-export function allowedStudyTabs(actions: readonly string[]): RouteTab<StudyTab>[] {
-  return STUDY_TABS.filter((t) => hasAny(actions, [STUDY_TAB_PERMISSION[t.id]]));
+/**
+ * The tabs the user may open. Reads (issue 30) only on a study with endpoints: `hasEndpoints` is
+ * true until the study is loaded (the URL's tab is kept until then).
+ */
+export function allowedStudyTabs(actions: readonly string[], hasEndpoints = true): RouteTab<StudyTab>[] {
+  return STUDY_TABS.filter((t) => hasAny(actions, [STUDY_TAB_PERMISSION[t.id]]) && (t.id !== 'reads' || hasEndpoints));
 }
 
 /**
- * The tab to show: the requested one when allowed, else the other allowed one; `null` when neither
+ * The tab to show: the requested one when allowed, else the first allowed one; `null` when none
  * is allowed (the user goes to /accessDenied).
  */
-export function resolveStudyTab(requested: StudyTab, actions: readonly string[]): StudyTab | null {
-  const allowed = allowedStudyTabs(actions).map((t) => t.id);
+export function resolveStudyTab(requested: StudyTab, actions: readonly string[], hasEndpoints = true): StudyTab | null {
+  const allowed = allowedStudyTabs(actions, hasEndpoints).map((t) => t.id);
   if (allowed.includes(requested)) return requested;
   return allowed[0] ?? null;
 }
