@@ -1,9 +1,10 @@
 import { Callout, H2, HTMLTable, NonIdealState, Spinner, Tag } from '@blueprintjs/core';
-import { CASE_MESSAGES, CASE_STATUS_LABELS, assignedCasesResponseSchema, type AssignedCase } from '@lamina/domain';
+import { CASE_MESSAGES, assignedCasesResponseSchema, type AssignedCase } from '@lamina/domain';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { errorMessage, withFallbackMessage } from '../../api/ApiError';
 import { apiFetch } from '../../api/client';
+import { CaseStatusTag } from '../../components/CaseStatusTag';
 import { usePageTitle } from '../../components/usePageTitle';
 import { formatLongDate } from '../../util/formatDate';
 import { scoredLabel } from './CaseReads';
@@ -67,7 +68,7 @@ export function AssignedCasesPage() {
                 <td>{c.studyName}</td>
                 <td>
                   <span className="lamina-case-status-cell">
-                    <Tag minimal>{CASE_STATUS_LABELS[c.status]}</Tag>
+                    <CaseStatusTag status={c.status} />
                     {c.myReadAt && (
                       <Tag minimal intent="success" title={new Date(c.myReadAt).toLocaleString()}>
                         {scoredLabel(c.myReadAt)}

@@ -4,9 +4,11 @@ import {
   REVERT_ANY_PERMISSION,
   forwardStepFrom,
   hasAny,
+  isReadingStatus,
   markScoredOutcome,
   revertChoices,
   revertConfirmation,
+  type CaseReaderRole,
   type CaseStage,
   type CaseStatus,
 } from '@lamina/domain';
@@ -36,19 +38,24 @@ const caseName = (c: CaseRef) => c.procId ?? `Case ${c.id}`;
 /** Whether `kind` is offered for the case to this user (the server checks it again). */
 export function caseActionOffered(
   kind: CaseActionKind,
-  c: CaseRef & { readers?: readonly { id: number; readAt: string | null }[] },
+  c: CaseRef & { readers?: readonly { id: number; readAt: string | null; role?: CaseReaderRole }[] },
   actions: readonly string[],
-  /** The user, when the case's readers are known: Mark as Scored is for an assigned reader who has not yet. */
+  /**
+   * The user, when the case's readers are known: Mark as Scored is for an assigned reader who has
+   * not yet — a primary reader while the case is Processed, its adjudicator while it is Pending
+   * Adjudication (issue 30).
+   */
   userId?: number,
 ): boolean {
   switch (kind) {
     case 'forward': {
       const step = forwardStepFrom(c.status);
       if (step === null || !actions.includes(step.permission)) return false;
-      if (c.status !== 'PROCESSED' || userId === undefined || !c.readers) return true;
+      if (!isReadingStatus(c.status) || userId === undefined || !c.readers) return true;
       const mine = markScoredOutcome(
-        c.readers.map((r) => ({ userId: r.id, readAt: r.readAt })),
+        c.readers.map((r) => ({ userId: r.id, readAt: r.readAt, role: r.role })),
         userId,
+        c.status,
       );
       return mine.assigned && !mine.alreadyRead;
     }
@@ -68,10 +75,10 @@ export function caseActionOffered(
   }
 }
 
-/** The label of the forward button: Pass Lab QC, Pass ISC QC, or Mark as Scored (doc 3 §4). */
+/** The label of the forward button: Pass Lab QC, Pass ISC QC, or Mark as Scored (doc 3 §4; the adjudicator's too). */
 export function forwardLabel(status: CaseStatus): string {
   if (status === 'PENDING_LAB_QC') return 'Pass Lab QC';
-  if (status === 'PROCESSED') return 'Mark as Scored';
+  if (isReadingStatus(status)) return 'Mark as Scored';
   return 'Pass ISC QC';
 }
 
@@ -113,12 +120,13 @@ export function CaseActionDialog({
     onClose();
     // Mark as Scored ends the reader's work on the case (the last reader's mark completes it): on to
     // the study, or the success page when embedded (doc 3 §4).
-    if (kind === 'forward' && target.status === 'PROCESSED')
+    if (kind === 'forward' && isReadingStatus(target.status))
       void navigate(embedded ? '/successMessage' : `/studies/${target.studyId}`);
   };
 
   if (kind === 'forward') {
-    const askAi = target.status === 'PROCESSED' && aiImage !== undefined;
+    const reading = isReadingStatus(target.status);
+    const askAi = reading && aiImage !== undefined;
     const confirm = () => {
       mutation.mutate(
         { kind: 'forward', id: target.id, ...(askAi ? { includeAiCounts: includeAi } : {}) },
@@ -129,19 +137,26 @@ export function CaseActionDialog({
       <ConfirmDialog
         isOpen
         // 'Confirm Case Status Change' for a QC step, 'Mark as Scored' for the read (doc 3 §2 dialogs).
-        title={target.status === 'PROCESSED' ? forwardLabel(target.status) : 'Confirm Case Status Change'}
+        title={reading ? forwardLabel(target.status) : 'Confirm Case Status Change'}
         confirmText={forwardLabel(target.status)}
         isPending={mutation.isPending}
         error={error}
         onConfirm={confirm}
         onClose={onClose}
       >
-        {target.status === 'PROCESSED' ? (
+        {reading ? (
           <>
-            <p>
-              Mark case <strong>{caseName(target)}</strong> as scored? Your scores can no longer be changed; the case
-              completes when every assigned reader has marked it.
-            </p>
+            {target.status === 'PENDING_ADJUDICATION' ? (
+              <p>
+                Mark case <strong>{caseName(target)}</strong> as scored? Your scores can no longer be changed; your read
+                as the adjudicator completes the case.
+              </p>
+            ) : (
+              <p>
+                Mark case <strong>{caseName(target)}</strong> as scored? Your scores can no longer be changed; the case
+                completes when every assigned reader has marked it.
+              </p>
+            )}
             {askAi && (
               <RadioGroup
                 label="This image has imported AI annotations. Include or exclude their counts?"

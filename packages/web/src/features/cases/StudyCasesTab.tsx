@@ -14,6 +14,7 @@ import { useMemo, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
+import { CaseStatusTag } from '../../components/CaseStatusTag';
 import { DataTable, type DataColumn } from '../../components/DataTable';
 import { RowMenu } from '../../components/RowMenu';
 import { useDebouncedValue } from '../../components/useDebouncedValue';
@@ -169,7 +170,7 @@ export function StudyCasesTab({ study }: { study: StudyView }) {
       // The case's status, and beside it the caller's own read (issue 29): "Scored {date}".
       cell: (row) => (
         <span className="lamina-case-status-cell">
-          {row.status ? <Tag minimal>{CASE_STATUS_LABELS[row.status]}</Tag> : '-'}
+          {row.status ? <CaseStatusTag status={row.status} /> : '-'}
           {row.myReadAt && (
             <Tag minimal intent="success" title={new Date(row.myReadAt).toLocaleString()}>
               {scoredLabel(row.myReadAt)}

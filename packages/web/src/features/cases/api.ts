@@ -8,6 +8,7 @@ import {
   imageActionResponseSchema,
   readersResponseSchema,
   studyCaseListResponseSchema,
+  type AssignAdjudicatorRequest,
   type CaseImage,
   type CaseReader,
   type CaseStatus,
@@ -262,6 +263,20 @@ export function useReopenRead() {
       CASE_MESSAGES.unableToReopenRead,
     ),
   );
+}
+
+/**
+ * PATCH /api/cases/{id}/adjudicator { readerId, reasonForChange? } (issue 30): the adjudicator of a
+ * case pending adjudication; the reason is required when one is replaced (the server says so).
+ */
+export function useAssignAdjudicator() {
+  return useCaseMutation(({ id, readerId, reason }: { id: number; readerId: number; reason: string }) => {
+    const body: AssignAdjudicatorRequest = reason === '' ? { readerId } : { readerId, reasonForChange: reason };
+    return withFallbackMessage(
+      apiFetch(`/api/cases/${id}/adjudicator`, { method: 'PATCH', body, schema: caseResponseSchema }),
+      CASE_MESSAGES.unableToAssignAdjudicator,
+    );
+  });
 }
 
 /** PUT /api/cases/{caseId}/assign { imageId, reasonForChange }. */

@@ -33,9 +33,12 @@ const TABS: readonly RouteTab<ImageManagementTab>[] = [
 ];
 
 const IMAGE_STATUS_OPTIONS = IMAGE_STATUSES.map((value) => ({ value, label: IMAGE_STATUS_LABELS[value] }));
-/** The case statuses the spec's filter offers (doc 2 §2.2). */
+/**
+ * The case statuses the spec's filter offers (doc 2 §2.2), and Pending Adjudication (issue 30): a
+ * live status between Processed and Completed whose cases the list shows, so staff can find them.
+ */
 const CASE_STATUS_OPTIONS = CASE_STATUSES.filter((s) =>
-  ['PENDING_QC', 'PENDING_LAB_QC', 'PROCESSED', 'ON_HOLD', 'COMPLETED'].includes(s),
+  ['PENDING_QC', 'PENDING_LAB_QC', 'PROCESSED', 'PENDING_ADJUDICATION', 'ON_HOLD', 'COMPLETED'].includes(s),
 ).map((value) => ({ value, label: CASE_STATUS_LABELS[value] }));
 
 /** Dates show long month, day, year, with the time in a tooltip (doc 2 §9). */

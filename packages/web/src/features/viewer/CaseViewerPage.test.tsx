@@ -204,6 +204,72 @@ describe('the case viewer: QC and scoring', () => {
   });
 });
 
+describe('the case viewer: adjudication (issue 30)', () => {
+  const adjudicatorRow = (id: number, readAt: string | null = null): CaseAssignment => ({
+    ...reader(id, readAt),
+    role: 'ADJUDICATOR',
+  });
+
+  it('the adjudicator marks a case pending adjudication scored, with the AI question; the case completes', async () => {
+    // As the server sends it to the adjudicator (a blinded reader): their own row only.
+    const c = makeCase({
+      status: 'PENDING_ADJUDICATION',
+      readers: [adjudicatorRow(7)],
+      images: [image(1, 'READY_FOR_READING')],
+    });
+    const { calls } = renderCase(c, centralReader(), {
+      'GET /api/images/1': {
+        body: makeImage({ id: 1, caseId: 40, mldFile: { id: 5, name: 'ses1_4_Result.mld', appSequenceId: '4' } }),
+      },
+      'PATCH /api/cases/40/status/forward': {
+        body: { success: true, message: CASE_MESSAGES.scoredComplete, case: { ...c, status: 'COMPLETED' } },
+      },
+    });
+    expect((await screen.findByTestId('case-status')).textContent).toBe('Pending Adjudication');
+    // Staff's callout is not the reader's.
+    expect(screen.queryByText(/adjudication rule|Waiting for the adjudicator/)).toBeNull();
+    await waitFor(() => expect(calls.some((x) => x.path === '/api/images/1')).toBe(true));
+    fireEvent.click(await screen.findByRole('button', { name: 'Mark as Scored' }));
+    const dialog = await screen.findByRole('dialog', { name: 'Mark as Scored' });
+    within(dialog).getByText(/your read as the adjudicator completes the case/);
+    fireEvent.click(within(dialog).getByRole('radio', { name: 'Exclude imported AI annotation counts' }));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Mark as Scored' }));
+    await waitFor(() =>
+      expect(calls.find((x) => x.path === '/api/cases/40/status/forward')?.body).toEqual({ includeAiCounts: false }),
+    );
+    expect((await screen.findByTestId('location')).textContent).toBe('/studies/3');
+  });
+
+  it('no Mark as Scored of a case pending adjudication for a primary reader, nor for an adjudicator who has marked', async () => {
+    renderCase(makeCase({ status: 'PENDING_ADJUDICATION', readers: [reader(7)] }), centralReader());
+    await screen.findByLabelText('Case details');
+    expect(screen.queryByRole('button', { name: 'Mark as Scored' })).toBeNull();
+    cleanup();
+    renderCase(
+      makeCase({ status: 'PENDING_ADJUDICATION', readers: [adjudicatorRow(7, '2026-11-24T10:00:00Z')] }),
+      centralReader(),
+    );
+    await screen.findByLabelText('Case details');
+    expect(screen.queryByRole('button', { name: 'Mark as Scored' })).toBeNull();
+  });
+
+  it('the ISC sees the status in its colour and the callout with Assign adjudicator, and is not offered Mark as Scored', async () => {
+    const c = makeCase({
+      status: 'PENDING_ADJUDICATION',
+      readers: [reader(1, '2026-11-24T10:00:00Z'), reader(2, '2026-11-24T11:00:00Z')],
+    });
+    renderCase(c, isc());
+    const status = await screen.findByTestId('case-status');
+    expect(status.textContent).toBe('Pending Adjudication');
+    expect(status.classList.contains('bp6-intent-warning')).toBe(true);
+    const details = screen.getByLabelText('Case details');
+    // Shown with the details collapsed.
+    within(details).getByText('The readers disagree by the study’s adjudication rule: assign an adjudicator.');
+    within(details).getByRole('button', { name: 'Assign adjudicator' });
+    expect(screen.queryByRole('button', { name: 'Mark as Scored' })).toBeNull();
+  });
+});
+
 describe('the case viewer: Overview', () => {
   it('the details box is collapsed by default: only the procedure IDs until it is opened', async () => {
     const c = makeCase({

@@ -17,13 +17,14 @@ import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { useEmbeddedMode } from '../../components/embedded';
+import { CaseStatusTag } from '../../components/CaseStatusTag';
 import { usePageTitle } from '../../components/usePageTitle';
 import { parsePositiveId } from '../../lib/ids';
 import { formatDate } from '../../util/formatDate';
 import { useCase } from '../cases/api';
 import { CaseActionDialog, caseActionOffered, forwardLabel, type CaseActionKind } from '../cases/CaseActionDialog';
 import { CaseDialog } from '../cases/CaseDialog';
-import { CaseReads } from '../cases/CaseReads';
+import { AdjudicationCallout, CaseReads } from '../cases/CaseReads';
 import { EditImageDialog } from '../cases/ImageActionDialogs';
 import { imageQcOffered, PassQcButton, PassQcDialog } from '../cases/PassQc';
 import { useStudy } from '../../api/studies';
@@ -143,13 +144,7 @@ export function CaseViewerPage() {
       <ViewerFrame
         sidebarReady={afterTiles.ready}
         title={c ? `Case ${c.procId ?? c.id}` : 'Case'}
-        badge={
-          c && (
-            <Tag minimal data-testid="case-status">
-              {CASE_STATUS_LABELS[c.status]}
-            </Tag>
-          )
-        }
+        badge={c && <CaseStatusTag status={c.status} testId="case-status" />}
         image={imageQuery.data}
         onClose={onClose}
         initialTab={search.get('queryId') ? 'queries' : undefined}
@@ -273,6 +268,8 @@ function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, on
             />
           )}
         </div>
+        {/* Issue 30: a case pending adjudication says so to staff, open or not. */}
+        {!reader && <AdjudicationCallout c={c} actions={actions} />}
         <dl className="lamina-details-list" id={detailsId}>
           <Detail label={CASE_FIELD_RULES.histoProcedureId.label}>{c.histoProcedureId}</Detail>
           <Detail label={CASE_FIELD_RULES.procId.label}>{c.procId}</Detail>
