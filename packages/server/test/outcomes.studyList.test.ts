@@ -25,7 +25,9 @@ import {
  * Issue 30, the study's Reads tab: GET /api/studies/{id}/outcomes (one page of the study's read
  * cases, each read's frozen values and the final ones) and GET /api/studies/{id}/outcomes/pairs (the
  * charts' value pairs). The reads are real: annotations drawn through the annotation routes, the
- * values frozen by Mark as Scored. Expected values are worked out by hand from what each reader drew.
+ * values frozen by Mark as Scored, the study's rule (a difference above 5) sending two cases to
+ * adjudication and the adjudicator assigned and reading through their routes. Expected values are
+ * worked out by hand from what each reader drew.
  */
 let t: TestContext;
 let studyId: number;
@@ -101,6 +103,24 @@ async function markScored(key: string, caseId: number) {
   expect(response.statusCode, response.body).toBe(200);
 }
 
+async function assignAdjudicator(caseId: number) {
+  const response = await as('isc').request({
+    method: 'PATCH',
+    url: `/api/cases/${caseId}/adjudicator`,
+    payload: { readerId: id('adjudicator') },
+  });
+  expect(response.statusCode, response.body).toBe(200);
+}
+
+async function statusOf(caseId: number) {
+  const row = await t.database.db
+    .selectFrom('cases')
+    .select('status')
+    .where('id', '=', caseId)
+    .executeTakeFirstOrThrow();
+  return row.status;
+}
+
 async function list(key: string, query = ''): Promise<StudyOutcomeListResponse> {
   const response = await as(key).request({ url: `/api/studies/${studyId}/outcomes${query}` });
   expect(response.statusCode, response.body).toBe(200);
@@ -122,7 +142,11 @@ beforeAll(async () => {
   otherStudy = (await createStudy(db)).id;
   await db
     .updateTable('studies')
-    .set({ indications: ['EOSINOPHILIC_ESOPHAGITIS'], endpoints: JSON.stringify(ENDPOINTS) })
+    .set({
+      indications: ['EOSINOPHILIC_ESOPHAGITIS'],
+      endpoints: JSON.stringify(ENDPOINTS),
+      adjudication: JSON.stringify({ endpointKey: 'pec', rule: 'ABS_DIFF_ABOVE', value: 5 }),
+    })
     .where('id', '=', studyId)
     .execute();
   eos = (await createAnnotationClass(db, { studyId, type: 'POINT', name: 'Eosinophil' })).id;
@@ -150,7 +174,7 @@ beforeAll(async () => {
   // B: reader1 marked without drawing an HPF (pec null with its reason, total 0); reader2 has not.
   const b = await readCase('B', ['reader1', 'reader2']);
   await markScored('reader1', b.caseId);
-  // C: 10 and 30, then adjudicated at 25.
+  // C: 10 and 30, adjudicated at 25 below.
   const c = await readCase('C', ['reader1', 'reader2']);
   await hpfWith('reader1', c.imageId, 10);
   await hpfWith('reader2', c.imageId, 30, 2000, 6000);
@@ -172,37 +196,16 @@ beforeAll(async () => {
   // Fillers for paging: reader1 marks each without drawing (one read of two).
   for (const name of FILLERS) await markScored('reader1', (await readCase(name, ['reader1', 'reader2'])).caseId);
 
-  // The adjudicator's assignment and read are built concurrently (PATCH /api/cases/{id}/adjudicator,
-  // the adjudicator's Mark as Scored): their rows are written here as that slice stores them —
-  // a case_readers row of role ADJUDICATOR and read_outcomes rows of reader_role ADJUDICATOR.
-  const adjudicatedAt = new Date();
-  await db
-    .insertInto('case_readers')
-    .values({ case_id: c.caseId, user_id: id('adjudicator'), read_at: adjudicatedAt, role: 'ADJUDICATOR' })
-    .execute();
-  await db
-    .insertInto('read_outcomes')
-    .values(
-      [
-        ['pec', 25, true],
-        ['total', 25, null],
-      ].map(([key, value, positive]) => ({
-        case_id: c.caseId,
-        reader_id: id('adjudicator'),
-        endpoint_key: key as string,
-        value: value as number,
-        positive: positive as boolean | null,
-        reason: null,
-        reader_role: 'ADJUDICATOR' as const,
-        scored_at: adjudicatedAt,
-      })),
-    )
-    .execute();
-  await db.updateTable('cases').set({ status: 'PENDING_ADJUDICATION' }).where('id', '=', d.caseId).execute();
-  await db
-    .insertInto('case_readers')
-    .values({ case_id: d.caseId, user_id: id('adjudicator'), read_at: null, role: 'ADJUDICATOR' })
-    .execute();
+  // C and D went to adjudication (their readers differ by more than 5): C's adjudicator reads it
+  // (25) after everything else was marked; D's is assigned and has not marked it yet.
+  expect(await statusOf(c.caseId)).toBe('PENDING_ADJUDICATION');
+  expect(await statusOf(d.caseId)).toBe('PENDING_ADJUDICATION');
+  expect(await statusOf(a.caseId)).toBe('COMPLETED');
+  await assignAdjudicator(c.caseId);
+  await assignAdjudicator(d.caseId);
+  await hpfWith('adjudicator', c.imageId, 25, 6000, 2000);
+  await markScored('adjudicator', c.caseId);
+  expect(await statusOf(c.caseId)).toBe('COMPLETED');
   await db.updateTable('cases').set({ status: 'ARCHIVED' }).where('id', '=', x.caseId).execute();
 }, 120_000);
 
