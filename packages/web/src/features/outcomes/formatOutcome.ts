@@ -1,6 +1,3 @@
-import type { CaseStatus } from '@lamina/domain';
-import type { Intent } from '@blueprintjs/core';
-
 /** What a missing value or figure shows. */
 export const NO_VALUE = '—';
 
@@ -22,18 +19,3 @@ export function formatPercent(share: number | null): string {
   if (share === null) return NO_VALUE;
   return `${new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 }).format(share * 100)} %`;
 }
-
-/**
- * The case statuses' colours in the Reads tab: Completed green, Pending Adjudication (issue 30) its
- * own orange, Processed blue (being read), Invalid red, the others neutral.
- */
-export const CASE_STATUS_INTENT: Readonly<Record<CaseStatus, Intent>> = {
-  PENDING_LAB_QC: 'none',
-  PENDING_QC: 'none',
-  PROCESSED: 'primary',
-  PENDING_ADJUDICATION: 'warning',
-  COMPLETED: 'success',
-  ON_HOLD: 'none',
-  INVALID: 'danger',
-  ARCHIVED: 'none',
-};

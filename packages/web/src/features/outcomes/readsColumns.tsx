@@ -1,15 +1,15 @@
 import { Tag, Tooltip } from '@blueprintjs/core';
 import {
-  CASE_STATUS_LABELS,
   OUTCOME_MESSAGES,
   type EndpointDefinition,
   type StudyOutcomeCase,
   type StudyOutcomeReader,
 } from '@lamina/domain';
 import { Link } from 'react-router';
+import { CaseStatusTag } from '../../components/CaseStatusTag';
 import type { DataColumn } from '../../components/DataTable';
 import { formatLongDate } from '../../util/formatDate';
-import { CASE_STATUS_INTENT, NO_VALUE, formatOutcome } from './formatOutcome';
+import { NO_VALUE, formatOutcome } from './formatOutcome';
 
 /** '—' with why there is no value: a tooltip, and focusable so a keyboard user can read it too. */
 export function Missing({ why }: { why: string }) {
@@ -148,11 +148,8 @@ export function readsColumns(
       header: 'Status',
       sortable: true,
       width: '11rem',
-      cell: (row) => (
-        <Tag minimal intent={CASE_STATUS_INTENT[row.status]}>
-          {CASE_STATUS_LABELS[row.status]}
-        </Tag>
-      ),
+      // The app's one status colour map (Pending Adjudication its own orange).
+      cell: (row) => <CaseStatusTag status={row.status} />,
     },
     {
       id: 'readers',
