@@ -238,11 +238,14 @@ export class OutcomeService {
     if (endpoints.length === 0) return [];
     const byEndpoint = new Map<string, PrimaryReading[]>();
     for (const r of await studyPrimaryReadings(this.db, studyId)) {
-      const reading = { caseId: r.case_id, readerId: r.reader_id, value: r.value, positive: r.positive };
-      // Appended in place: a copy per reading would be quadratic in a study's 10^4 cases.
-      const readings = byEndpoint.get(r.endpoint_key);
-      if (readings) readings.push(reading);
-      else byEndpoint.set(r.endpoint_key, [reading]);
+      // The endpoint's aligned arrays, one reading per index.
+      const readings = r.case_ids.map((caseId, i) => ({
+        caseId,
+        readerId: r.reader_ids[i] ?? 0,
+        value: r.values[i] ?? null,
+        positive: r.positives[i] ?? null,
+      }));
+      byEndpoint.set(r.endpoint_key, readings);
     }
     return endpoints.map((definition) => endpointAgreement(definition, byEndpoint.get(definition.key) ?? []));
   }
