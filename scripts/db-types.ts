@@ -31,6 +31,8 @@ const OVERRIDES: Readonly<Record<string, string>> = {
   // (studies/studyConfig.ts), so the row's shape is not trusted as a type here.
   'studies.endpoints': 'ColumnType<unknown, string | undefined, string>',
   'studies.adjudication': 'ColumnType<unknown, string | null | undefined, string | null>',
+  // What an electronic signature signed (issue 30): canonical JSON, written once (signatureService.ts).
+  'signatures.content': 'ColumnType<unknown, string, never>',
 };
 
 /**

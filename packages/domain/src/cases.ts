@@ -4,6 +4,7 @@ import type { Permission } from './permissions.js';
 import type { RoleName } from './roles.js';
 import { CASE_STATUSES, IMAGE_STATUSES, type CaseStatus, type ImageStatus, type Transition } from './images.js';
 import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
+import { signaturePasswordSchema, type SignatureKind } from './signatures.js';
 
 /**
  * Cases (issue 11): the case field rules of spec doc 2 §5 / doc 3 §5, the case workflow as data
@@ -106,6 +107,8 @@ export interface ForwardStep {
   records: 'qc1_by' | 'qc2_by' | 'read_by';
   /** The issue that performs the step ('cases' = now). */
   since: 'cases' | 'reading';
+  /** What the step signs where the study's reads are electronic signatures (issue 30). */
+  signature: SignatureKind;
 }
 
 export const CASE_FORWARD_STEPS: readonly ForwardStep[] = [
@@ -116,6 +119,7 @@ export const CASE_FORWARD_STEPS: readonly ForwardStep[] = [
     images: { from: 'LAB_QC_PENDING', to: 'ISC_QC_PENDING' },
     records: 'qc1_by',
     since: 'cases',
+    signature: 'LAB_QC',
   },
   {
     from: 'PENDING_QC',
@@ -124,6 +128,7 @@ export const CASE_FORWARD_STEPS: readonly ForwardStep[] = [
     images: { from: 'ISC_QC_PENDING', to: 'READY_FOR_READING' },
     records: 'qc2_by',
     since: 'cases',
+    signature: 'ISC_QC',
   },
   {
     from: 'PROCESSED',
@@ -132,6 +137,7 @@ export const CASE_FORWARD_STEPS: readonly ForwardStep[] = [
     images: { from: 'READY_FOR_READING', to: 'COMPLETE' },
     records: 'read_by',
     since: 'cases',
+    signature: 'READ',
   },
   // Issue 30: the adjudicator's Mark as Scored completes a case that waited for adjudication.
   {
@@ -141,6 +147,7 @@ export const CASE_FORWARD_STEPS: readonly ForwardStep[] = [
     images: { from: 'READY_FOR_READING', to: 'COMPLETE' },
     records: 'read_by',
     since: 'cases',
+    signature: 'READ',
   },
 ];
 
@@ -197,6 +204,8 @@ export interface ImageQcStep {
   permission: Permission;
   /** The case status in which the image may pass this step. */
   caseStatus: CaseStage;
+  /** What passing signs where the study's QC passes are electronic signatures (issue 30). */
+  signature: SignatureKind;
 }
 
 export const IMAGE_QC_STEPS: readonly ImageQcStep[] = [
@@ -205,12 +214,14 @@ export const IMAGE_QC_STEPS: readonly ImageQcStep[] = [
     to: 'ISC_QC_PENDING',
     permission: 'AP_ImageViewer_ViewButtonPassLabQC',
     caseStatus: 'PENDING_LAB_QC',
+    signature: 'LAB_QC',
   },
   {
     from: 'ISC_QC_PENDING',
     to: 'READY_FOR_READING',
     permission: 'AP_CaseViewer_ViewButtonPassISCQC',
     caseStatus: 'PENDING_QC',
+    signature: 'ISC_QC',
   },
 ];
 
@@ -589,7 +600,15 @@ export const caseViewSchema = z.object({
 export type CaseView = z.infer<typeof caseViewSchema>;
 
 /** PATCH /api/cases/{id}/forward from PROCESSED: Mark as Scored, with or without imported AI counts. */
-export const forwardCaseRequestSchema = z.object({ includeAiCounts: z.boolean().optional() }).nullish();
+export const forwardCaseRequestSchema = z
+  .object({
+    includeAiCounts: z.boolean().optional(),
+    /** The signer's password where the study signs this step (issue 30). */
+    signaturePassword: signaturePasswordSchema,
+  })
+  .nullish();
+/** PATCH /api/images/{id}/pass-qc: the signer's password where the study signs QC passes (issue 30). */
+export const imageQcRequestSchema = z.object({ signaturePassword: signaturePasswordSchema }).nullish();
 /** PATCH /api/cases/{id}/comment { caseId, imageId, comment }. */
 export const caseCommentRequestSchema = z.object({
   caseId: id.optional(),

@@ -21,6 +21,7 @@ export * from './samples.js';
 export * from './annotations.js';
 export * from './endpoints.js';
 export * from './outcomes.js';
+export * from './signatures.js';
 export * from './queries.js';
 export * from './reports.js';
 export * from './mld.js';

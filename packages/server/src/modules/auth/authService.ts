@@ -1,9 +1,10 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
-import { LOGIN_THROTTLE, MESSAGES, passwordRuleError, type ChangePasswordRequest } from '@lamina/domain';
+import { MESSAGES, passwordRuleError, type ChangePasswordRequest } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
+import { clearLoginFailures, reservePasswordAttempt } from '../../platform/auth/loginThrottle.js';
 import { loadPrincipal, type Principal } from '../../platform/auth/principal.js';
 import {
   endUserSessions,
@@ -15,7 +16,7 @@ import {
 } from '../../platform/auth/session.js';
 import type { OidcIdentity } from '../../platform/auth/oidcClient.js';
 import type { LoginFailureReason } from '../../platform/metrics/metrics.js';
-import { BadRequestError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../../platform/errors.js';
+import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../platform/errors.js';
 
 export interface LoginResult {
   tokens: SessionTokens;
@@ -29,19 +30,7 @@ export class SsoRefusedError extends Error {
   }
 }
 
-/** The advisory lock (two-key form: this, and a hash of the account and IP) of an account's attempts. */
-const ATTEMPT_LOCK = 727_019;
-
 type RequestInfo = Omit<Actor, 'userId' | 'username' | 'workAsRole'>;
-
-/** A success forgets the account's failures from that IP. */
-async function clearLoginFailures(tx: Transaction<DB>, username: string, ip: string): Promise<void> {
-  await tx
-    .deleteFrom('login_failures')
-    .where(sql<string>`lower(username)`, '=', username.toLowerCase())
-    .where('ip', '=', ip)
-    .execute();
-}
 
 export class AuthService {
   constructor(
@@ -57,43 +46,11 @@ export class AuthService {
     if (!this.localLogin) throw new ForbiddenError(MESSAGES.localLoginOff);
   }
 
-  /**
-   * Takes one attempt of an account from an IP before its password is checked. Under a lock on
-   * (account, IP) it counts the failures within the window: at the limit the attempt is refused with
-   * 429 (audited `throttled`); below it, the attempt is recorded as a failure in advance, and a
-   * success deletes it with the account's other failures from that IP. Parallel attempts (at one
-   * process or at several) therefore cannot slip between one's check and another's record: no more
-   * than LOGIN_THROTTLE.maxFailures passwords are checked per account and IP within the window.
-   * Answers the reserved row's id (undone when the attempt ends before its password is checked).
-   */
-  private async reserveAttempt(username: string, ip: string, actor: Actor, throttled: AuditEvent): Promise<number> {
-    const reserved = await this.db.transaction().execute(async (tx) => {
-      await sql`select pg_advisory_xact_lock(${ATTEMPT_LOCK}, hashtext(${`${username.toLowerCase()}|${ip}`}))`.execute(
-        tx,
-      );
-      const { n } = await tx
-        .selectFrom('login_failures')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .where(sql<string>`lower(username)`, '=', username.toLowerCase())
-        .where('ip', '=', ip)
-        .where('occurred_at', '>', sql<Date>`now() - make_interval(mins => ${LOGIN_THROTTLE.windowMinutes})`)
-        .executeTakeFirstOrThrow();
-      if (n >= LOGIN_THROTTLE.maxFailures) {
-        await recordAudit(tx, actor, [throttled]);
-        return null;
-      }
-      const row = await tx
-        .insertInto('login_failures')
-        .values({ username, ip })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return row.id;
-    });
-    if (reserved === null) {
+  /** One attempt of the account's password from the IP (platform/auth/loginThrottle.ts). */
+  private reserveAttempt(username: string, ip: string, actor: Actor, throttled: AuditEvent): Promise<number> {
+    return reservePasswordAttempt(this.db, { username, ip, actor, throttled }, () => {
       if (throttled.action === 'LOGIN_THROTTLED') this.metrics?.loginFailed('throttled');
-      throw new TooManyRequestsError(MESSAGES.tooManyLogins);
-    }
-    return reserved;
+    });
   }
 
   /**

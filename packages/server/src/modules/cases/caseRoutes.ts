@@ -36,6 +36,7 @@ import {
   IMAGE_QC_STEPS,
   caseCommentRequestSchema,
   forwardCaseRequestSchema,
+  imageQcRequestSchema,
   imageActionResponseSchema,
   type Permission,
 } from '@lamina/domain';
@@ -147,6 +148,7 @@ export function caseRoutes(db: Db) {
       async (request) => {
         const message = await cases.forward(principalOf(request), actorOf(request), request.params.id, {
           includeAiCounts: request.body?.includeAiCounts,
+          signaturePassword: request.body?.signaturePassword,
         });
         return answer(request, request.params.id, message);
       },
@@ -236,10 +238,12 @@ export function caseRoutes(db: Db) {
       '/api/images/:id/pass-qc',
       {
         config: { policy: policy.anyOf(IMAGE_QC_PERMISSIONS, imageScope) },
-        schema: { params: idParams, response: { 200: imageActionResponseSchema } },
+        schema: { params: idParams, body: imageQcRequestSchema, response: { 200: imageActionResponseSchema } },
       },
       async (request) => {
-        await cases.passImageQc(principalOf(request), actorOf(request), request.params.id);
+        await cases.passImageQc(principalOf(request), actorOf(request), request.params.id, {
+          signaturePassword: request.body?.signaturePassword,
+        });
         return { success: true as const, message: IMAGE_ACTION_MESSAGES.passedQc, imageId: request.params.id };
       },
     );

@@ -37,6 +37,8 @@ import {
   CASE_STATUS_LABELS,
   IMAGE_ACTION_MESSAGES,
   type AssignAdjudicatorRequest,
+  type SignatureKind,
+  SIGNATURE_MESSAGES,
   type CaseField,
   type CaseStatus,
   type CaseView,
@@ -68,7 +70,13 @@ import {
 } from './caseQueries.js';
 import { revokeCaseReaders } from '../../access/readerVisibility.js';
 import { lockImage } from '../images/imageQueries.js';
-import { adjudicationRequired, clearReadOutcomes, freezeReadOutcomes } from '../outcomes/outcomeService.js';
+import {
+  adjudicationRequired,
+  clearReadOutcomes,
+  freezeReadOutcomes,
+  frozenValues,
+} from '../outcomes/outcomeService.js';
+import { authenticateSigner, recordSignature, studySigns, type Signer } from '../signatures/signatureService.js';
 import { presentCase } from './casePresenter.js';
 
 type Tx = Transaction<DB>;
@@ -431,8 +439,9 @@ export class CaseService {
     principal: Principal,
     actor: Actor,
     caseId: number,
-    options: { includeAiCounts?: boolean | undefined } = {},
+    options: { includeAiCounts?: boolean | undefined; signaturePassword?: string | undefined } = {},
   ): Promise<string> {
+    const signer = await this.signerFor(principal, actor, await this.caseStudy(caseId), options.signaturePassword);
     return this.db.transaction().execute(async (tx) => {
       const current = await lockCase(tx, caseId);
       const step = forwardStepFrom(current.status);
@@ -490,6 +499,25 @@ export class CaseService {
             role,
           })),
         );
+        // In a study that signs its reads, the read is the reader's electronic signature (issue 30):
+        // of the case, their role and the values frozen with it.
+        events.push(
+          ...(await this.sign(tx, signer, {
+            kind: step.signature,
+            studyId: current.study_id,
+            caseId,
+            signedAt: readAt,
+            content: {
+              record: 'case_read',
+              caseId,
+              readerId: principal.id,
+              role,
+              readAt: readAt.toISOString(),
+              includeAiCounts,
+              values: await frozenValues(tx, caseId, principal.id, role),
+            },
+          })),
+        );
         if (!outcome.completes) {
           await recordAudit(tx, actor, events);
           return CASE_MESSAGES.scored;
@@ -503,6 +531,7 @@ export class CaseService {
           return CASE_MESSAGES.scored;
         }
       }
+      if (step.to !== 'COMPLETED') events.push(...(await this.signQc(tx, signer, current, step, null)));
       events.push(...(await this.advance(tx, principal, current, step)));
       await recordAudit(tx, actor, events);
       return step.to === 'COMPLETED' ? CASE_MESSAGES.scoredComplete : CASE_MESSAGES.forwarded;
@@ -510,9 +539,16 @@ export class CaseService {
   }
 
   /** PATCH /api/images/{id}/pass-qc: one image's QC; the case follows when all its images have passed. */
-  async passImageQc(principal: Principal, actor: Actor, imageId: number): Promise<void> {
+  async passImageQc(
+    principal: Principal,
+    actor: Actor,
+    imageId: number,
+    options: { signaturePassword?: string | undefined } = {},
+  ): Promise<void> {
     // 'Unable to transition image status.' (doc 2 §8, doc 3 §8), then Lamina's reason.
     const failure = IMAGE_ACTION_MESSAGES.unableToTransitionImage;
+    const image = await this.db.selectFrom('images').select('study_id').where('id', '=', imageId).executeTakeFirst();
+    const signer = await this.signerFor(principal, actor, image?.study_id ?? null, options.signaturePassword);
     await this.db.transaction().execute(async (tx) => {
       const image = await lockImage(tx, imageId);
       if (image.case_id === null) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.notInCase}`);
@@ -529,6 +565,7 @@ export class CaseService {
         .where('id', '=', imageId)
         .execute();
       const events: AuditEvent[] = [
+        ...(await this.signQc(tx, signer, current, step, { id: imageId, from: image.status as ImageStatus })),
         {
           action: 'IMAGE_QC_PASSED',
           entityType: 'image',
@@ -707,6 +744,72 @@ export class CaseService {
           reason,
         },
       ]);
+    });
+  }
+
+  /** The study of a case (null: no such case; the route's scope answers that). */
+  private async caseStudy(caseId: number): Promise<number | null> {
+    const row = await this.db.selectFrom('cases').select('study_id').where('id', '=', caseId).executeTakeFirst();
+    return row?.study_id ?? null;
+  }
+
+  /**
+   * The signer of an action where the study signs it (issue 30), authenticated by their password
+   * before the action's transaction: a wrong password is a failed login whatever the action does.
+   */
+  private async signerFor(
+    principal: Principal,
+    actor: Actor,
+    studyId: number | null,
+    password: string | undefined,
+  ): Promise<Signer | null> {
+    if (studyId === null || !(await studySigns(this.db, studyId))) return null;
+    return authenticateSigner(this.db, principal, password, actor);
+  }
+
+  /**
+   * The signature of an action, in its transaction: recorded when the signer gave their password; a
+   * study that signs the action (asked again here: the setting may have changed since) refuses it
+   * without one.
+   */
+  private async sign(tx: Tx, signer: Signer | null, signed: Parameters<typeof recordSignature>[2]) {
+    if (signer) return recordSignature(tx, signer, signed);
+    if (await studySigns(tx, signed.studyId)) throw new BadRequestError(SIGNATURE_MESSAGES.required);
+    return [];
+  }
+
+  /** A QC pass signed (issue 30): of the case's step, or of one image's. */
+  private async signQc(
+    tx: Tx,
+    signer: Signer | null,
+    current: LockedCase,
+    step: { from: string; to: string; signature: SignatureKind },
+    image: { id: number; from: ImageStatus } | null,
+  ): Promise<AuditEvent[]> {
+    const signedAt = new Date();
+    return this.sign(tx, signer, {
+      kind: step.signature,
+      studyId: current.study_id,
+      caseId: current.id,
+      imageId: image?.id ?? null,
+      signedAt,
+      content: image
+        ? { record: 'image_qc', imageId: image.id, caseId: current.id, from: image.from, to: step.to }
+        : {
+            record: 'case_qc',
+            caseId: current.id,
+            from: step.from,
+            to: step.to,
+            images: (
+              await tx
+                .selectFrom('images')
+                .select('id')
+                .where('case_id', '=', current.id)
+                .where('status', '!=', 'ARCHIVED')
+                .orderBy('id')
+                .execute()
+            ).map((i) => i.id),
+          },
     });
   }
 

@@ -138,6 +138,23 @@ export async function freezeReadOutcomes(
   ];
 }
 
+/** One reader's frozen values of a case, `{ endpointKey: value }` (what their signature signs, issue 30). */
+export async function frozenValues(
+  tx: Tx,
+  caseId: number,
+  readerId: number,
+  role: 'PRIMARY' | 'ADJUDICATOR',
+): Promise<Record<string, number | null>> {
+  const rows = await tx
+    .selectFrom('read_outcomes')
+    .select(['endpoint_key', 'value'])
+    .where('case_id', '=', caseId)
+    .where('reader_id', '=', readerId)
+    .where('reader_role', '=', role)
+    .execute();
+  return valuesByKey(rows);
+}
+
 /**
  * Whether a case whose primary readers have all marked it goes to adjudication (issue 30): the
  * study has an adjudication rule and it fires on the primary readers' frozen values of its endpoint

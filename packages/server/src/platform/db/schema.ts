@@ -512,6 +512,32 @@ export interface SessionsTable {
   id_token: string | null;
 }
 
+/**
+ * Part 11 electronic signatures (issue 30): who signed what, when, with which meaning; never
+ * changed.
+ */
+export interface SignaturesTable {
+  id: Generated<number>;
+  user_id: number;
+  /** The signer's printed name at signing (first and last name, else username). */
+  printed_name: string;
+  signed_at: Date;
+  kind: 'READ' | 'LAB_QC' | 'ISC_QC';
+  /** The meaning shown to the signer (domain SIGNATURE_MEANINGS). */
+  meaning: string;
+  /**
+   * How the signer was authenticated: their Lamina password, or a fresh sign-in at the identity
+   * provider.
+   */
+  method: 'password' | 'oidc';
+  study_id: number;
+  case_id: number;
+  image_id: number | null;
+  /** What was signed, as canonical JSON (its keys sorted); content_hash is its SHA-256. */
+  content: ColumnType<unknown, string, never>;
+  content_hash: string;
+}
+
 export interface StudiesTable {
   id: Generated<number>;
   name: string;
@@ -605,6 +631,7 @@ export interface DB {
   sample_imports: SampleImportsTable;
   schema_migrations: SchemaMigrationsTable;
   sessions: SessionsTable;
+  signatures: SignaturesTable;
   studies: StudiesTable;
   study_access: StudyAccessTable;
   user_roles: UserRolesTable;
