@@ -31,6 +31,11 @@ export const userInfoSchema = z.object({
    * and the password change is refused until it is changed (not in the spec).
    */
   mustChangePassword: z.boolean(),
+  /**
+   * How the user signs electronically (issue 30, Lamina): 'password', or 'provider' for an account
+   * without a Lamina password, which signs by signing in again at its identity provider.
+   */
+  signsWith: z.enum(['password', 'provider']),
 });
 export type UserInfo = z.infer<typeof userInfoSchema>;
 

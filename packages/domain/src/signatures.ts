@@ -16,6 +16,13 @@ export const SIGNATURE_MEANINGS: Readonly<Record<SignatureKind, string>> = {
   ISC_QC: 'ISC QC passed',
 };
 
+/**
+ * An account without a Lamina password signs by signing in again at its identity provider: the
+ * provider must have authenticated it within this many seconds, and the next signature within as
+ * many seconds of the return uses it, once.
+ */
+export const SIGNATURE_REAUTH_SECONDS = 300;
+
 /** The longest password a signature request carries (the login's own limit). */
 export const SIGNATURE_PASSWORD_MAX = 200;
 

@@ -234,6 +234,8 @@ describe('GET /api/users/info', () => {
         'organizationName',
         'registered',
         'roles',
+        // Lamina's (issue 30): how the user signs electronically.
+        'signsWith',
         'studyCount',
         'username',
         'workAsRole',
@@ -244,6 +246,7 @@ describe('GET /api/users/info', () => {
     expect(body.actions).not.toContain('AP_CaseViewer_MarkCaseasScored');
     expect(body.isSystemAdmin).toBe(false);
     expect(body.mustChangePassword).toBe(false);
+    expect(body.signsWith).toBe('password');
     expect(typeof body.lastLoginDt).toBe('string');
   });
 });

@@ -32,6 +32,7 @@ export function makeUser(overrides: Partial<UserInfo> = {}): UserInfo {
     isSystemAdmin: false,
     studyCount: 3,
     mustChangePassword: false,
+    signsWith: 'password',
     ...overrides,
   };
 }

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
-import { MESSAGES, passwordRuleError, type ChangePasswordRequest } from '@lamina/domain';
+import { MESSAGES, SIGNATURE_REAUTH_SECONDS, passwordRuleError, type ChangePasswordRequest } from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import { recordAudit, type Actor, type AuditEvent } from '../../platform/audit/audit.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
@@ -167,6 +167,51 @@ export class AuthService {
         newValue: { method: 'oidc', issuer: identity.issuer, subject: identity.subject },
       },
     ]);
+  }
+
+  /**
+   * A signed-in user signed in again at the identity provider to sign (issue 30; §11.200(a)(1)).
+   * The session is stamped (sessions.signature_auth_at) only when the provider vouched for the
+   * session's own user (the verified e-mail is their username) and authenticated them within
+   * SIGNATURE_REAUTH_SECONDS; anything else is audited SIGNATURE_REAUTH_FAILED and stamps nothing.
+   */
+  async reauthenticateForSignature(
+    session: { sessionId: string; userId: number } | null,
+    identity: OidcIdentity,
+    request: RequestInfo,
+    now = Date.now(),
+  ): Promise<boolean> {
+    const user = session
+      ? await this.db.selectFrom('users').select(['id', 'username']).where('id', '=', session.userId).executeTakeFirst()
+      : undefined;
+    const sameUser =
+      user !== undefined &&
+      identity.emailVerified &&
+      identity.email !== null &&
+      identity.email.toLowerCase() === user.username.toLowerCase();
+    const fresh = identity.authTime !== null && now / 1000 - identity.authTime <= SIGNATURE_REAUTH_SECONDS;
+    const actor = { ...request, userId: user?.id ?? null, username: user?.username ?? null, workAsRole: null };
+    const entity = { entityType: 'user', entityId: user?.id ?? null } as const;
+    await this.db.transaction().execute(async (tx) => {
+      if (session && sameUser && fresh) {
+        await tx
+          .updateTable('sessions')
+          .set({ signature_auth_at: new Date(now) })
+          .where('id', '=', session.sessionId)
+          .execute();
+        await recordAudit(tx, actor, [
+          { action: 'SIGNATURE_REAUTHENTICATED', ...entity, field: 'method', newValue: { issuer: identity.issuer } },
+        ]);
+      } else {
+        const why = !session
+          ? 'no session'
+          : !sameUser
+            ? 'the provider vouched for another user'
+            : 'the provider did not authenticate the user afresh';
+        await recordAudit(tx, actor, [{ action: 'SIGNATURE_REAUTH_FAILED', ...entity, newValue: why }]);
+      }
+    });
+    return Boolean(session && sameUser && fresh);
   }
 
   /**

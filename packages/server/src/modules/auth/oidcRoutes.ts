@@ -57,13 +57,21 @@ export function oidcRoutes({ auth, oidc, codec, embeddedCookies }: OidcRouteDeps
       OIDC_LOGIN_PATH,
       {
         config: { policy: policy.public() },
-        schema: { querystring: z.object({ redirect: z.string().max(2000).optional() }) },
+        schema: {
+          querystring: z.object({
+            redirect: z.string().max(2000).optional(),
+            // A signed-in user signing in again to sign (issue 30): the provider must ask afresh.
+            reauth: z.literal('1').optional(),
+          }),
+        },
       },
       async (request, reply) => {
         if (oidc === null) throw new NotFoundError(MESSAGES.ssoNotConfigured);
         let started: Awaited<ReturnType<OidcClient['start']>>;
         try {
-          started = await oidc.start(safeAppPath(request.query.redirect));
+          started = await oidc.start(safeAppPath(request.query.redirect), Date.now(), {
+            reauth: request.query.reauth === '1',
+          });
         } catch (error) {
           if (!(error instanceof OidcError)) throw error;
           request.log.warn({ err: error }, 'single sign-on could not start');
@@ -110,6 +118,12 @@ export function oidcRoutes({ auth, oidc, codec, embeddedCookies }: OidcRouteDeps
               : "the provider's answer did not validate";
         await auth.recordSsoFailure(why, requestInfo);
         return failurePage(reply, error.kind === 'unavailable' ? 'unavailable' : 'failed');
+      }
+      if (transaction.reauth) {
+        // Signing in again to sign (issue 30): the session stays; it is stamped when the provider
+        // authenticated its own user just now. Either way the browser goes back to the page.
+        await auth.reauthenticateForSignature(request.session, identity, requestInfo);
+        return reply.redirect(safeAppPath(transaction.redirect), 302);
       }
       try {
         const { tokens } = await auth.loginWithSso(identity, requestInfo);

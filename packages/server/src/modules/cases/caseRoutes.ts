@@ -149,6 +149,7 @@ export function caseRoutes(db: Db) {
         const message = await cases.forward(principalOf(request), actorOf(request), request.params.id, {
           includeAiCounts: request.body?.includeAiCounts,
           signaturePassword: request.body?.signaturePassword,
+          sessionId: request.session?.sessionId,
         });
         return answer(request, request.params.id, message);
       },
@@ -243,6 +244,7 @@ export function caseRoutes(db: Db) {
       async (request) => {
         await cases.passImageQc(principalOf(request), actorOf(request), request.params.id, {
           signaturePassword: request.body?.signaturePassword,
+          sessionId: request.session?.sessionId,
         });
         return { success: true as const, message: IMAGE_ACTION_MESSAGES.passedQc, imageId: request.params.id };
       },

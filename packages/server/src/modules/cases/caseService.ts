@@ -81,6 +81,13 @@ import { presentCase } from './casePresenter.js';
 
 type Tx = Transaction<DB>;
 
+/** What signs an action where the study asks for electronic signatures (issue 30). */
+interface SigningOptions {
+  signaturePassword?: string | undefined;
+  /** The request's session: a single sign-on account's fresh sign-in at its provider is stamped there. */
+  sessionId?: string | null | undefined;
+}
+
 /** The case row's column of each case field. */
 export const CASE_FIELD_COLUMN: Record<
   CaseField,
@@ -439,9 +446,9 @@ export class CaseService {
     principal: Principal,
     actor: Actor,
     caseId: number,
-    options: { includeAiCounts?: boolean | undefined; signaturePassword?: string | undefined } = {},
+    options: { includeAiCounts?: boolean | undefined } & SigningOptions = {},
   ): Promise<string> {
-    const signer = await this.signerFor(principal, actor, await this.caseStudy(caseId), options.signaturePassword);
+    const signer = await this.signerFor(principal, actor, await this.caseStudy(caseId), options);
     return this.db.transaction().execute(async (tx) => {
       const current = await lockCase(tx, caseId);
       const step = forwardStepFrom(current.status);
@@ -539,16 +546,11 @@ export class CaseService {
   }
 
   /** PATCH /api/images/{id}/pass-qc: one image's QC; the case follows when all its images have passed. */
-  async passImageQc(
-    principal: Principal,
-    actor: Actor,
-    imageId: number,
-    options: { signaturePassword?: string | undefined } = {},
-  ): Promise<void> {
+  async passImageQc(principal: Principal, actor: Actor, imageId: number, options: SigningOptions = {}): Promise<void> {
     // 'Unable to transition image status.' (doc 2 §8, doc 3 §8), then Lamina's reason.
     const failure = IMAGE_ACTION_MESSAGES.unableToTransitionImage;
     const image = await this.db.selectFrom('images').select('study_id').where('id', '=', imageId).executeTakeFirst();
-    const signer = await this.signerFor(principal, actor, image?.study_id ?? null, options.signaturePassword);
+    const signer = await this.signerFor(principal, actor, image?.study_id ?? null, options);
     await this.db.transaction().execute(async (tx) => {
       const image = await lockImage(tx, imageId);
       if (image.case_id === null) throw new ConflictError(`${failure} ${IMAGE_ACTION_MESSAGES.notInCase}`);
@@ -761,10 +763,15 @@ export class CaseService {
     principal: Principal,
     actor: Actor,
     studyId: number | null,
-    password: string | undefined,
+    options: SigningOptions,
   ): Promise<Signer | null> {
     if (studyId === null || !(await studySigns(this.db, studyId))) return null;
-    return authenticateSigner(this.db, principal, password, actor);
+    return authenticateSigner(
+      this.db,
+      principal,
+      { password: options.signaturePassword, sessionId: options.sessionId ?? null },
+      actor,
+    );
   }
 
   /**

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { Transaction } from 'kysely';
-import { SIGNATURE_MEANINGS, SIGNATURE_MESSAGES, userDisplayName, type SignatureKind } from '@lamina/domain';
+import { sql, type Transaction } from 'kysely';
+import {
+  SIGNATURE_MEANINGS,
+  SIGNATURE_MESSAGES,
+  SIGNATURE_REAUTH_SECONDS,
+  userDisplayName,
+  type SignatureKind,
+} from '@lamina/domain';
 import type { Db } from '../../platform/db/database.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { Principal } from '../../platform/auth/principal.js';
@@ -33,25 +39,48 @@ export async function studySigns(db: Db | Tx, studyId: number): Promise<boolean>
 }
 
 /**
- * The signer of one action, authenticated by their password (§11.200(a)(1): at each signing, since
- * a signature is one action, not a session). No password: 400 'Signature required'. A wrong one is a
- * failed login of the account from this IP (the login throttle: after too many, 429 for logins and
- * signatures alike), audited SIGNATURE_FAILED, and answered 401. An account without a Lamina
- * password (single sign-on only) cannot sign with one: 401, sign in again at the provider.
+ * The signer of one action, authenticated afresh (§11.200(a)(1): at each signing, since a signature
+ * is one action, not a session).
+ * - With a Lamina password: no password, 400 'Signature required'. A wrong one is a failed login of
+ *   the account from this IP (the login throttle: after too many, 429 for logins and signatures
+ *   alike), audited SIGNATURE_FAILED, and answered 401.
+ * - An account without one (single sign-on only) signs by signing in again at its provider
+ *   (GET /api/auth/oidc/login?reauth=1): the session's stamp, if set within
+ *   SIGNATURE_REAUTH_SECONDS, is used up by this signature; else 401, sign in again.
  */
 export async function authenticateSigner(
   db: Db,
   principal: Principal,
-  password: string | undefined,
+  credentials: { password: string | undefined; sessionId: string | null },
   actor: Actor,
 ): Promise<Signer> {
-  if (password === undefined || password === '') throw new BadRequestError(SIGNATURE_MESSAGES.required);
+  const { password } = credentials;
   const account = await db
     .selectFrom('users')
     .select(['username', 'first_name', 'last_name', 'password_hash'])
     .where('id', '=', principal.id)
     .executeTakeFirstOrThrow();
-  if (account.password_hash === null) throw new UnauthorizedError(SIGNATURE_MESSAGES.reauthenticate);
+  const printedName = userDisplayName({
+    username: account.username,
+    firstName: account.first_name,
+    lastName: account.last_name,
+  });
+  if (account.password_hash === null) {
+    const used =
+      credentials.sessionId === null
+        ? undefined
+        : await db
+            .updateTable('sessions')
+            .set({ signature_auth_at: null })
+            .where('id', '=', credentials.sessionId)
+            .where('user_id', '=', principal.id)
+            .where('signature_auth_at', '>', sql<Date>`now() - make_interval(secs => ${SIGNATURE_REAUTH_SECONDS})`)
+            .returning('id')
+            .executeTakeFirst();
+    if (!used) throw new UnauthorizedError(SIGNATURE_MESSAGES.reauthenticate);
+    return { userId: principal.id, username: account.username, printedName, method: 'oidc' };
+  }
+  if (password === undefined || password === '') throw new BadRequestError(SIGNATURE_MESSAGES.required);
   const ip = actor.clientIp ?? 'unknown';
   const entity = { entityType: 'user', entityId: principal.id } as const;
   await reservePasswordAttempt(db, {
@@ -70,16 +99,7 @@ export async function authenticateSigner(
     throw new UnauthorizedError(SIGNATURE_MESSAGES.passwordIncorrect);
   }
   await db.transaction().execute((tx) => clearLoginFailures(tx, account.username, ip));
-  return {
-    userId: principal.id,
-    username: account.username,
-    printedName: userDisplayName({
-      username: account.username,
-      firstName: account.first_name,
-      lastName: account.last_name,
-    }),
-    method: 'password',
-  };
+  return { userId: principal.id, username: account.username, printedName, method: 'password' };
 }
 
 /** JSON with every object's keys sorted: the same content always hashes the same. */

@@ -18,5 +18,6 @@ export function presentUserInfo(principal: Principal): UserInfo {
     isSystemAdmin: principal.isSystemAdmin,
     studyCount: principal.studyCount,
     mustChangePassword: principal.mustChangePassword,
+    signsWith: principal.signsWith,
   };
 }

@@ -11,6 +11,8 @@ export interface OidcIdentity {
   emailVerified: boolean;
   /** The raw ID token: kept with the session as the id_token_hint of the logout at the provider. */
   idToken: string;
+  /** When the user authenticated at the provider (the ID token's auth_time, epoch seconds), if given. */
+  authTime: number | null;
 }
 
 /**
@@ -84,8 +86,16 @@ export class OidcClient {
     return configuration;
   }
 
-  /** A new transaction (random state, nonce and PKCE verifier) and the provider's URL that starts it. */
-  async start(redirect: string, now = Date.now()): Promise<{ url: string; transaction: OidcTransaction }> {
+  /**
+   * A new transaction (random state, nonce and PKCE verifier) and the provider's URL that starts it.
+   * `reauth` (a signature, issue 30): the provider must authenticate the user afresh (prompt=login,
+   * max_age=0) whatever session it holds, and tell when (auth_time).
+   */
+  async start(
+    redirect: string,
+    now = Date.now(),
+    options: { reauth?: boolean } = {},
+  ): Promise<{ url: string; transaction: OidcTransaction }> {
     const configuration = await this.discover();
     const transaction: OidcTransaction = {
       state: client.randomState(),
@@ -93,6 +103,7 @@ export class OidcClient {
       codeVerifier: client.randomPKCECodeVerifier(),
       redirect,
       expiresAt: now + OIDC_TRANSACTION_TTL_SECONDS * 1000,
+      ...(options.reauth === true && { reauth: true as const }),
     };
     try {
       const url = client.buildAuthorizationUrl(configuration, {
@@ -103,6 +114,7 @@ export class OidcClient {
         code_challenge_method: 'S256',
         state: transaction.state,
         nonce: transaction.nonce,
+        ...(options.reauth === true && { prompt: 'login', max_age: '0' }),
       });
       return { url: url.href, transaction };
     } catch (error) {
@@ -142,6 +154,7 @@ export class OidcClient {
         // Some providers send the claim as a string.
         emailVerified: verified === true || verified === 'true',
         idToken: tokens.id_token,
+        authTime: typeof claims.auth_time === 'number' ? claims.auth_time : null,
       };
     } catch (error) {
       throw new OidcError('failed', describe(error), { cause: error });

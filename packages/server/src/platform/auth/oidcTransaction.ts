@@ -16,6 +16,8 @@ export interface OidcTransaction {
   redirect: string;
   /** Epoch milliseconds. */
   expiresAt: number;
+  /** A signed-in user signing in again to sign (issue 30), not a login. */
+  reauth?: true;
 }
 
 /**
@@ -67,7 +69,8 @@ function isTransaction(value: unknown): value is OidcTransaction {
     typeof t.nonce === 'string' &&
     typeof t.codeVerifier === 'string' &&
     typeof t.redirect === 'string' &&
-    typeof t.expiresAt === 'number'
+    typeof t.expiresAt === 'number' &&
+    (t.reauth === undefined || t.reauth === true)
   );
 }
 

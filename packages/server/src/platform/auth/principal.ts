@@ -29,6 +29,11 @@ export interface Principal {
   mustChangePassword: boolean;
   /** users.access_generation: tile tokens carry it, and stop when it is bumped. */
   accessGeneration: number;
+  /**
+   * How the user signs electronically (issue 30): with their password, or — an account without one,
+   * single sign-on only — by signing in again at the identity provider.
+   */
+  signsWith: 'password' | 'provider';
 }
 
 const SYSTEM_ADMIN_ROLE_ID = 1;
@@ -68,6 +73,7 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
       'users.last_login_at',
       'users.must_change_password',
       'users.access_generation',
+      sql<boolean>`users.password_hash is not null`.as('has_password'),
       (eb) =>
         eb
           .selectFrom('study_access')
@@ -103,5 +109,6 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
     studyCount: user.study_count ?? 0,
     mustChangePassword: user.must_change_password,
     accessGeneration: user.access_generation,
+    signsWith: user.has_password ? 'password' : 'provider',
   };
 }

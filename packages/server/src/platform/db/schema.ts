@@ -510,6 +510,11 @@ export interface SessionsTable {
   auth_method: Generated<'password' | 'oidc'>;
   /** An OpenID Connect session's ID token (the id_token_hint of the logout at the provider). */
   id_token: string | null;
+  /**
+   * When the session's user last signed in again at the identity provider to sign (issue 30);
+   * cleared by the signature that uses it.
+   */
+  signature_auth_at: Date | null;
 }
 
 /**
