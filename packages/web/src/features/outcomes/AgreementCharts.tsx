@@ -1,6 +1,6 @@
 import type { EndpointAgreement, EndpointDefinition } from '@lamina/domain';
 import { CartesianGrid, ReferenceLine, Scatter, ScatterChart, Tooltip as ChartTooltip, XAxis, YAxis } from 'recharts';
-import { formatOutcome } from './formatOutcome';
+import { formatOutcome, niceAxis } from './formatOutcome';
 
 export interface ValuePair {
   caseId: number;
@@ -14,14 +14,6 @@ const MARGIN = { top: 16, right: 24, bottom: 36, left: 20 };
 const POINT = '#2d72d2';
 const LINE = '#5f6b7c';
 
-/** The lowest and highest of the values, widened to a span when they are one value. */
-function extent(values: readonly number[]): [number, number] {
-  let low = Math.min(...values);
-  let high = Math.max(...values);
-  if (low === high) [low, high] = [low - 1, high + 1];
-  return [low, high];
-}
-
 const tick = (value: number) => formatOutcome(value);
 
 /**
@@ -29,7 +21,8 @@ const tick = (value: number) => formatOutcome(value);
  * per case, the primary reader with the smaller id — the order the agreement's figures use.
  */
 function ReaderScatter({ pairs, label }: { pairs: readonly ValuePair[]; label: string }) {
-  const [low, high] = extent(pairs.flatMap((p) => [p.a, p.b]));
+  const axis = niceAxis(pairs.flatMap((p) => [p.a, p.b]));
+  const [low, high] = axis.domain;
   const title = `Reader A against reader B: ${label}`;
   return (
     <figure className="lamina-chart" aria-labelledby="reads-scatter-title">
@@ -46,17 +39,19 @@ function ReaderScatter({ pairs, label }: { pairs: readonly ValuePair[]; label: s
           type="number"
           dataKey="a"
           name="Reader A"
-          domain={[low, high]}
+          domain={axis.domain}
+          ticks={axis.ticks}
           tickFormatter={tick}
-          label={{ value: `Reader A (${label})`, position: 'insideBottom', offset: -24 }}
+          label={{ value: 'Reader A', position: 'insideBottom', offset: -24 }}
         />
         <YAxis
           type="number"
           dataKey="b"
           name="Reader B"
-          domain={[low, high]}
+          domain={axis.domain}
+          ticks={axis.ticks}
           tickFormatter={tick}
-          label={{ value: `Reader B (${label})`, angle: -90, position: 'insideLeft', offset: 4 }}
+          label={{ value: 'Reader B', angle: -90, position: 'insideLeft', offset: 4 }}
         />
         <ReferenceLine
           segment={[
@@ -93,7 +88,8 @@ function BlandAltmanPlot({
     { y: agreement.loaLower, name: 'Lower limit', dash: '6 4' },
     { y: agreement.loaUpper, name: 'Upper limit', dash: '6 4' },
   ].filter((line): line is { y: number; name: string; dash: string | undefined } => line.y !== null);
-  const [low, high] = extent([...points.map((p) => p.difference), ...lines.map((l) => l.y)]);
+  const x = niceAxis(points.map((p) => p.mean));
+  const y = niceAxis([...points.map((p) => p.difference), ...lines.map((l) => l.y)]);
   const title = `Bland–Altman: ${label}`;
   return (
     <figure className="lamina-chart" aria-labelledby="reads-bland-altman-title">
@@ -110,7 +106,8 @@ function BlandAltmanPlot({
           type="number"
           dataKey="mean"
           name="Mean of A and B"
-          domain={['auto', 'auto']}
+          domain={x.domain}
+          ticks={x.ticks}
           tickFormatter={tick}
           label={{ value: 'Mean of readers A and B', position: 'insideBottom', offset: -24 }}
         />
@@ -118,7 +115,8 @@ function BlandAltmanPlot({
           type="number"
           dataKey="difference"
           name="A − B"
-          domain={[low, high]}
+          domain={y.domain}
+          ticks={y.ticks}
           tickFormatter={tick}
           label={{ value: 'Difference A − B', angle: -90, position: 'insideLeft', offset: 4 }}
         />

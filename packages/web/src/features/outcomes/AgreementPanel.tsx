@@ -35,7 +35,8 @@ export function AgreementPanel({
       ? KAPPA_NAMES.FLEISS
       : 'Kappa';
   const rows: [string, ReactNode][] = [
-    ['Cases', `${agreement.cases} read by two or more readers; ${agreement.readers} readers per case in the figures`],
+    ['Cases read by two or more readers', String(agreement.cases)],
+    ['Readers per case in the figures', String(agreement.readers)],
     ['Cases with every value', String(agreement.valuedCases)],
     ['Cases with every positive/negative reading', String(agreement.categorisedCases)],
     [

@@ -13,6 +13,7 @@ import { makeStudy, makeUserAs } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { LocationProbe, renderRoutes } from '../../test/render';
 import { StudyPage } from '../studies/StudyPage';
+import { formatOutcome, niceAxis } from './formatOutcome';
 
 afterEach(() => {
   cleanup();
@@ -294,7 +295,8 @@ describe('study page, Reads tab (issue 30)', () => {
     expect(figure('Percent agreement')).toBe('70 %');
     expect(figure('Mean difference (A − B)')).toBe('-1.5');
     expect(figure('95 % limits of agreement')).toBe('-8.25 to 5.25');
-    expect(figure('Cases')).toBe('6 read by two or more readers; 2 readers per case in the figures');
+    expect(figure('Cases read by two or more readers')).toBe('6');
+    expect(figure('Readers per case in the figures')).toBe('2');
   });
 
   it('a figure that cannot be computed is — with why', async () => {
@@ -329,8 +331,8 @@ describe('study page, Reads tab (issue 30)', () => {
     await waitFor(() => expect(scatter.querySelectorAll('.recharts-scatter-symbol')).toHaveLength(PAIRS.length));
     expect(scatter.querySelectorAll('.lamina-chart-identity')).toHaveLength(1);
     expect(scatter.querySelector('svg title')?.textContent).toBe('Reader A against reader B: Peak eosinophils');
-    within(scatter).getByText('Reader A (Peak eosinophils)');
-    within(scatter).getByText('Reader B (Peak eosinophils)');
+    within(scatter).getByText('Reader A');
+    within(scatter).getByText('Reader B');
 
     const blandAltman = screen.getByRole('figure', { name: 'Bland–Altman: Peak eosinophils' });
     await waitFor(() => expect(blandAltman.querySelectorAll('.recharts-scatter-symbol')).toHaveLength(PAIRS.length));
@@ -346,5 +348,25 @@ describe('study page, Reads tab (issue 30)', () => {
     renderReads([makeRead()], { pairs: [] });
     await screen.findByText(OUTCOME_MESSAGES.noPairs);
     expect(screen.queryByRole('figure')).toBeNull();
+  });
+});
+
+describe('display of values and chart axes', () => {
+  it('rounds to at most 2 decimals for display, — for null', () => {
+    expect([16, 10 / 3, 2.005, -0.001, 1234.5, null].map(formatOutcome)).toEqual([
+      '16',
+      '3.33',
+      '2.01',
+      '0',
+      '1234.5',
+      '—',
+    ]);
+  });
+
+  it('gives round axes, about five steps, that hold every value', () => {
+    expect(niceAxis([2, 6, 4])).toEqual({ domain: [2, 6], ticks: [2, 3, 4, 5, 6] });
+    expect(niceAxis([-2, 0, 2, -3.92, 3.92])).toEqual({ domain: [-4, 4], ticks: [-4, -2, 0, 2, 4] });
+    expect(niceAxis([0.13, 0.61])).toEqual({ domain: [0.1, 0.7], ticks: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7] });
+    expect(niceAxis([7, 7])).toEqual({ domain: [6, 8], ticks: [6, 6.5, 7, 7.5, 8] });
   });
 });
