@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import {
@@ -150,6 +154,7 @@ beforeAll(async () => {
   await user('sso', 'CR');
   await user('labtech', 'LabTech');
   await user('isc', 'ISC');
+  await user('dm', 'DM');
   // An account that signs in only through its identity provider has no Lamina password.
   await db.updateTable('users').set({ password_hash: null }).where('id', '=', id('sso')).execute();
 }, 60_000);
@@ -302,6 +307,34 @@ describe('Mark as Scored as an electronic signature', () => {
     expect((await markScored('reader', caseId)).statusCode).toBe(200);
     expect(await readAt(caseId, 'reader')).not.toBeNull();
     expect(await signatures(caseId)).toEqual([]);
+  });
+});
+
+describe('the audit trail shows each signature', () => {
+  it('in the CSV and the PDF: the signer, the meaning, the time and the hash', async () => {
+    const { caseId } = await readCase(signing, ['reader']);
+    expect((await markScored('reader', caseId, { signaturePassword: PASSWORD })).statusCode).toBe(200);
+    const [signature] = await signatures(caseId);
+    const csv = await as('dm').request({ method: 'GET', url: `/api/audit-trail?reportFormat=csv&studyId=${signing}` });
+    expect(csv.statusCode, csv.body).toBe(200);
+    const line = csv.body
+      .split('\n')
+      .find((l) => l.includes('SIGNATURE_APPLIED') && l.includes(signature!.content_hash));
+    expect(line).toBeDefined();
+    expect(line).toContain(SIGNATURE_MEANINGS.READ);
+    expect(line).toContain(`Test ${users.reader!.username}`);
+    expect(line).toContain(signature!.signed_at.toISOString());
+    const pdf = await as('dm').request({ method: 'GET', url: `/api/audit-trail?reportFormat=pdf&studyId=${signing}` });
+    expect(pdf.statusCode).toBe(200);
+    const dir = mkdtempSync(path.join(tmpdir(), 'lamina-pdf-'));
+    try {
+      writeFileSync(path.join(dir, 'a.pdf'), pdf.rawPayload);
+      const text = execFileSync('pdftotext', [path.join(dir, 'a.pdf'), '-'], { encoding: 'utf8' });
+      expect(text).toContain('SIGNATURE_APPLIED');
+      expect(text).toContain(SIGNATURE_MEANINGS.READ);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
