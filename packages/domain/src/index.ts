@@ -22,6 +22,7 @@ export * from './annotations.js';
 export * from './endpoints.js';
 export * from './outcomes.js';
 export * from './signatures.js';
+export * from './signatureText.js';
 export * from './queries.js';
 export * from './reports.js';
 export * from './mld.js';
