@@ -8,6 +8,8 @@ interface ConfirmDialogProps {
   confirmText: string;
   intent?: Intent;
   isPending?: boolean;
+  /** The action cannot be confirmed yet (e.g. a signature's password still empty). */
+  confirmDisabled?: boolean;
   /** Shown in a red callout; the dialog stays open (doc 1 §4, §8). */
   error?: string | null;
   onConfirm: () => void;
@@ -23,6 +25,7 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
     confirmText,
     intent = 'primary',
     isPending = false,
+    confirmDisabled = false,
     error,
     onConfirm,
     onClose,
@@ -42,7 +45,14 @@ export function ConfirmDialog(props: ConfirmDialogProps) {
           <>
             <Button text="Cancel" variant="minimal" onClick={onClose} disabled={isPending} />
             {/* A confirmation opens with its action focused (issue 20): Enter confirms, Escape cancels. */}
-            <Button text={confirmText} intent={intent} loading={isPending} onClick={onConfirm} autoFocus />
+            <Button
+              text={confirmText}
+              intent={intent}
+              loading={isPending}
+              disabled={confirmDisabled}
+              onClick={onConfirm}
+              autoFocus
+            />
           </>
         }
       />

@@ -21,6 +21,7 @@ import { showToast } from '../../components/appToaster';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { useCaseStatusAction } from './api';
 import { ReasonDialog } from './ReasonDialog';
+import { SignatureFields, signatureUsed, useSignature } from './SignatureFields';
 
 /** The case a status dialog acts on. */
 export interface CaseRef {
@@ -115,6 +116,11 @@ export function CaseActionDialog({
   const error = mutation.isError ? errorMessage(mutation.error) : null;
   const navigate = useNavigate();
   const embedded = useEmbeddedMode();
+  // Pass Lab QC, Pass ISC QC and Mark as Scored are electronic signatures where the study signs (issue 30).
+  const signature = useSignature(
+    target.studyId,
+    kind === 'forward' ? (forwardStepFrom(target.status)?.signature ?? null) : null,
+  );
   const done = (response: { message: string }) => {
     void showToast(response.message);
     onClose();
@@ -128,9 +134,22 @@ export function CaseActionDialog({
     const reading = isReadingStatus(target.status);
     const askAi = reading && aiImage !== undefined;
     const confirm = () => {
+      if (!signature.ready || mutation.isPending) return;
+      const signing = signature.sign();
       mutation.mutate(
-        { kind: 'forward', id: target.id, ...(askAi ? { includeAiCounts: includeAi } : {}) },
-        { onSuccess: done },
+        {
+          kind: 'forward',
+          id: target.id,
+          ...(askAi ? { includeAiCounts: includeAi } : {}),
+          ...(signing ? { signing } : {}),
+        },
+        {
+          onSuccess: (response) => {
+            signatureUsed(signature);
+            done(response);
+          },
+          onError: signature.handleError,
+        },
       );
     };
     return (
@@ -140,6 +159,7 @@ export function CaseActionDialog({
         title={reading ? forwardLabel(target.status) : 'Confirm Case Status Change'}
         confirmText={forwardLabel(target.status)}
         isPending={mutation.isPending}
+        confirmDisabled={!signature.ready}
         error={error}
         onConfirm={confirm}
         onClose={onClose}
@@ -174,6 +194,7 @@ export function CaseActionDialog({
             {CASE_STATUS_LABELS[forwardStepFrom(target.status)?.to ?? target.status]}? Its images move on with it.
           </p>
         )}
+        <SignatureFields signature={signature} onSubmit={confirm} />
       </ConfirmDialog>
     );
   }

@@ -4,6 +4,7 @@ import { errorMessage } from '../../api/ApiError';
 import { showToast } from '../../components/appToaster';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { useImageAction } from './api';
+import { SignatureFields, signatureUsed, useSignature } from './SignatureFields';
 
 /** Whether this user may pass this image's QC now (the server checks it again). */
 export function imageQcOffered(status: ImageStatus, caseStatus: CaseStatus, actions: readonly string[]): boolean {
@@ -27,7 +28,8 @@ export function PassQcButton({ status, name, onClick }: { status: ImageStatus; n
 
 /**
  * 'Confirm Image Status Change' (doc 3 §4): passes the image's QC step; the resulting status is not
- * shown. The case moves on when all its images have passed.
+ * shown. The case moves on when all its images have passed. Where the study signs QC passes, the
+ * pass is an electronic signature (Lab QC passed / ISC QC passed, by the image's step; issue 30).
  */
 export function PassQcDialog({
   image,
@@ -35,35 +37,43 @@ export function PassQcDialog({
   studyId,
   onClose,
 }: {
-  image: { id: number; name: string };
+  image: { id: number; name: string; status: ImageStatus };
   caseId: number;
   studyId: number;
   onClose: () => void;
 }) {
   const passQc = useImageAction(studyId);
+  const signature = useSignature(studyId, imageQcStepFrom(image.status)?.signature ?? null);
+  const confirm = () => {
+    if (!signature.ready || passQc.isPending) return;
+    const signing = signature.sign();
+    passQc.mutate(
+      { kind: 'passQc', imageId: image.id, caseId, ...(signing ? { signing } : {}) },
+      {
+        onSuccess: (response) => {
+          signatureUsed(signature);
+          void showToast(response.message);
+          onClose();
+        },
+        onError: signature.handleError,
+      },
+    );
+  };
   return (
     <ConfirmDialog
       isOpen
       title="Confirm Image Status Change"
       confirmText="Pass QC"
       isPending={passQc.isPending}
+      confirmDisabled={!signature.ready}
       error={passQc.isError ? errorMessage(passQc.error) : null}
-      onConfirm={() =>
-        passQc.mutate(
-          { kind: 'passQc', imageId: image.id, caseId },
-          {
-            onSuccess: (response) => {
-              void showToast(response.message);
-              onClose();
-            },
-          },
-        )
-      }
+      onConfirm={confirm}
       onClose={onClose}
     >
       <p>
         Pass the quality check of <strong>{image.name}</strong>? The case moves on when all its images have passed.
       </p>
+      <SignatureFields signature={signature} onSubmit={confirm} />
     </ConfirmDialog>
   );
 }

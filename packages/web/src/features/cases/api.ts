@@ -2,6 +2,7 @@ import { imageQueryKey } from '../../api/imageQuery';
 import {
   CASE_MESSAGES,
   IMAGE_ACTION_MESSAGES,
+  SIGNATURE_MESSAGES,
   caseImagesResponseSchema,
   caseResponseSchema,
   caseSearchResponseSchema,
@@ -20,9 +21,11 @@ import {
   type StudyCaseListResponse,
 } from '@lamina/domain';
 import { keepPreviousData, queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { withFallbackMessage } from '../../api/ApiError';
-import { apiFetch } from '../../api/client';
+import { isApiError, withFallbackMessage } from '../../api/ApiError';
+import { apiFetch, setCsrfToken } from '../../api/client';
+import { currentPath, fullPageNavigate } from '../../lib/browser';
 import { listQuery } from '../../lib/listQuery';
+import { loginUrlFor } from '../../lib/safeRedirect';
 
 /**
  * The calls of cases and of the image row actions (issue 11; doc 2 §7, doc 3 §7), with their query
@@ -217,10 +220,55 @@ export function useEditCase() {
   );
 }
 
+/**
+ * An electronic signature given with one request (issue 30): the password of a password account,
+ * none for a single sign-on account that has signed in again at its provider. The call takes the
+ * password out once, so neither the dialog's state nor the mutation's variables (which the query
+ * cache keeps) hold it after the request.
+ */
+export class Signing {
+  #password: string | undefined;
+
+  constructor(password?: string) {
+    this.#password = password === '' ? undefined : password;
+  }
+
+  /** The password, once; afterwards undefined. */
+  takePassword(): string | undefined {
+    const password = this.#password;
+    this.#password = undefined;
+    return password;
+  }
+}
+
+/** The refusals of a signature itself, which answer 401 without ending the session. */
+const SIGNATURE_REFUSALS: readonly string[] = [SIGNATURE_MESSAGES.passwordIncorrect, SIGNATURE_MESSAGES.reauthenticate];
+
+/**
+ * A call that may carry a signature. Its 401 'The signature password is incorrect' (or 'Sign in
+ * again…') is the signature's answer, shown in the dialog, not a logout, so the client's redirect on
+ * 401 is off; any other 401 (the session ended) still goes to /login as everywhere else.
+ */
+async function maybeSigned<T>(signing: Signing | undefined, call: (redirectOn401: boolean) => Promise<T>): Promise<T> {
+  if (signing === undefined) return call(true);
+  try {
+    return await call(false);
+  } catch (error) {
+    if (isApiError(error, 401) && !SIGNATURE_REFUSALS.includes(error.message)) {
+      setCsrfToken(null);
+      fullPageNavigate(loginUrlFor(currentPath()));
+    }
+    throw error;
+  }
+}
+
 /** The status calls of a case (doc 2 §7, doc 3 §7). */
 export type CaseStatusAction =
-  /** includeAiCounts: the reader's choice at Mark as Scored, recorded with the read (doc 3 §4). */
-  | { kind: 'forward'; id: number; includeAiCounts?: boolean }
+  /**
+   * includeAiCounts: the reader's choice at Mark as Scored, recorded with the read (doc 3 §4);
+   * signing: where the study signs the step (Mark as Scored, Pass Lab QC, Pass ISC QC; issue 30).
+   */
+  | { kind: 'forward'; id: number; includeAiCounts?: boolean; signing?: Signing }
   | { kind: 'back'; id: number; value: CaseStatus; reason: string }
   | { kind: 'on_hold' | 'off_hold' | 'archive'; id: number; reason: string };
 
@@ -232,21 +280,34 @@ const STATUS_FALLBACK: Record<CaseStatusAction['kind'], string> = {
   archive: CASE_MESSAGES.archiveReasonRequired,
 };
 
+/** The forward's body (domain forwardCaseRequestSchema); none when it carries nothing. */
+function forwardBody(
+  action: Extract<CaseStatusAction, { kind: 'forward' }>,
+): { includeAiCounts?: boolean; signaturePassword?: string } | undefined {
+  const signaturePassword = action.signing?.takePassword();
+  const body = {
+    ...(action.includeAiCounts !== undefined && { includeAiCounts: action.includeAiCounts }),
+    ...(signaturePassword !== undefined && { signaturePassword }),
+  };
+  return Object.keys(body).length === 0 ? undefined : body;
+}
+
 export function useCaseStatusAction() {
   return useCaseMutation((action: CaseStatusAction) => {
     const path =
       action.kind === 'archive' ? `/api/cases/${action.id}/archive` : `/api/cases/${action.id}/status/${action.kind}`;
+    const signing = action.kind === 'forward' ? action.signing : undefined;
     const body =
       action.kind === 'forward'
-        ? action.includeAiCounts === undefined
-          ? undefined
-          : { includeAiCounts: action.includeAiCounts }
+        ? forwardBody(action)
         : action.kind === 'back'
           ? { value: action.value, reason: action.reason }
           : { caseId: action.id, reasonForChange: action.reason };
-    return withFallbackMessage(
-      apiFetch(path, { method: 'PATCH', body, schema: caseResponseSchema }),
-      STATUS_FALLBACK[action.kind],
+    return maybeSigned(signing, (redirectOn401) =>
+      withFallbackMessage(
+        apiFetch(path, { method: 'PATCH', body, schema: caseResponseSchema, redirectOn401 }),
+        STATUS_FALLBACK[action.kind],
+      ),
     );
   });
 }
@@ -300,7 +361,8 @@ export type ImageAction =
   | { kind: 'copy'; imageId: number; name: string }
   | { kind: 'archive'; imageId: number; reason: string }
   | { kind: 'assign'; imageId: number; caseId: number; reason: string }
-  | { kind: 'passQc'; imageId: number; caseId: number }
+  /** signing: where the study signs QC passes (issue 30). */
+  | { kind: 'passQc'; imageId: number; caseId: number; signing?: Signing }
   | { kind: 'acceptAi'; imageId: number; accept: boolean }
   | { kind: 'moveStudy' | 'moveCase'; imageId: number; target: number; reason: string; preview?: boolean };
 
@@ -318,13 +380,21 @@ export function imageAction(action: ImageAction): Promise<ImageActionResponse> {
         { name: action.name },
         IMAGE_ACTION_MESSAGES.unableToCopy,
       );
-    case 'passQc':
-      return call(
-        `/api/images/${action.imageId}/pass-qc`,
-        'PATCH',
-        undefined,
-        IMAGE_ACTION_MESSAGES.unableToTransitionImageStatus,
+    case 'passQc': {
+      const signaturePassword = action.signing?.takePassword();
+      const body = signaturePassword === undefined ? undefined : { signaturePassword };
+      return maybeSigned(action.signing, (redirectOn401) =>
+        withFallbackMessage(
+          apiFetch(`/api/images/${action.imageId}/pass-qc`, {
+            method: 'PATCH',
+            body,
+            schema: imageActionResponseSchema,
+            redirectOn401,
+          }),
+          IMAGE_ACTION_MESSAGES.unableToTransitionImageStatus,
+        ),
       );
+    }
     case 'acceptAi':
       return call(
         `/api/images/${action.imageId}/accept-ai-annotations`,
