@@ -5,6 +5,7 @@ import {
   ENDPOINT_MESSAGES,
   MESSAGES,
   REPORT_MESSAGES,
+  SIGNATURE_MEANINGS,
   ddMmmYyyy,
   roleByName,
   type EndpointDefinition,
@@ -440,6 +441,44 @@ describe('GET /api/report/read-outcomes: the rows', () => {
     expect(r2).toEqual(expected.filter((r) => r[5] === name('r2') || (r[13] === 'Yes' && r[1] !== 'ENDO-D')));
     const r3 = csvOf((await download(as('dm'), `&userId=${id('r3')}`)).body).slice(1);
     expect(r3).toEqual(expected.filter((r) => r[1] === 'ENDO-A' && (r[5] === name('r3') || r[13] === 'Yes')));
+  });
+
+  it('Signature Meaning: the meaning of the read’s electronic signature where the study signs its reads', async () => {
+    const db = t.database.db;
+    const signing = await createStudy(db, `Signed Outcomes ${Date.now()}`);
+    await db
+      .updateTable('studies')
+      .set({
+        indications: ['EOSINOPHILIC_ESOPHAGITIS', 'CELIAC_DISEASE'],
+        endpoints: JSON.stringify(ENDPOINTS),
+        signatures: true,
+      })
+      .where('id', '=', signing.id)
+      .execute();
+    await createAnnotationClass(db, { studyId: signing.id, type: 'POINT', name: 'Eosinophil' });
+    await user('signer', { studyRoles: [{ studyId: signing.id, role: 'CR' }] });
+    const caseId = (await createCase(db, { studyId: signing.id, status: 'PROCESSED' })).id;
+    await createStudyImage(db, { studyId: signing.id, caseId, status: 'READY_FOR_READING', width: 20_000, mpp: MPP });
+    await assignReader(db, { caseId, userId: id('signer') });
+    const signed = await as('signer').request({
+      method: 'PATCH',
+      url: `/api/cases/${caseId}/status/forward`,
+      payload: { signaturePassword: PASSWORD },
+    });
+    expect(signed.statusCode, signed.body).toBe(200);
+    const response = await as('studyAdmin').request({
+      method: 'GET',
+      url: `/api/report/read-outcomes?studyId=${signing.id}`,
+    });
+    const [header, ...rows] = csvOf(response.body);
+    const column = header!.indexOf('Signature Meaning');
+    const readerRows = rows.filter((r) => r[header!.indexOf('Final')] === 'No');
+    expect(readerRows.length).toBe(ENDPOINTS.length);
+    expect(readerRows.map((r) => r[column])).toEqual(ENDPOINTS.map(() => SIGNATURE_MEANINGS.READ));
+    // The final rows are no one's signature.
+    expect(rows.filter((r) => r[header!.indexOf('Final')] === 'Yes').map((r) => r[column])).toEqual(
+      ENDPOINTS.map(() => ''),
+    );
   });
 
   it('a study without read cases: the header only', async () => {

@@ -351,8 +351,8 @@ export function readOutcomesLayout(
           unit(o.endpoint_key),
           o.positive,
           iso(scoredAt),
-          // Electronic signatures (Part 11) are not built yet: their meaning goes here.
-          null,
+          // The read's electronic signature, where the study signs its reads (Part 11, issue 30).
+          o.signature,
           false,
           null,
           o.endpoint_key,

@@ -334,6 +334,8 @@ export interface ReadOutcomesValueJson {
   positive: boolean | null;
   reason: string | null;
   scored_at: number;
+  /** The meaning of the read's electronic signature (issue 30), where the study signs its reads. */
+  signature: string | null;
 }
 
 /**
@@ -370,7 +372,11 @@ export function readOutcomesQuery(db: Q, filter: ReportFilter & { studyId: numbe
          order by cr.user_id) from case_readers cr where cr.case_id = c.id) as reads,
       coalesce((select json_agg(json_build_object('reader_id', o.reader_id, 'reader', u.username,
          'reader_role', o.reader_role, 'endpoint_key', o.endpoint_key, 'value', o.value, 'positive', o.positive,
-         'reason', o.reason, 'scored_at', ${ms('o.scored_at')}) order by o.scored_at, o.id)
+         'reason', o.reason, 'scored_at', ${ms('o.scored_at')},
+         -- The read's signature carries the read's own time (signatureService.ts).
+         'signature', (select sg.meaning from signatures sg where sg.case_id = o.case_id
+           and sg.user_id = o.reader_id and sg.kind = 'READ' and sg.signed_at = o.scored_at limit 1))
+         order by o.scored_at, o.id)
          from read_outcomes o join users u on u.id = o.reader_id where o.case_id = c.id), '[]'::json) as outcomes
     from cases c
     join studies s on s.id = c.study_id
