@@ -159,7 +159,7 @@ export function ReadOutcomesFields({ value, pointClassNames, onChange, issues, r
           label="Electronic signatures"
           issues={messagesOf('signatures')}
           reason={reasons.signatures}
-          helper="Not enforced yet: Mark as Scored and the QC passes do not ask for a signature in this version."
+          helper="When on, Mark as Scored, Pass Lab QC and Pass ISC QC ask for the user’s password and record their electronic signature."
         >
           <Switch
             role="switch"
