@@ -1,6 +1,5 @@
-import { Callout, Icon, NonIdealState, ProgressBar, Spinner, Tag } from '@blueprintjs/core';
+import { Callout, Icon, NonIdealState, ProgressBar, Spinner } from '@blueprintjs/core';
 import {
-  CASE_STATUS_LABELS,
   EDIT_IMAGE_PERMISSIONS,
   hasAny,
   IMAGE_MESSAGES,
@@ -14,6 +13,7 @@ import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { errorMessage, isApiError } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { usePageTitle } from '../../components/usePageTitle';
+import { CaseStatusTag } from '../../components/CaseStatusTag';
 import { useCase } from '../cases/api';
 import { EditImageDialog } from '../cases/ImageActionDialogs';
 import { imageQcOffered, PassQcButton, PassQcDialog } from '../cases/PassQc';
@@ -128,7 +128,7 @@ function ImageOverview({ image }: { image: ImageView }) {
           <Link to={`/studies/${theCase.data.studyId}/cases/${theCase.data.id}`}>
             <Icon icon="folder-open" size={12} /> Case {theCase.data.procId ?? theCase.data.id}
           </Link>{' '}
-          <Tag minimal>{CASE_STATUS_LABELS[theCase.data.status]}</Tag>
+          <CaseStatusTag status={theCase.data.status} />
         </p>
       )}
       <ImageDetails
