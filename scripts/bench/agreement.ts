@@ -66,6 +66,8 @@ interface Figures {
   median: number;
   p95: number;
   max: number;
+  /** The median CPU time of this process per run (user + system): on a shared machine, less moved by load than wall time. */
+  cpu: number;
 }
 
 /** Nearest-rank percentile of sorted times. */
@@ -75,17 +77,22 @@ const rank = (sorted: number[], p: number) =>
 async function timeIt(run: () => unknown): Promise<Figures> {
   for (let i = 0; i < WARMUP; i++) await run();
   const times: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const start = process.hrtime.bigint();
+    const used = process.cpuUsage();
     await run();
+    const spent = process.cpuUsage(used);
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    cpu.push((spent.user + spent.system) / 1000);
   }
   times.sort((a, b) => a - b);
-  return { median: rank(times, 0.5), p95: rank(times, 0.95), max: times.at(-1) ?? 0 };
+  cpu.sort((a, b) => a - b);
+  return { median: rank(times, 0.5), p95: rank(times, 0.95), max: times.at(-1) ?? 0, cpu: rank(cpu, 0.5) };
 }
 
 const shown = (f: Figures) =>
-  `median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms, slowest ${f.max.toFixed(1)} ms`;
+  `median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms, slowest ${f.max.toFixed(1)} ms (CPU ${f.cpu.toFixed(1)} ms)`;
 
 // ---------------------------------------------------------------------------------------------
 // 1. The statistics alone
