@@ -253,6 +253,22 @@ describe('the case viewer: adjudication (issue 30)', () => {
     expect(screen.queryByRole('button', { name: 'Mark as Scored' })).toBeNull();
   });
 
+  it('the details name the primary readers under CR Assigned and the adjudicator on a line of their own', async () => {
+    const c = makeCase({
+      status: 'PENDING_ADJUDICATION',
+      readers: [reader(1, '2026-11-24T10:00:00Z'), reader(2, '2026-11-24T11:00:00Z'), adjudicatorRow(3, null)],
+    });
+    renderCase(c, isc());
+    const details = await screen.findByLabelText('Case details');
+    fireEvent.click(within(details).getByRole('button', { name: 'Show details' }));
+    const value = (label: string) =>
+      within(details)
+        .getAllByText(label)
+        .find((element) => element.tagName === 'DT')?.nextElementSibling?.textContent;
+    expect(value('CR Assigned')).toBe('reader1, reader2');
+    expect(value('Adjudicator')).toBe('reader3');
+  });
+
   it('the ISC sees the status in its colour and the callout with Assign adjudicator, and is not offered Mark as Scored', async () => {
     const c = makeCase({
       status: 'PENDING_ADJUDICATION',

@@ -287,7 +287,14 @@ function CaseOverview({ c, study, reader, actions, shownImage, onChooseImage, on
                 {CASE_STATUS_LABELS[c.status]}
                 {c.onHoldFrom && ` (from ${CASE_STATUS_LABELS[c.onHoldFrom]})`}
               </Detail>
-              <Detail label="CR Assigned">{readerList(c.readers.map((r) => r.displayName))}</Detail>
+              <Detail label="CR Assigned">
+                {readerList(c.readers.filter((r) => r.role === 'PRIMARY').map((r) => r.displayName))}
+              </Detail>
+              {c.readers.some((r) => r.role === 'ADJUDICATOR') && (
+                <Detail label="Adjudicator">
+                  {readerList(c.readers.filter((r) => r.role === 'ADJUDICATOR').map((r) => r.displayName))}
+                </Detail>
+              )}
               {c.readers.length > 0 && (
                 <Detail label="Reads">
                   <CaseReads c={c} actions={actions} />
