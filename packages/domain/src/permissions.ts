@@ -53,7 +53,7 @@ export const PERMISSIONS = [
   p(
     'S_Main_ViewReadOutcomes',
     'Studies',
-    'Read outcomes (issue 30): every reader’s endpoint values of a case and the final values',
+    'Read outcomes (issue 30): every reader’s endpoint values and the final values — a case’s, the Reads tab, the agreement, the Read Outcomes Report',
     'lamina',
   ),
   p('S_CaseListTab_CreateCase', 'Cases', 'Create case button and POST /api/cases', 'lamina'),
