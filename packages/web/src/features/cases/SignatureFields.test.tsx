@@ -114,13 +114,14 @@ describe('electronic signatures in the confirmations (issue 30)', () => {
     fireEvent.click(button(dialog, 'Mark as Scored'));
     expect((await within(dialog).findByRole('alert')).textContent).toBe('The signature password is incorrect');
     expect(password(dialog).value).toBe('');
+    expect(document.activeElement).toBe(password(dialog));
     expect(button(dialog, 'Mark as Scored').disabled).toBe(true);
     expect(onClose).not.toHaveBeenCalled();
     expect(fullPageNavigate).not.toHaveBeenCalled();
     expect(screen.getByRole('dialog', { name: 'Mark as Scored' })).toBe(dialog);
     // The right one, typed again and sent with Enter, completes it.
     fireEvent.change(password(dialog), { target: { value: 'right' } });
-    fireEvent.submit(password(dialog));
+    fireEvent.keyDown(password(dialog), { key: 'Enter' });
     await waitFor(() => expect(calls.filter((c) => c.method === 'PATCH').map((c) => c.body)).toHaveLength(2));
     expect(calls.filter((c) => c.method === 'PATCH').map((c) => c.body)).toEqual([
       { signaturePassword: 'wrong' },

@@ -9,7 +9,7 @@ import {
   userDisplayName,
   type SignatureKind,
 } from '@lamina/domain';
-import { useId, useState, type SubmitEvent } from 'react';
+import { useEffect, useId, useRef, useState, type SubmitEvent } from 'react';
 import { isApiError } from '../../api/ApiError';
 import { useStudy } from '../../api/studies';
 import { useUserInfo } from '../../api/users';
@@ -65,6 +65,8 @@ export interface SignatureState {
   reauthenticated: boolean;
   password: string;
   setPassword: (password: string) => void;
+  /** How many times the server refused a signed request (the password field takes the focus again). */
+  refusals: number;
   /** Confirm may be pressed: no signature, a provider signature, or a password typed. */
   ready: boolean;
   /** The request's signature, taking the password out of the dialog's state; undefined where none. */
@@ -80,6 +82,7 @@ export function useSignature(studyId: number, kind: SignatureKind | null): Signa
   const [password, setPassword] = useState('');
   const [required, setRequired] = useState(false);
   const [reauthenticated, setReauthenticated] = useState(reauthenticatedRecently);
+  const [refusals, setRefusals] = useState(0);
   const signs = kind !== null && (study.data?.signatures === true || required);
   return {
     kind,
@@ -88,6 +91,7 @@ export function useSignature(studyId: number, kind: SignatureKind | null): Signa
     reauthenticated,
     password,
     setPassword,
+    refusals,
     ready: !signs || provider || password !== '',
     sign: () => {
       if (!signs) return undefined;
@@ -97,6 +101,7 @@ export function useSignature(studyId: number, kind: SignatureKind | null): Signa
       return signing;
     },
     handleError: (error) => {
+      if (signs) setRefusals((n) => n + 1);
       // The study's setting changed since it was read: the server knows it signs.
       if (isApiError(error, 400) && error.message === SIGNATURE_MESSAGES.required) setRequired(true);
       if (isApiError(error, 401) && error.message === SIGNATURE_MESSAGES.reauthenticate) {
@@ -119,6 +124,11 @@ export function signatureUsed(signature: SignatureState): void {
 export function SignatureFields({ signature, onSubmit }: { signature: SignatureState; onSubmit: () => void }) {
   const user = useUserInfo().data;
   const passwordId = useId();
+  const passwordRef = useRef<HTMLInputElement>(null);
+  // After a refusal (wrong password, lockout) the emptied field is where the user goes on.
+  useEffect(() => {
+    if (signature.refusals > 0) passwordRef.current?.focus();
+  }, [signature.refusals]);
   if (!signature.signs || signature.kind === null) return null;
   const handleSubmit = (event: SubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -149,12 +159,13 @@ export function SignatureFields({ signature, onSubmit }: { signature: SignatureS
           </>
         )
       ) : (
-        <form onSubmit={handleSubmit} aria-label={SIGNATURE_TEXT.heading}>
+        <form onSubmit={handleSubmit}>
           {/* The account the password is for, for password managers; not shown. */}
           <input type="text" name="username" autoComplete="username" value={user?.username ?? ''} readOnly hidden />
           <FormGroup label={SIGNATURE_TEXT.password} labelFor={passwordId} labelInfo="(required)">
             <InputGroup
               id={passwordId}
+              inputRef={passwordRef}
               type="password"
               name="password"
               autoComplete="current-password"
@@ -164,6 +175,12 @@ export function SignatureFields({ signature, onSubmit }: { signature: SignatureS
               maxLength={SIGNATURE_PASSWORD_MAX}
               value={signature.password}
               onValueChange={signature.setPassword}
+              // Enter signs (the form holds two text fields, so the browser would not submit it).
+              onKeyDown={(event) => {
+                if (event.key !== 'Enter') return;
+                event.preventDefault();
+                if (signature.ready) onSubmit();
+              }}
             />
           </FormGroup>
         </form>
