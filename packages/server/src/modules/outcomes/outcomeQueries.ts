@@ -157,7 +157,7 @@ export async function caseReads(db: Q, caseId: number) {
  * arrays per endpoint under a tenth of that; JSON arrays, not SQL ones, whose text the pg driver
  * parses slower (docs/BENCHMARKS.md, bench:agreement).
  */
-export async function studyPrimaryReadings(db: Q, studyId: number) {
+export async function studyPrimaryReadings(db: Q, studyId: number, endpointKey?: string) {
   return db
     .selectFrom('read_outcomes as o')
     .innerJoin('cases as c', 'c.id', 'o.case_id')
@@ -171,6 +171,7 @@ export async function studyPrimaryReadings(db: Q, studyId: number) {
     .where('c.study_id', '=', studyId)
     .where('c.status', 'not in', ['ARCHIVED', 'INVALID'])
     .where('o.reader_role', '=', 'PRIMARY')
+    .$if(endpointKey !== undefined, (query) => query.where('o.endpoint_key', '=', endpointKey ?? ''))
     .groupBy('o.endpoint_key')
     .execute();
 }
@@ -304,17 +305,4 @@ export async function casesReadOutcomes(db: Q, caseIds: readonly number[]) {
     .orderBy('o.scored_at')
     .orderBy('o.id')
     .execute() satisfies Promise<(ReadOutcomeRow & { case_id: number })[]>;
-}
-
-/** The primary readers' frozen values of one endpoint on a study's cases (as studyPrimaryReadings). */
-export async function studyPrimaryReadingsOf(db: Q, studyId: number, endpointKey: string) {
-  return db
-    .selectFrom('read_outcomes as o')
-    .innerJoin('cases as c', 'c.id', 'o.case_id')
-    .select(['o.case_id', 'o.reader_id', 'o.value', 'o.positive'])
-    .where('c.study_id', '=', studyId)
-    .where('c.status', 'not in', ['ARCHIVED', 'INVALID'])
-    .where('o.reader_role', '=', 'PRIMARY')
-    .where('o.endpoint_key', '=', endpointKey)
-    .execute();
 }

@@ -30,7 +30,7 @@ import {
 } from './outcomeQueries.js';
 import { presentReadOutcome } from './outcomePresenter.js';
 import { caseFinalOutcomes } from './caseFinal.js';
-import { endpointAgreement, type PrimaryReading } from './studyAgreement.js';
+import { endpointAgreement, primaryReadingsOf, type PrimaryReading } from './studyAgreement.js';
 import { studyOutcomeCases, studyOutcomePairs } from './studyOutcomeList.js';
 
 type Tx = Transaction<DB>;
@@ -254,16 +254,7 @@ export class OutcomeService {
     const endpoints = endpointsSchema.parse(await studyEndpointsJson(this.db, studyId));
     if (endpoints.length === 0) return [];
     const byEndpoint = new Map<string, PrimaryReading[]>();
-    for (const r of await studyPrimaryReadings(this.db, studyId)) {
-      // The endpoint's aligned arrays, one reading per index.
-      const readings = r.case_ids.map((caseId, i) => ({
-        caseId,
-        readerId: r.reader_ids[i] ?? 0,
-        value: r.values[i] ?? null,
-        positive: r.positives[i] ?? null,
-      }));
-      byEndpoint.set(r.endpoint_key, readings);
-    }
+    for (const r of await studyPrimaryReadings(this.db, studyId)) byEndpoint.set(r.endpoint_key, primaryReadingsOf(r));
     return endpoints.map((definition) => endpointAgreement(definition, byEndpoint.get(definition.key) ?? []));
   }
 

@@ -9,6 +9,24 @@ export interface PrimaryReading {
   positive: boolean | null;
 }
 
+/**
+ * One endpoint's frozen primary values as the query groups them (outcomeQueries.studyPrimaryReadings:
+ * four aligned arrays, one reading per index) — cheaper to read than a row per value at 10^4 cases.
+ */
+export function primaryReadingsOf(grouped: {
+  case_ids: readonly number[];
+  reader_ids: readonly number[];
+  values: readonly (number | null)[];
+  positives: readonly (boolean | null)[];
+}): PrimaryReading[] {
+  return grouped.case_ids.map((caseId, i) => ({
+    caseId,
+    readerId: grouped.reader_ids[i] ?? 0,
+    value: grouped.values[i] ?? null,
+    positive: grouped.positives[i] ?? null,
+  }));
+}
+
 /** The count that occurs most often (ties: the larger), or 0 for none. */
 function commonestCount(counts: readonly number[]): number {
   const seen = new Map<number, number>();

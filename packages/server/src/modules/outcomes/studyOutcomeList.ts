@@ -17,11 +17,11 @@ import {
   casesReads,
   listStudyOutcomeCases,
   studyEndpointsJson,
-  studyPrimaryReadingsOf,
+  studyPrimaryReadings,
 } from './outcomeQueries.js';
 import { presentStudyOutcomeCase } from './outcomePresenter.js';
 import { caseFinalOutcomes, type CaseRead } from './caseFinal.js';
-import { agreementPairs } from './studyAgreement.js';
+import { agreementPairs, primaryReadingsOf } from './studyAgreement.js';
 
 /** Rows grouped by their case id, each group in the rows' order. */
 function byCase<T extends { case_id: number }>(rows: readonly T[]): Map<number, T[]> {
@@ -104,8 +104,6 @@ export async function studyOutcomePairs(db: Db, studyId: number, endpointKey: st
       ),
     );
   }
-  const readings = await studyPrimaryReadingsOf(db, studyId, endpointKey);
-  return agreementPairs(
-    readings.map((r) => ({ caseId: r.case_id, readerId: r.reader_id, value: r.value, positive: r.positive })),
-  );
+  const [grouped] = await studyPrimaryReadings(db, studyId, endpointKey);
+  return agreementPairs(grouped ? primaryReadingsOf(grouped) : []);
 }
