@@ -3,7 +3,8 @@ import type { Db } from '../../platform/db/database.js';
 import { recordAudit, SYSTEM_ACTOR, type AuditEvent } from '../../platform/audit/audit.js';
 import { insertImageCopy } from '../images/imageEditService.js';
 import { lockImage } from '../images/imageQueries.js';
-import { DEMO_READING_STUDIES, DEMO_STUDY_NAME } from './demoSeed.js';
+import { DEMO_OUTCOMES_STUDY, DEMO_READING_STUDIES, DEMO_STUDY_NAME } from './demoSeed.js';
+import { DEMO_OUTCOME_CASES, playDemoReads } from './demoReads.js';
 import { DEMO_SLIDE_NAME } from './demoSlide.js';
 
 interface DemoCase {
@@ -96,6 +97,22 @@ const DEMO_READING_CASES: readonly DemoCase[] = DEMO_READING_STUDIES.map((study)
   study: study.name,
 }));
 
+/**
+ * The read-outcomes study's cases (issue 30), created ready for reading by both readers; their
+ * reads are then done by playDemoReads.
+ */
+const DEMO_OUTCOMES_CASES: readonly DemoCase[] = DEMO_OUTCOME_CASES.map((c) => ({
+  procId: c.procId,
+  subjectId: c.subjectId,
+  siteId: c.siteId,
+  visitId: c.visitId,
+  status: 'PROCESSED',
+  prev: ['PENDING_LAB_QC', 'PENDING_QC'],
+  readers: c.reads.map((r) => r.reader),
+  images: 1,
+  study: DEMO_OUTCOMES_STUDY.name,
+}));
+
 /** Copies of the demo slide left waiting for a case. */
 const UNASSIGNED_COPIES = 2;
 
@@ -103,8 +120,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * At start with demo data: once the demo slide is processed, and when the demo study has no case
- * yet, creates the demo cases and their slides in one transaction, audited as the system. Waits for
- * processing up to `timeoutMs`. Returns the number of cases created.
+ * yet, creates the demo cases and their slides in one transaction, audited as the system, and then
+ * has the read-outcomes study's cases read (playDemoReads, as their readers). Waits for processing
+ * up to `timeoutMs`. Returns the number of cases created.
  */
 export async function ensureDemoCases(db: Db, options: { timeoutMs?: number; pollMs?: number } = {}): Promise<number> {
   const study = await db.selectFrom('studies').select('id').where('name', '=', DEMO_STUDY_NAME).executeTakeFirst();
@@ -125,7 +143,11 @@ export async function ensureDemoCases(db: Db, options: { timeoutMs?: number; pol
       .where('name', '=', DEMO_SLIDE_NAME)
       .where('copied_from_image_id', 'is', null)
       .executeTakeFirst();
-    if (slide?.processing_status === 'SUCCESS') return createDemoCases(db, study.id, slide.id);
+    if (slide?.processing_status === 'SUCCESS') {
+      const created = await createDemoCases(db, study.id, slide.id);
+      if (created > 0) await playDemoReads(db);
+      return created;
+    }
     if (slide?.processing_status === 'FAIL' || Date.now() > deadline) return 0;
     await sleep(options.pollMs ?? 1000);
   }
@@ -187,7 +209,7 @@ async function createDemoCases(db: Db, studyId: number, slideId: number): Promis
     };
 
     let created = 0;
-    for (const demo of [...DEMO_CASES, ...DEMO_READING_CASES]) {
+    for (const demo of [...DEMO_CASES, ...DEMO_READING_CASES, ...DEMO_OUTCOMES_CASES]) {
       const caseStudy = demo.study
         ? (await tx.selectFrom('studies').select('id').where('name', '=', demo.study).executeTakeFirst())?.id
         : studyId;

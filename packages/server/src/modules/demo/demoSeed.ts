@@ -2,7 +2,9 @@ import {
   CELIAC_DEFAULT_LINE_CLASSES,
   CELIAC_DEFAULT_POINT_CLASSES,
   roleByName,
+  type AdjudicationConfig,
   type AnnotationClassType,
+  type EndpointDefinition,
   type Indication,
   type RoleName,
 } from '@lamina/domain';
@@ -30,6 +32,14 @@ interface DemoClass {
   color: string;
 }
 
+/** A demo study's read-outcome configuration (docs/OUTCOMES.md); absent fields keep their defaults. */
+interface DemoOutcomesConfig {
+  endpoints?: readonly EndpointDefinition[];
+  adjudication?: AdjudicationConfig;
+  /** Mark as Scored and the QC passes as Part 11 signatures (issue 30). */
+  signatures?: boolean;
+}
+
 /**
  * Studies with one case ready for reading each (issue 14): a celiac study (villus height and crypt
  * depth lines, the celiac default classes) and a NASH study (HPFs twice the size), so the
@@ -42,6 +52,7 @@ export const DEMO_READING_STUDIES: readonly {
   procId: string;
   subjectId: string;
   classes: Partial<Record<AnnotationClassType, readonly DemoClass[]>>;
+  outcomes?: DemoOutcomesConfig;
 }[] = [
   {
     name: 'DEMO-CD-002 Celiac Disease Histology',
@@ -69,14 +80,57 @@ export const DEMO_READING_STUDIES: readonly {
       ],
       FREEHAND: [{ name: 'Steatosis', color: '#FDEB03' }],
     },
+    // Electronic signatures on (issue 30): its reads and QC passes are Part 11 signatures.
+    outcomes: { signatures: true },
   },
 ];
+
+/**
+ * The read-outcomes study (issue 30): an EoE-style study whose endpoint is the peak eosinophil
+ * count per HPF (≥ 15: active disease) and whose cases go to an adjudicator when the two readers'
+ * categories disagree. Its cases and reads are demoReads.ts's.
+ */
+export const DEMO_OUTCOMES_STUDY = {
+  name: 'DEMO-EOE-004 Eosinophilic Esophagitis',
+  protocolId: 'ACME-EOE-401',
+  indication: 'EOSINOPHILIC_ESOPHAGITIS',
+  visitIds: ['BASELINE', 'WEEK 24'],
+  segments: ['Proximal esophagus', 'Distal esophagus'],
+  classes: {
+    HPF: [{ name: 'Eosinophils', color: '#FF001E' }],
+    POINT: [{ name: 'Eosinophil', color: '#FF9F00' }],
+  },
+  outcomes: {
+    endpoints: [
+      {
+        key: 'pec',
+        label: 'Peak eosinophil count (eos/HPF)',
+        kind: 'PEAK_COUNT_PER_HPF',
+        className: 'Eosinophil',
+        threshold: 15,
+        positiveWhen: 'GTE',
+      },
+    ],
+    adjudication: { endpointKey: 'pec', rule: 'CATEGORY_DISAGREES' },
+  },
+} as const satisfies {
+  name: string;
+  protocolId: string;
+  indication: Indication;
+  visitIds: readonly string[];
+  segments: readonly string[];
+  classes: Partial<Record<AnnotationClassType, readonly DemoClass[]>>;
+  outcomes: DemoOutcomesConfig;
+};
 
 const CRO = 'Lamina Central Lab';
 const SPONSOR = 'Acme Therapeutics';
 const SITE = 'Northside Hospital';
 
-/** One registered account per role, usernames exactly as the foundation issue lists them. */
+/**
+ * One registered account per role, usernames exactly as the foundation issue lists them, and a third
+ * central reader to adjudicate.
+ */
 export const DEMO_USERS: readonly DemoUser[] = [
   { username: 'sysadmin', firstName: 'Sam', lastName: 'Admin', organization: CRO, systemAdmin: true },
   { username: 'studyadmin', firstName: 'Stella', lastName: 'Study', organization: CRO, globalRoles: ['StudyAdmin'] },
@@ -88,6 +142,8 @@ export const DEMO_USERS: readonly DemoUser[] = [
   { username: 'labtech', firstName: 'Leo', lastName: 'Tech', organization: CRO, studyRoles: ['LabTech'] },
   { username: 'reader1', firstName: 'Rita', lastName: 'Reader', organization: CRO, studyRoles: ['CR'] },
   { username: 'reader2', firstName: 'Ravi', lastName: 'Reader', organization: CRO, studyRoles: ['CR'] },
+  // The third central reader: the adjudicator of the read-outcomes study's disagreements (issue 30).
+  { username: 'reader3', firstName: 'Rhea', lastName: 'Reader', organization: CRO, studyRoles: ['CR'] },
   { username: 'site', firstName: 'Sid', lastName: 'Site', organization: SITE, studyRoles: ['Site'] },
   { username: 'lis', firstName: 'Lis', lastName: 'Integration', organization: CRO, studyRoles: ['LIS'] },
   { username: 'noto', firstName: 'Noa', lastName: 'Noto', organization: CRO, studyRoles: ['NOTO'] },
@@ -96,8 +152,9 @@ export const DEMO_USERS: readonly DemoUser[] = [
 
 /**
  * Seeds demo data into a new database: organizations, the demo accounts (all with one password),
- * the demo study and the reading studies (celiac, NASH) with their annotation classes, and study
- * access to all three. Does nothing when any user exists. Audited as the system.
+ * the demo study, the reading studies (celiac, NASH) and the read-outcomes study (EoE) with their
+ * annotation classes and read-outcome settings, and study access to all of them. Does nothing when
+ * any user exists. Audited as the system.
  */
 export async function seedDemoData(db: Db, password: string): Promise<boolean> {
   const existing = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
@@ -116,8 +173,15 @@ export async function seedDemoData(db: Db, password: string): Promise<boolean> {
       events.push({ action: 'ORGANIZATION_CREATED', entityType: 'organization', entityId: org.id, newValue: name });
     }
     const addStudy = async (
-      values: { name: string; protocolId: string; indication: Indication; visitIds: string[]; segments: string[] },
+      values: {
+        name: string;
+        protocolId: string;
+        indication: Indication;
+        visitIds: readonly string[];
+        segments: readonly string[];
+      },
       classes: Partial<Record<AnnotationClassType, readonly DemoClass[]>>,
+      outcomes: DemoOutcomesConfig = {},
     ) => {
       const study = await tx
         .insertInto('studies')
@@ -125,22 +189,23 @@ export async function seedDemoData(db: Db, password: string): Promise<boolean> {
           name: values.name,
           sponsor: SPONSOR,
           protocol_ids: [values.protocolId],
-          visit_ids: values.visitIds,
+          visit_ids: [...values.visitIds],
           lab_visit_ids: values.visitIds.map((_, i) => `V${i + 1}`),
           indications: [values.indication],
           segments: values.segments.length,
-          anatomical_segments: values.segments,
+          anatomical_segments: [...values.segments],
           modality: ['HISTOPATHOLOGY'],
+          ...(outcomes.endpoints && { endpoints: JSON.stringify(outcomes.endpoints) }),
+          ...(outcomes.adjudication && { adjudication: JSON.stringify(outcomes.adjudication) }),
+          ...(outcomes.signatures !== undefined && { signatures: outcomes.signatures }),
         })
         .returning('id')
         .executeTakeFirstOrThrow();
-      events.push({
-        action: 'STUDY_CREATED',
-        entityType: 'study',
-        entityId: study.id,
-        studyId: study.id,
-        newValue: values.name,
-      });
+      const created = { action: 'STUDY_CREATED', entityType: 'study', entityId: study.id, studyId: study.id } as const;
+      events.push({ ...created, newValue: values.name });
+      // The read-outcome settings, each as the study service's create records it.
+      for (const field of ['endpoints', 'adjudication', 'signatures'] as const)
+        if (outcomes[field] !== undefined) events.push({ ...created, field, newValue: outcomes[field] });
       const rows = Object.entries(classes).flatMap(([type, list]) =>
         list.map((c, i) => ({ ...c, type: type as AnnotationClassType, sort_order: i, study_id: study.id })),
       );
@@ -180,8 +245,10 @@ export async function seedDemoData(db: Db, password: string): Promise<boolean> {
             segments: reading.indication === 'NASH' ? ['Liver'] : ['Duodenum'],
           },
           reading.classes,
+          reading.outcomes,
         ),
       );
+    studyIds.push(await addStudy(DEMO_OUTCOMES_STUDY, DEMO_OUTCOMES_STUDY.classes, DEMO_OUTCOMES_STUDY.outcomes));
 
     for (const u of DEMO_USERS) {
       const user = await tx

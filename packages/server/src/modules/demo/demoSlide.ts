@@ -13,7 +13,7 @@ export const DEMO_SLIDE_NAME = 'DEMO-synthetic-HE.tif';
 const DEMO_MPP = 0.5;
 
 /** A small deterministic pseudo-random generator, so the demo slide is the same on every machine. */
-function random(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -24,12 +24,25 @@ function random(seed: number): () => number {
   };
 }
 
+/** One blob of tissue of the demo slide, in the drawing's coordinates: a rotated ellipse. */
+export interface TissueBlob {
+  cx: number;
+  cy: number;
+  rx: number;
+  ry: number;
+  /** Rotation, degrees clockwise (SVG's). */
+  angle: number;
+}
+
 /**
- * An SVG of tissue-like shapes: pale pink stroma blobs with purple nuclei and glands on white, the
- * colours of an H&E stain. Drawn at a fraction of the final size and scaled up, then textured.
+ * The demo slide's drawing, shape by shape, from its seeded generator: each blob of stroma and the
+ * SVG of it with its glands and nuclei (without `svg`, the blobs only: the sequence is drawn all the
+ * same). The slide's pixels and `demoTissueBlobs` (where the demo reads draw) come from this one
+ * sequence.
  */
-function tissueSvg(width: number, height: number): string {
-  const rnd = random(20_260_101);
+function tissueShapes(width: number, height: number, svg = true): { blobs: TissueBlob[]; shapes: string[] } {
+  const rnd = seededRandom(20_260_101);
+  const blobs: TissueBlob[] = [];
   const shapes: string[] = [];
   for (let i = 0; i < 9; i++) {
     const cx = width * (0.15 + 0.7 * rnd());
@@ -37,17 +50,20 @@ function tissueSvg(width: number, height: number): string {
     const rx = width * (0.08 + 0.12 * rnd());
     const ry = height * (0.08 + 0.12 * rnd());
     const angle = Math.round(rnd() * 180);
-    shapes.push(
-      `<ellipse cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" rx="${rx.toFixed(1)}" ry="${ry.toFixed(1)}" transform="rotate(${angle} ${cx.toFixed(1)} ${cy.toFixed(1)})" fill="#e8a6c8" fill-opacity="0.85"/>`,
-    );
+    blobs.push({ cx, cy, rx, ry, angle });
+    if (svg)
+      shapes.push(
+        `<ellipse cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" rx="${rx.toFixed(1)}" ry="${ry.toFixed(1)}" transform="rotate(${angle} ${cx.toFixed(1)} ${cy.toFixed(1)})" fill="#e8a6c8" fill-opacity="0.85"/>`,
+      );
     // glands: rings of purple around a pale lumen
     for (let g = 0; g < 6; g++) {
       const gx = cx + (rnd() - 0.5) * rx * 1.2;
       const gy = cy + (rnd() - 0.5) * ry * 1.2;
       const gr = Math.min(rx, ry) * (0.08 + 0.1 * rnd());
-      shapes.push(
-        `<circle cx="${gx.toFixed(1)}" cy="${gy.toFixed(1)}" r="${gr.toFixed(1)}" fill="#f6e7f0" stroke="#6a3d9a" stroke-width="${(gr * 0.35).toFixed(1)}" stroke-opacity="0.8"/>`,
-      );
+      if (svg)
+        shapes.push(
+          `<circle cx="${gx.toFixed(1)}" cy="${gy.toFixed(1)}" r="${gr.toFixed(1)}" fill="#f6e7f0" stroke="#6a3d9a" stroke-width="${(gr * 0.35).toFixed(1)}" stroke-opacity="0.8"/>`,
+        );
     }
     // nuclei
     for (let n = 0; n < 1200; n++) {
@@ -56,12 +72,45 @@ function tissueSvg(width: number, height: number): string {
       const nx = cx + Math.cos(a) * rx * d * 0.95;
       const ny = cy + Math.sin(a) * ry * d * 0.95;
       const nr = 1.2 + rnd() * 2.2;
-      shapes.push(
-        `<circle cx="${nx.toFixed(1)}" cy="${ny.toFixed(1)}" r="${nr.toFixed(1)}" fill="#4b2a7b" fill-opacity="${(0.55 + rnd() * 0.4).toFixed(2)}"/>`,
-      );
+      const opacity = 0.55 + rnd() * 0.4;
+      if (svg)
+        shapes.push(
+          `<circle cx="${nx.toFixed(1)}" cy="${ny.toFixed(1)}" r="${nr.toFixed(1)}" fill="#4b2a7b" fill-opacity="${opacity.toFixed(2)}"/>`,
+        );
     }
   }
+  return { blobs, shapes };
+}
+
+/** The drawing is made at 1/DRAWING_SCALE of the slide's size and scaled up. */
+const DRAWING_SCALE = 4;
+
+/**
+ * An SVG of tissue-like shapes: pale pink stroma blobs with purple nuclei and glands on white, the
+ * colours of an H&E stain. Drawn at a fraction of the final size and scaled up, then textured.
+ */
+function tissueSvg(width: number, height: number): string {
+  const { shapes } = tissueShapes(width, height);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="#ffffff"/>${shapes.join('')}</svg>`;
+}
+
+const blobsBySize = new Map<string, readonly TissueBlob[]>();
+
+/**
+ * Where the demo slide of `width` × `height` pixels has tissue: its stroma blobs in full-resolution
+ * pixels (y down, as annotations are stored), so demo annotations land on tissue, not on glass.
+ */
+export function demoTissueBlobs(width = 8000, height = 6000): readonly TissueBlob[] {
+  const key = `${width}x${height}`;
+  const known = blobsBySize.get(key);
+  if (known) return known;
+  const sx = width / Math.round(width / DRAWING_SCALE);
+  const sy = height / Math.round(height / DRAWING_SCALE);
+  const blobs = tissueShapes(Math.round(width / DRAWING_SCALE), Math.round(height / DRAWING_SCALE), false).blobs.map(
+    (b) => ({ cx: b.cx * sx, cy: b.cy * sy, rx: b.rx * sx, ry: b.ry * sy, angle: b.angle }),
+  );
+  blobsBySize.set(key, blobs);
+  return blobs;
 }
 
 /**
@@ -69,14 +118,15 @@ function tissueSvg(width: number, height: number): string {
  * to `file`, with sharp only.
  */
 export async function writeDemoSlide(file: string, width = 8000, height = 6000): Promise<void> {
-  const scale = 4;
-  const drawing = await sharp(Buffer.from(tissueSvg(Math.round(width / scale), Math.round(height / scale))))
+  const drawing = await sharp(
+    Buffer.from(tissueSvg(Math.round(width / DRAWING_SCALE), Math.round(height / DRAWING_SCALE))),
+  )
     .resize(width, height, { kernel: 'cubic' })
     .removeAlpha()
     .raw()
     .toBuffer({ resolveWithObject: true });
   // Fine texture: cheap deterministic noise, so tiles look like tissue rather than flat colour.
-  const rnd = random(7);
+  const rnd = seededRandom(7);
   const data = drawing.data;
   for (let i = 0; i + 2 < data.length; i += 3) {
     const r = data.readUInt8(i);
