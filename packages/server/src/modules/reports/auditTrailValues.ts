@@ -198,6 +198,12 @@ export const AUDIT_PLAIN_ACTIONS: readonly string[] = [
   'ROLE_GRANTED',
   'SAMPLE_DATA_IMPORTED',
   'SESSIONS_ENDED',
+  // Electronic signatures (issue 30): the signer's printed name, time, meaning and hash are the record.
+  'SIGNATURE_APPLIED',
+  'SIGNATURE_FAILED',
+  'SIGNATURE_REAUTHENTICATED',
+  'SIGNATURE_REAUTH_FAILED',
+  'SIGNATURE_THROTTLED',
   'STUDY_ACCESS_GRANTED',
   'STUDY_ACCESS_REVOKED',
   'UPLOAD_NOTIFIED',
