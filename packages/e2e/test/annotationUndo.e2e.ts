@@ -2,8 +2,9 @@ import { toAnnotationView, type AnnotationListResponse, type AnnotationView } fr
 import type { Browser, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
 import { loginViaUi, mutationHeaders } from '../src/app.js';
-import { e2eTest as test, newTestContext, saveScreenshot } from '../src/browser.js';
+import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
+import { asUser, auditRows } from '../src/reads.js';
 import { openDemoCase } from '../src/viewer.js';
 
 /**
@@ -53,54 +54,11 @@ async function pressFor(page: Page, key: string, method: string, path: RegExp): 
 
 /** The audit trail's (Action, Object ID) pairs of annotations, from the system admin's CSV of the study. */
 async function auditedAnnotationActions(browser: Browser, studyId: number): Promise<[string, string][]> {
-  const context = await newTestContext(browser);
-  try {
-    const admin = await context.newPage();
-    await loginViaUi(admin, 'sysadmin');
-    const response = await admin.request.get(appUrl(`/api/audit-trail?reportFormat=csv&studyId=${studyId}`));
-    expect(response.status()).toBe(200);
-    const rows = parseCsv(await response.text());
-    const header = rows[0] ?? [];
-    const action = header.indexOf('Action');
-    const objectType = header.indexOf('Object Type');
-    const objectId = header.indexOf('Object ID');
-    return rows
-      .slice(1)
-      .filter((r) => r[objectType] === 'annotation')
-      .map((r) => [r[action] ?? '', r[objectId] ?? '']);
-  } finally {
-    await context.close();
-  }
-}
-
-/** RFC 4180 CSV: quoted cells may hold commas, quotes ("") and line breaks. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] ?? '';
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += c;
-  }
-  if (cell !== '' || row.length > 0) rows.push([...row, cell]);
-  return rows;
+  return asUser(browser, 'sysadmin', async (admin) =>
+    (await auditRows(admin, studyId))
+      .filter((row) => row['Object Type'] === 'annotation')
+      .map((row): [string, string] => [row.Action ?? '', row['Object ID'] ?? '']),
+  );
 }
 
 describe('undo, redo and the safe delete (issue 29 items 5 and 6)', () => {

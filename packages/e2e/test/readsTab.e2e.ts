@@ -1,18 +1,23 @@
-import { roleByName, type CaseView } from '@lamina/domain';
-import type { APIResponse, Browser, Page } from 'playwright-core';
+import { roleByName } from '@lamina/domain';
+import type { Browser, Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
-import {
-  createStudyViaApi,
-  demoStudyId,
-  loginViaUi,
-  logout,
-  mutationHeaders,
-  uniqueStudyName,
-  waitForPath,
-} from '../src/app.js';
-import { VIEWPORT, e2eTest as test, newTestContext, saveScreenshot } from '../src/browser.js';
+import { createStudyViaApi, logout, mutationHeaders, uniqueStudyName } from '../src/app.js';
+import { VIEWPORT, e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl } from '../src/env.js';
-import { DEMO_READY_TIMEOUT } from '../src/viewer.js';
+import {
+  EOE_READ_STUDY,
+  asUser,
+  caseOfSlideCopy,
+  demoSlideId,
+  drawHpfWithPoints,
+  imageCentre,
+  loginToStudies,
+  markScored,
+  passQc,
+  peakEosinophilsEndpoint,
+  uniqueTag,
+  userIds,
+} from '../src/reads.js';
 
 /**
  * Issue 30, the study's Reads tab in the browser at 1280×800: a study of its own with a peak-count
@@ -21,21 +26,6 @@ import { DEMO_READY_TIMEOUT } from '../src/viewer.js';
  * side by side, the final ones, the agreement panel and both charts drawn by recharts in Chromium,
  * nothing wider than the window.
  */
-
-async function ok<T>(response: Promise<APIResponse>, status = 200): Promise<T> {
-  const answer = await response;
-  expect(answer.status(), await answer.text()).toBe(status);
-  return (await answer.json()) as T;
-}
-
-async function userId(page: Page, username: string): Promise<number> {
-  const { users } = await ok<{ users: { id: number; username: string }[] }>(
-    page.request.get(appUrl(`/api/users?name=${encodeURIComponent(username)}`)),
-  );
-  const user = users.find((u) => u.username === username);
-  if (!user) throw new Error(`no user ${username}`);
-  return user.id;
-}
 
 interface ReadCase {
   caseId: number;
@@ -49,92 +39,31 @@ const COUNTS: Record<'reader1' | 'reader2', number[]> = { reader1: [4, 2, 5], re
 
 /** The study, and three Processed cases each holding a copy of a demo slide, assigned to both readers. */
 async function readStudy(page: Page) {
-  const ids = Object.fromEntries(
-    await Promise.all(['isc', 'reader1', 'reader2'].map(async (u) => [u, await userId(page, u)] as const)),
-  ) as Record<'isc' | 'reader1' | 'reader2', number>;
+  const ids = await userIds(page, ['isc', 'reader1', 'reader2']);
   const study = await createStudyViaApi(page, {
     name: uniqueStudyName('E2E Reads'),
-    sponsor: 'Acme Therapeutics',
-    indications: ['EOSINOPHILIC_ESOPHAGITIS'],
-    segments: 1,
-    anatomicalSegments: ['Esophagus'],
-    modality: ['HISTOPATHOLOGY'],
-    visitIds: ['SCREENING'],
-    labVisitIds: ['SCR'],
-    hpfClasses: [{ name: 'HPF', color: '#2D72D2', sortOrder: 0, enabled: true }],
-    pointClasses: [{ name: 'Eosinophil', color: '#CD4246', sortOrder: 0, enabled: true }],
-    endpoints: [
-      {
-        key: 'pec',
-        label: 'Peak eosinophils per HPF',
-        kind: 'PEAK_COUNT_PER_HPF',
-        className: 'Eosinophil',
-        threshold: 4,
-        positiveWhen: 'GTE',
-      },
-    ],
+    ...EOE_READ_STUDY,
+    endpoints: [peakEosinophilsEndpoint(4)],
     readers: [ids.reader1, ids.reader2],
     readonlyUsers: [{ id: ids.isc, roleId: roleByName('ISC').id }],
   });
   const headers = await mutationHeaders(page);
-  const demoStudy = await demoStudyId(page);
-  let sourceId: number | undefined;
-  await expect
-    .poll(
-      async () => {
-        const listed = await ok<{ results?: { id: number; imageFilename?: string }[] }>(
-          page.request.post(appUrl('/api/imageManagement/images'), {
-            headers,
-            data: { searchText: 'S100', studyFilter: { selectedIds: [demoStudy] }, pageSize: 20 },
-          }),
-        );
-        sourceId = listed.results?.find((r) => /^S100\d_/.test(r.imageFilename ?? ''))?.id;
-        return sourceId;
-      },
-      { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
-    )
-    .toBeDefined();
+  const sourceId = await demoSlideId(page, headers);
 
   const cases: ReadCase[] = [];
-  const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 5)}`.toUpperCase();
+  const tag = uniqueTag();
   for (let n = 1; n <= 3; n++) {
-    const { imageId } = await ok<{ imageId: number }>(
-      page.request.post(appUrl(`/api/images/${String(sourceId)}/copy`), {
-        headers,
-        data: { name: `E2E-READS-${tag}-${n}.tif` },
-      }),
-    );
-    await ok(
-      page.request.patch(appUrl(`/api/images/${imageId}/study`), {
-        headers,
-        data: { value: study.id, reasonForChange: 'E2E: the Reads tab study’s slide' },
-      }),
-    );
     const procId = `E2E-READS-${tag}-${n}`;
-    const created = await ok<{ case: CaseView }>(
-      page.request.post(appUrl('/api/cases'), {
-        headers,
-        data: {
-          studyId: study.id,
-          procId,
-          subjectId: `SUBJ-${tag}-${n}`,
-          siteId: 'SITE-01',
-          visitId: 'SCREENING',
-          images: [imageId],
-          readers: [ids.reader1, ids.reader2],
-        },
-      }),
-      201,
-    );
-    for (let step = 0; step < 2; step++)
-      await ok(page.request.patch(appUrl(`/api/cases/${created.case.id}/status/forward`), { headers, data: {} }));
-    const image = await ok<{ width: number; height: number }>(page.request.get(appUrl(`/api/images/${imageId}`)));
-    cases.push({
-      caseId: created.case.id,
-      imageId,
+    const { caseId, imageId } = await caseOfSlideCopy(page, headers, {
+      studyId: study.id,
+      sourceId,
       procId,
-      centre: [Math.round(image.width / 2), Math.round(image.height / 2)],
+      subjectId: `SUBJ-${tag}-${n}`,
+      readers: [ids.reader1, ids.reader2],
+      reason: 'E2E: the Reads tab study’s slide',
     });
+    await passQc(page, headers, caseId);
+    cases.push({ caseId, imageId, procId, centre: await imageCentre(page, imageId) });
   }
   return { study, cases };
 }
@@ -146,32 +75,12 @@ async function readAll(
   study: { hpfClassId: number; pointClassId: number },
   cases: readonly ReadCase[],
 ): Promise<void> {
-  const context = await newTestContext(browser);
-  try {
-    const page = await context.newPage();
-    await loginViaUi(page, username);
-    const headers = await mutationHeaders(page);
-    const draw = (data: object) => ok(page.request.post(appUrl('/api/annotations'), { headers, data }));
+  await asUser(browser, username, async (page, headers) => {
     for (const [index, c] of cases.entries()) {
-      const [x, y] = c.centre;
-      await draw({
-        imageId: c.imageId,
-        annotationType: 'HPF',
-        annotationClassId: study.hpfClassId,
-        geometry: { type: 'Point', coordinates: [x, y] },
-      });
-      for (let i = 0; i < (COUNTS[username][index] ?? 0); i++)
-        await draw({
-          imageId: c.imageId,
-          annotationType: 'POINT',
-          annotationClassId: study.pointClassId,
-          geometry: { type: 'Point', coordinates: [x + i * 4, y] },
-        });
-      await ok(page.request.patch(appUrl(`/api/cases/${c.caseId}/status/forward`), { headers, data: {} }));
+      await drawHpfWithPoints(page, headers, { ...study, ...c }, COUNTS[username][index] ?? 0);
+      await markScored(page, headers, c.caseId);
     }
-  } finally {
-    await context.close();
-  }
+  });
 }
 
 describe('the study’s Reads tab (issue 30)', () => {
@@ -179,16 +88,14 @@ describe('the study’s Reads tab (issue 30)', () => {
     'the ISC reads each case’s values side by side, the agreement and both charts, at 1280×800',
     { timeout: 300_000 },
     async ({ page, browser }) => {
-      await loginViaUi(page, 'sysadmin');
-      await waitForPath(page, '/studies');
+      await loginToStudies(page, 'sysadmin');
       const { study, cases } = await readStudy(page);
       await logout(page);
       const classes = { hpfClassId: study.hpfClasses[0]!.id, pointClassId: study.pointClasses[0]!.id };
       await readAll(browser, 'reader1', classes, cases);
       await readAll(browser, 'reader2', classes, cases);
 
-      await loginViaUi(page, 'isc');
-      await waitForPath(page, '/studies');
+      await loginToStudies(page, 'isc');
       await page.goto(appUrl(`/studies/${study.id}/reads`));
       expect(await page.getByRole('tab', { selected: true }).textContent()).toBe('Reads');
       const table = page.getByRole('table', { name: 'Reads' });

@@ -1,18 +1,23 @@
-import { CASE_MESSAGES, SIGNATURE_MESSAGES, SIGNATURE_TEXT, type CaseView } from '@lamina/domain';
-import type { APIResponse, Page } from 'playwright-core';
+import { CASE_MESSAGES, SIGNATURE_MESSAGES, SIGNATURE_TEXT } from '@lamina/domain';
+import type { Page } from 'playwright-core';
 import { describe, expect } from 'vitest';
-import {
-  createStudyViaApi,
-  demoStudyId,
-  loginViaUi,
-  logout,
-  mutationHeaders,
-  uniqueStudyName,
-  waitForPath,
-} from '../src/app.js';
+import { createStudyViaApi, logout, mutationHeaders, uniqueStudyName } from '../src/app.js';
 import { atRest, e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { appUrl, demoPassword } from '../src/env.js';
-import { DEMO_READY_TIMEOUT } from '../src/viewer.js';
+import {
+  EOE_READ_STUDY,
+  auditRows,
+  caseOf,
+  caseOfSlideCopy,
+  demoSlideId,
+  forwardCase,
+  loginToStudies,
+  passQc,
+  toast,
+  uniqueTag,
+  userId,
+  waitForStudyPage,
+} from '../src/reads.js';
 
 /**
  * Issue 30, electronic signatures in the browser: in a study whose `signatures` setting is on, Rita
@@ -23,142 +28,35 @@ import { DEMO_READY_TIMEOUT } from '../src/viewer.js';
  * test's own; the system admin passes the case's two QC steps through the API, signing them too.
  */
 
-const toast = (page: Page, text: string) => page.locator('.bp6-toast').filter({ hasText: text });
-
-async function ok<T>(response: Promise<APIResponse>, status = 200): Promise<T> {
-  const answer = await response;
-  expect(answer.status(), await answer.text()).toBe(status);
-  return (await answer.json()) as T;
-}
-
-async function userId(page: Page, username: string): Promise<number> {
-  const { users } = await ok<{ users: { id: number; username: string }[] }>(
-    page.request.get(appUrl(`/api/users?name=${encodeURIComponent(username)}`)),
-  );
-  const user = users.find((u) => u.username === username);
-  if (!user) throw new Error(`no user ${username}`);
-  return user.id;
-}
-
 /** A signing study with a copy of a demo slide in a Processed case read by reader1. */
 async function signingCase(page: Page) {
   const reader = await userId(page, 'reader1');
   const study = await createStudyViaApi(page, {
     name: uniqueStudyName('E2E Signatures'),
-    sponsor: 'Acme Therapeutics',
-    indications: ['EOSINOPHILIC_ESOPHAGITIS'],
-    segments: 1,
-    anatomicalSegments: ['Esophagus'],
-    modality: ['HISTOPATHOLOGY'],
-    visitIds: ['SCREENING'],
-    labVisitIds: ['SCR'],
-    hpfClasses: [{ name: 'HPF', color: '#2D72D2', sortOrder: 0, enabled: true }],
-    pointClasses: [{ name: 'Eosinophil', color: '#CD4246', sortOrder: 0, enabled: true }],
+    ...EOE_READ_STUDY,
     signatures: true,
     readers: [reader],
   });
   expect(study.signatures).toBe(true);
   const headers = await mutationHeaders(page);
 
-  const demoStudy = await demoStudyId(page);
-  let sourceId: number | undefined;
-  await expect
-    .poll(
-      async () => {
-        const listed = await ok<{ results?: { id: number; imageFilename?: string }[] }>(
-          page.request.post(appUrl('/api/imageManagement/images'), {
-            headers,
-            data: { searchText: 'S100', studyFilter: { selectedIds: [demoStudy] }, pageSize: 20 },
-          }),
-        );
-        sourceId = listed.results?.find((r) => /^S100\d_/.test(r.imageFilename ?? ''))?.id;
-        return sourceId;
-      },
-      { timeout: DEMO_READY_TIMEOUT, interval: 2000 },
-    )
-    .toBeDefined();
-  const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 5)}`.toUpperCase();
-  const { imageId } = await ok<{ imageId: number }>(
-    page.request.post(appUrl(`/api/images/${String(sourceId)}/copy`), {
-      headers,
-      data: { name: `E2E-SIG-${tag}.tif` },
-    }),
-  );
-  await ok(
-    page.request.patch(appUrl(`/api/images/${imageId}/study`), {
-      headers,
-      data: { value: study.id, reasonForChange: 'E2E: the signing study’s slide' },
-    }),
-  );
-  const created = await ok<{ case: CaseView }>(
-    page.request.post(appUrl('/api/cases'), {
-      headers,
-      data: {
-        studyId: study.id,
-        procId: `E2E-SIG-${tag}`,
-        subjectId: `SUBJ-${tag}`,
-        siteId: 'SITE-01',
-        visitId: 'SCREENING',
-        images: [imageId],
-        readers: [reader],
-      },
-    }),
-    201,
-  );
-  const caseId = created.case.id;
-  const forward = (data: object) =>
-    page.request.patch(appUrl(`/api/cases/${caseId}/status/forward`), { headers, data });
+  const sourceId = await demoSlideId(page, headers);
+  const tag = uniqueTag();
+  const { caseId } = await caseOfSlideCopy(page, headers, {
+    studyId: study.id,
+    sourceId,
+    procId: `E2E-SIG-${tag}`,
+    subjectId: `SUBJ-${tag}`,
+    readers: [reader],
+    reason: 'E2E: the signing study’s slide',
+  });
   // The QC passes are signatures too: without the password the server refuses.
-  const unsigned = await forward({});
+  const unsigned = await forwardCase(page, headers, caseId);
   expect(unsigned.status()).toBe(400);
   expect(((await unsigned.json()) as { message: string }).message).toBe(SIGNATURE_MESSAGES.required);
-  for (let step = 0; step < 2; step++) await ok(forward({ signaturePassword: demoPassword() }));
-  const processed = await ok<{ case: CaseView }>(page.request.get(appUrl(`/api/cases/${caseId}`)));
-  expect(processed.case.status).toBe('PROCESSED');
+  await passQc(page, headers, caseId, { signaturePassword: demoPassword() });
+  expect((await caseOf(page, caseId)).status).toBe('PROCESSED');
   return { studyId: study.id, caseId };
-}
-
-/** The audit trail's rows of `action`, from the system admin's CSV of the study: each as column → cell. */
-async function auditRows(page: Page, studyId: number, action: string): Promise<Record<string, string>[]> {
-  const response = await page.request.get(appUrl(`/api/audit-trail?reportFormat=csv&studyId=${studyId}`));
-  expect(response.status()).toBe(200);
-  const [header = [], ...rows] = parseCsv(await response.text());
-  return rows
-    .map((row) => Object.fromEntries(header.map((column, i) => [column, row[i] ?? ''])))
-    .filter((row) => row.Action === action);
-}
-
-/** RFC 4180 CSV: quoted cells may hold commas, quotes ("") and line breaks. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] ?? '';
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += c;
-  }
-  if (cell !== '' || row.length > 0) {
-    row.push(cell);
-    rows.push(row);
-  }
-  return rows.filter((r) => r.some((c) => c !== ''));
 }
 
 describe('electronic signatures (issue 30)', () => {
@@ -166,13 +64,11 @@ describe('electronic signatures (issue 30)', () => {
     'a reader signs Mark as Scored with their password; a wrong one is refused in the dialog',
     { timeout: 300_000 },
     async ({ page }) => {
-      await loginViaUi(page, 'sysadmin');
-      await waitForPath(page, '/studies');
+      await loginToStudies(page, 'sysadmin');
       const { studyId, caseId } = await signingCase(page);
       await logout(page);
 
-      await loginViaUi(page, 'reader1');
-      await waitForPath(page, '/studies');
+      await loginToStudies(page, 'reader1');
       await page.goto(appUrl(`/studies/${studyId}/cases/${caseId}`));
       await page.getByRole('button', { name: 'Mark as Scored' }).click();
       const dialog = page.getByRole('dialog', { name: 'Mark as Scored' });
@@ -211,17 +107,13 @@ describe('electronic signatures (issue 30)', () => {
       expect(answer.status()).toBe(200);
       expect(answer.request().postDataJSON()).toEqual({ signaturePassword: demoPassword() });
       await toast(page, CASE_MESSAGES.scoredComplete).waitFor();
-      await page.waitForURL(
-        (url) => url.pathname.startsWith(`/studies/${studyId}`) && !url.pathname.includes('/cases/'),
-      );
+      await waitForStudyPage(page, studyId);
       await logout(page);
 
       // The signature is a record: the audit trail's SIGNATURE_APPLIED row of the case names it.
-      await loginViaUi(page, 'sysadmin');
-      await waitForPath(page, '/studies');
-      const completed = await ok<{ case: CaseView }>(page.request.get(appUrl(`/api/cases/${caseId}`)));
-      expect(completed.case.status).toBe('COMPLETED');
-      const applied = await auditRows(page, studyId, 'SIGNATURE_APPLIED');
+      await loginToStudies(page, 'sysadmin');
+      expect((await caseOf(page, caseId)).status).toBe('COMPLETED');
+      const applied = (await auditRows(page, studyId)).filter((row) => row.Action === 'SIGNATURE_APPLIED');
       const meanings = applied.map((row) => (JSON.parse(row['New Value'] ?? '{}') as { meaning?: string }).meaning);
       expect(meanings.sort()).toEqual(['I completed this read', 'ISC QC passed', 'Lab QC passed']);
       const read = applied.find((row) => row['New Value']?.includes('I completed this read'));
