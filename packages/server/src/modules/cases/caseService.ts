@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Transaction, type Updateable } from 'kysely';
 import type { z } from 'zod';
 import {
   ARCHIVE_CASE_PERMISSION,
@@ -640,26 +640,41 @@ export class CaseService {
    * waits in Pending Adjudication for its adjudicator; its images stay Ready for Reading.
    */
   private async awaitAdjudication(tx: Tx, current: LockedCase): Promise<AuditEvent[]> {
+    return [await this.moveStatus(tx, current, 'PENDING_ADJUDICATION', 'CASE_STATUS_FORWARDED')];
+  }
+
+  /**
+   * The case's status moves to `to`: the status it leaves joins its history, `set` changes more of
+   * the row, and the event (forwarded, or reverted with its reason) is returned for the audit.
+   */
+  private async moveStatus(
+    tx: Tx,
+    current: LockedCase,
+    to: CaseStatus,
+    action: 'CASE_STATUS_FORWARDED' | 'CASE_STATUS_REVERTED',
+    more: { set?: Updateable<DB['cases']>; reason?: string | null } = {},
+  ): Promise<AuditEvent> {
     await tx
       .updateTable('cases')
       .set({
-        status: 'PENDING_ADJUDICATION',
+        ...more.set,
+        status: to,
         prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
+        ...(action === 'CASE_STATUS_REVERTED' && { case_status_reverted: true }),
         updated_at: new Date(),
       })
       .where('id', '=', current.id)
       .execute();
-    return [
-      {
-        action: 'CASE_STATUS_FORWARDED',
-        entityType: 'case',
-        entityId: current.id,
-        studyId: current.study_id,
-        field: 'status',
-        oldValue: current.status,
-        newValue: 'PENDING_ADJUDICATION',
-      },
-    ];
+    return {
+      action,
+      entityType: 'case',
+      entityId: current.id,
+      studyId: current.study_id,
+      field: 'status',
+      oldValue: current.status,
+      newValue: to,
+      ...(action === 'CASE_STATUS_REVERTED' && { reason: more.reason ?? null }),
+    };
   }
 
   /**
@@ -823,28 +838,14 @@ export class CaseService {
   /** The case takes a forward step: status, history, the step's user column, its images. */
   private async advance(tx: Tx, principal: Principal, current: LockedCase, step: ForwardStep): Promise<AuditEvent[]> {
     const now = new Date();
-    await tx
-      .updateTable('cases')
-      .set({
-        status: step.to,
-        prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
-        [step.records]: principal.id,
-        ...(step.to === 'PROCESSED' ? { qc_completed_at: now } : {}),
-        ...(step.to === 'COMPLETED' ? { read_completed_at: now } : {}),
-        updated_at: now,
-      })
-      .where('id', '=', current.id)
-      .execute();
     return [
-      {
-        action: 'CASE_STATUS_FORWARDED',
-        entityType: 'case',
-        entityId: current.id,
-        studyId: current.study_id,
-        field: 'status',
-        oldValue: current.status,
-        newValue: step.to,
-      },
+      await this.moveStatus(tx, current, step.to, 'CASE_STATUS_FORWARDED', {
+        set: {
+          [step.records]: principal.id,
+          ...(step.to === 'PROCESSED' ? { qc_completed_at: now } : {}),
+          ...(step.to === 'COMPLETED' ? { read_completed_at: now } : {}),
+        },
+      }),
       ...(await this.moveImages(tx, current, [step.images.from], step.images.to, null)),
     ];
   }
@@ -868,27 +869,8 @@ export class CaseService {
       const stage = choices.find((s) => s === target);
       if (!stage) throw new ConflictError(`${CASE_MESSAGES.unableToTransition} ${revertRefused(label)}`);
       const reason = request.reason?.trim() ?? null;
-      await tx
-        .updateTable('cases')
-        .set({
-          status: stage,
-          prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
-          case_status_reverted: true,
-          updated_at: new Date(),
-        })
-        .where('id', '=', caseId)
-        .execute();
       const events: AuditEvent[] = [
-        {
-          action: 'CASE_STATUS_REVERTED',
-          entityType: 'case',
-          entityId: caseId,
-          studyId: current.study_id,
-          field: 'status',
-          oldValue: current.status,
-          newValue: stage,
-          reason,
-        },
+        await this.moveStatus(tx, current, stage, 'CASE_STATUS_REVERTED', { reason }),
         ...(await this.moveImages(tx, current, null, IMAGE_STATUS_AT_STAGE[stage], reason)),
         // Set back, the case is read again from the start: no adjudication any more (issue 30).
         ...(await this.removeAdjudicator(tx, current, reason)),
@@ -975,27 +957,12 @@ export class CaseService {
       const back = read.role === 'ADJUDICATOR' ? 'PENDING_ADJUDICATION' : 'PROCESSED';
       if (read.role === 'PRIMARY') events.push(...(await this.removeAdjudicator(tx, current, reason)));
       if (current.status !== back) {
-        await tx
-          .updateTable('cases')
-          .set({
-            status: back,
-            prev_workflow_statuses: [...current.prev_workflow_statuses, current.status],
-            case_status_reverted: true,
-            read_completed_at: null,
-            updated_at: new Date(),
-          })
-          .where('id', '=', caseId)
-          .execute();
-        events.push({
-          action: 'CASE_STATUS_REVERTED',
-          entityType: 'case',
-          entityId: caseId,
-          studyId: current.study_id,
-          field: 'status',
-          oldValue: current.status,
-          newValue: back,
-          reason,
-        });
+        events.push(
+          await this.moveStatus(tx, current, back, 'CASE_STATUS_REVERTED', {
+            set: { read_completed_at: null },
+            reason,
+          }),
+        );
         if (current.status === 'COMPLETED')
           events.push(
             ...(await this.moveImages(
