@@ -115,11 +115,20 @@ export interface ReadOutcomeRow {
  */
 export async function readOutcomeRows(db: Q, caseId: number, readerIds: readonly number[] | null) {
   if (readerIds !== null && readerIds.length === 0) return [];
+  return frozenValuesOf(db)
+    .where('o.case_id', '=', caseId)
+    .$if(readerIds !== null, (q) => q.where('o.reader_id', 'in', readerIds ?? []))
+    .execute() satisfies Promise<ReadOutcomeRow[]>;
+}
+
+/** Frozen values with their readers' names, in the order they were frozen. */
+function frozenValuesOf(db: Q) {
   return db
     .selectFrom('read_outcomes as o')
     .innerJoin('users as u', 'u.id', 'o.reader_id')
     .select([
       'o.id',
+      'o.case_id',
       'o.reader_id',
       'u.username',
       'u.first_name',
@@ -131,11 +140,8 @@ export async function readOutcomeRows(db: Q, caseId: number, readerIds: readonly
       'o.reason',
       'o.scored_at',
     ])
-    .where('o.case_id', '=', caseId)
-    .$if(readerIds !== null, (q) => q.where('o.reader_id', 'in', readerIds ?? []))
     .orderBy('o.scored_at')
-    .orderBy('o.id')
-    .execute() satisfies Promise<ReadOutcomeRow[]>;
+    .orderBy('o.id');
 }
 
 /** The case's reads — its primary readers' and its adjudicator's — and when each was marked (null: not yet). */
@@ -284,25 +290,7 @@ export async function casesReads(db: Q, caseIds: readonly number[]) {
 /** The frozen values of the given cases, in the order they were frozen. */
 export async function casesReadOutcomes(db: Q, caseIds: readonly number[]) {
   if (caseIds.length === 0) return [];
-  return db
-    .selectFrom('read_outcomes as o')
-    .innerJoin('users as u', 'u.id', 'o.reader_id')
-    .select([
-      'o.id',
-      'o.case_id',
-      'o.reader_id',
-      'u.username',
-      'u.first_name',
-      'u.last_name',
-      'o.reader_role',
-      'o.endpoint_key',
-      'o.value',
-      'o.positive',
-      'o.reason',
-      'o.scored_at',
-    ])
-    .where('o.case_id', 'in', caseIds)
-    .orderBy('o.scored_at')
-    .orderBy('o.id')
-    .execute() satisfies Promise<(ReadOutcomeRow & { case_id: number })[]>;
+  return frozenValuesOf(db).where('o.case_id', 'in', caseIds).execute() satisfies Promise<
+    (ReadOutcomeRow & { case_id: number })[]
+  >;
 }
