@@ -1,15 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CASE_MESSAGES, type CaseOutcomesResponse, type CaseView, type EndpointDefinition } from '@lamina/domain';
-import { createTestApp, login, type Session, type TestContext } from './testApp.js';
-import {
-  assignReader,
-  createAnnotationClass,
-  createCase,
-  createStudy,
-  createStudyImage,
-  createUser,
-  PASSWORD,
-} from './factories.js';
+import { CASE_MESSAGES, type CaseOutcomesResponse, type CaseView } from '@lamina/domain';
+import { createTestApp, type TestContext } from './testApp.js';
+import { createAnnotationClass, createStudy } from './factories.js';
+import { PEC, readFixtures } from './readFixtures.js';
 
 /**
  * Issue 30, adjudication: when every primary reader has marked a case and the study's rule fires on
@@ -21,77 +14,13 @@ import {
 let t: TestContext;
 let studyId: number;
 let eos: number;
-const users: Record<string, { id: number; session: Session }> = {};
-const as = (key: string) => users[key]!.session;
-const id = (key: string) => users[key]!.id;
-
-const PEC: EndpointDefinition = {
-  key: 'pec',
-  label: 'Peak eosinophils per HPF',
-  kind: 'PEAK_COUNT_PER_HPF',
-  className: 'Eosinophil',
-  threshold: 15,
-  positiveWhen: 'GTE',
-};
-
-async function user(key: string, studyRoles: { studyId: number; role: 'CR' | 'ISC' | 'DM' | 'PM' }[]) {
-  const made = await createUser(t.database.db, { studyRoles });
-  users[key] = { id: made.id, session: await login(t.app, made.username, PASSWORD) };
-}
-
-/** A Processed case with one image, read by the given primary readers. */
-async function readCase(readers: string[]): Promise<{ caseId: number; imageId: number }> {
-  const db = t.database.db;
-  const caseId = (await createCase(db, { studyId, status: 'PROCESSED' })).id;
-  await db
-    .updateTable('cases')
-    .set({ prev_workflow_statuses: ['PENDING_LAB_QC', 'PENDING_QC'] })
-    .where('id', '=', caseId)
-    .execute();
-  const imageId = (
-    await createStudyImage(db, { studyId, caseId, status: 'READY_FOR_READING', width: 20_000, mpp: 0.5 })
-  ).id;
-  for (const key of readers) await assignReader(db, { caseId, userId: id(key) });
-  return { caseId, imageId };
-}
-
-async function draw(key: string, payload: object) {
-  const response = await as(key).request({ method: 'POST', url: '/api/annotations', payload });
-  expect(response.statusCode, response.body).toBe(200);
-}
+const fx = readFixtures(() => t);
+const { as, id, user, readCase, caseStatus, assignAdjudicator, lastAuditId } = fx;
+/** Mark as Scored answered as it is: the tests read its refusals too. */
+const markScored = (key: string, caseId: number) => fx.forwardCase(key, caseId);
 
 /** One HPF at (x, 2000) holding `n` eosinophils: the reader's peak count is n. */
-async function peak(key: string, imageId: number, n: number, x = 2000) {
-  await draw(key, { imageId, annotationType: 'HPF', geometry: { type: 'Point', coordinates: [x, 2000] } });
-  for (let i = 0; i < n; i++)
-    await draw(key, {
-      imageId,
-      annotationType: 'POINT',
-      annotationClassId: eos,
-      geometry: { type: 'Point', coordinates: [x - 200 + i * 10, 2000] },
-    });
-}
-
-async function markScored(key: string, caseId: number) {
-  return as(key).request({ method: 'PATCH', url: `/api/cases/${caseId}/status/forward`, payload: {} });
-}
-
-async function assignAdjudicator(key: string, caseId: number, readerId: number, reasonForChange?: string) {
-  return as(key).request({
-    method: 'PATCH',
-    url: `/api/cases/${caseId}/adjudicator`,
-    payload: { readerId, ...(reasonForChange !== undefined && { reasonForChange }) },
-  });
-}
-
-async function status(caseId: number) {
-  const row = await t.database.db
-    .selectFrom('cases')
-    .select('status')
-    .where('id', '=', caseId)
-    .executeTakeFirstOrThrow();
-  return row.status;
-}
+const peak = (key: string, imageId: number, n: number, x = 2000) => fx.hpfWith(key, imageId, eos, n, { x, y: 2000 });
 
 async function caseReaders(caseId: number) {
   return t.database.db
@@ -109,25 +38,14 @@ async function outcomes(key: string, caseId: number) {
   return response.json<CaseOutcomesResponse>();
 }
 
-async function lastAuditId(): Promise<number> {
-  const row = await t.database.db
-    .selectFrom('audit_events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirstOrThrow();
-  return row.id ?? 0;
-}
-
-async function audit(caseId: number, since: number) {
-  return t.database.db
-    .selectFrom('audit_events')
+const audit = (caseId: number, since: number) =>
+  fx
+    .auditRowsAfter(since, {
+      caseId,
+      actions: ['CASE_STATUS_FORWARDED', 'CASE_STATUS_REVERTED', 'CASE_ADJUDICATOR_CHANGED'],
+    })
     .select(['action', 'field', 'old_value', 'new_value', 'reason'])
-    .where('id', '>', since)
-    .where('entity_type', '=', 'case')
-    .where('entity_id', '=', String(caseId))
-    .where('action', 'in', ['CASE_STATUS_FORWARDED', 'CASE_STATUS_REVERTED', 'CASE_ADJUDICATOR_CHANGED'])
-    .orderBy('id')
     .execute();
-}
 
 /** Everything a reader can ask about a case and its study's list: what must not move when others read. */
 async function readerSees(key: string, caseId: number) {
@@ -153,12 +71,12 @@ async function readerSees(key: string, caseId: number) {
 
 /** A case whose two readers disagree on the category: reader1 16 (positive), reader2 10 (negative). */
 async function disagreeingCase() {
-  const { caseId, imageId } = await readCase(['reader1', 'reader2']);
+  const { caseId, imageId } = await readCase(studyId, ['reader1', 'reader2']);
   await peak('reader1', imageId, 16);
   await peak('reader2', imageId, 10, 6000);
   expect((await markScored('reader1', caseId)).json()).toMatchObject({ message: CASE_MESSAGES.scored });
   expect((await markScored('reader2', caseId)).json()).toMatchObject({ message: CASE_MESSAGES.scored });
-  expect(await status(caseId)).toBe('PENDING_ADJUDICATION');
+  expect(await caseStatus(caseId)).toBe('PENDING_ADJUDICATION');
   return { caseId, imageId };
 }
 
@@ -177,11 +95,12 @@ beforeAll(async () => {
     .where('id', '=', studyId)
     .execute();
   eos = (await createAnnotationClass(db, { studyId, type: 'POINT', name: 'Eosinophil' })).id;
-  for (const key of ['reader1', 'reader2', 'adjudicator', 'second']) await user(key, [{ studyId, role: 'CR' }]);
-  await user('outsider', [{ studyId: otherStudy, role: 'CR' }]);
-  await user('isc', [{ studyId, role: 'ISC' }]);
-  await user('dm', [{ studyId, role: 'DM' }]);
-  await user('pm', [{ studyId, role: 'PM' }]);
+  for (const key of ['reader1', 'reader2', 'adjudicator', 'second'])
+    await user(key, { studyRoles: [{ studyId, role: 'CR' }] });
+  await user('outsider', { studyRoles: [{ studyId: otherStudy, role: 'CR' }] });
+  await user('isc', { studyRoles: [{ studyId, role: 'ISC' }] });
+  await user('dm', { studyRoles: [{ studyId, role: 'DM' }] });
+  await user('pm', { studyRoles: [{ studyId, role: 'PM' }] });
 }, 60_000);
 
 afterAll(async () => {
@@ -190,19 +109,19 @@ afterAll(async () => {
 
 describe('the last primary read asks the adjudication rule', () => {
   it('completes a case whose readers agree, with the readers’ mean as its final value', async () => {
-    const { caseId, imageId } = await readCase(['reader1', 'reader2']);
+    const { caseId, imageId } = await readCase(studyId, ['reader1', 'reader2']);
     await peak('reader1', imageId, 16);
     await peak('reader2', imageId, 20, 6000);
     await markScored('reader1', caseId);
     expect((await markScored('reader2', caseId)).json()).toMatchObject({ message: CASE_MESSAGES.scoredComplete });
-    expect(await status(caseId)).toBe('COMPLETED');
+    expect(await caseStatus(caseId)).toBe('COMPLETED');
     expect((await outcomes('isc', caseId)).final).toEqual([
       { endpointKey: 'pec', value: 18, positive: true, adjudicated: false },
     ]);
   });
 
   it('sends a case whose readers disagree to Pending Adjudication, telling the last reader only that it was scored', async () => {
-    const { caseId, imageId } = await readCase(['reader1', 'reader2']);
+    const { caseId, imageId } = await readCase(studyId, ['reader1', 'reader2']);
     await peak('reader1', imageId, 16);
     await peak('reader2', imageId, 10, 6000);
     await markScored('reader1', caseId);
@@ -211,7 +130,7 @@ describe('the last primary read asks the adjudication rule', () => {
     expect(last.statusCode, last.body).toBe(200);
     // The same message as a read that leaves another open: nothing says the reads disagreed.
     expect(last.json()).toMatchObject({ message: CASE_MESSAGES.scored });
-    expect(await status(caseId)).toBe('PENDING_ADJUDICATION');
+    expect(await caseStatus(caseId)).toBe('PENDING_ADJUDICATION');
     expect(await audit(caseId, since)).toEqual([
       {
         action: 'CASE_STATUS_FORWARDED',
@@ -228,21 +147,21 @@ describe('the last primary read asks the adjudication rule', () => {
   });
 
   it('fires on a reader without a value (no HPF drawn)', async () => {
-    const { caseId, imageId } = await readCase(['reader1', 'reader2']);
+    const { caseId, imageId } = await readCase(studyId, ['reader1', 'reader2']);
     await peak('reader1', imageId, 3);
     await markScored('reader1', caseId);
     await markScored('reader2', caseId);
-    expect(await status(caseId)).toBe('PENDING_ADJUDICATION');
+    expect(await caseStatus(caseId)).toBe('PENDING_ADJUDICATION');
   });
 
   it('shows a primary reader nothing of the adjudication: their case, list, filters, order and values are the same before and after', async () => {
-    const { caseId, imageId } = await readCase(['reader1', 'reader2']);
+    const { caseId, imageId } = await readCase(studyId, ['reader1', 'reader2']);
     await peak('reader1', imageId, 16);
     await peak('reader2', imageId, 10, 6000);
     await markScored('reader1', caseId);
     const before = await readerSees('reader1', caseId);
     await markScored('reader2', caseId);
-    expect(await status(caseId)).toBe('PENDING_ADJUDICATION');
+    expect(await caseStatus(caseId)).toBe('PENDING_ADJUDICATION');
     const after = await readerSees('reader1', caseId);
     expect(after).toEqual(before);
     expect(after.view.status).toBe('PROCESSED');
@@ -282,7 +201,7 @@ describe('PATCH /api/cases/{id}/adjudicator', () => {
         message: `${CASE_MESSAGES.unableToAssignAdjudicator} ${CASE_MESSAGES.adjudicatorNotInStudy}`,
       });
     }
-    const { caseId: processed } = await readCase(['reader1', 'reader2']);
+    const { caseId: processed } = await readCase(studyId, ['reader1', 'reader2']);
     const notPending = await assignAdjudicator('isc', processed, id('adjudicator'));
     expect(notPending.statusCode).toBe(409);
     expect(notPending.json()).toMatchObject({
@@ -361,7 +280,7 @@ describe('the adjudicator’s read', () => {
     const done = await markScored('adjudicator', caseId);
     expect(done.statusCode, done.body).toBe(200);
     expect(done.json()).toMatchObject({ message: CASE_MESSAGES.scoredComplete });
-    expect(await status(caseId)).toBe('COMPLETED');
+    expect(await caseStatus(caseId)).toBe('COMPLETED');
     expect(await audit(caseId, since)).toEqual([
       {
         action: 'CASE_STATUS_FORWARDED',
@@ -399,14 +318,14 @@ describe('the adjudicator’s read', () => {
       });
 
     expect((await reopen(id('adjudicator'))).statusCode).toBe(200);
-    expect(await status(caseId)).toBe('PENDING_ADJUDICATION');
+    expect(await caseStatus(caseId)).toBe('PENDING_ADJUDICATION');
     expect((await outcomes('isc', caseId)).outcomes.map((o) => o.readerRole)).toEqual(['PRIMARY', 'PRIMARY']);
     const images = await t.database.db.selectFrom('images').select('status').where('case_id', '=', caseId).execute();
     expect(images.map((i) => i.status)).toEqual(['READY_FOR_READING']);
 
     const since = await lastAuditId();
     expect((await reopen(id('reader2'))).statusCode).toBe(200);
-    expect(await status(caseId)).toBe('PROCESSED');
+    expect(await caseStatus(caseId)).toBe('PROCESSED');
     expect(await caseReaders(caseId)).toEqual([
       { user_id: id('reader1'), role: 'PRIMARY' },
       { user_id: id('reader2'), role: 'PRIMARY' },
@@ -444,7 +363,7 @@ describe('the adjudicator’s read', () => {
       payload: { value: 'PENDING_QC', reason: 'Rescan' },
     });
     expect(back.statusCode, back.body).toBe(200);
-    expect(await status(caseId)).toBe('PENDING_QC');
+    expect(await caseStatus(caseId)).toBe('PENDING_QC');
     expect(await caseReaders(caseId)).toEqual([
       { user_id: id('reader1'), role: 'PRIMARY' },
       { user_id: id('reader2'), role: 'PRIMARY' },

@@ -3,20 +3,13 @@ import type { EndpointDefinition, RoleName, StudyAgreementResponse } from '@lami
 import { endpointAgreement, type PrimaryReading } from '../src/modules/outcomes/studyAgreement.js';
 import { createTestApp, login, type Session, type TestContext } from './testApp.js';
 import { assignReader, createCase, createStudy, createUser, PASSWORD } from './factories.js';
+import { PEC } from './readFixtures.js';
 
 /**
  * Issue 30, inter-reader agreement (GET /api/studies/{id}/agreement): which frozen values enter the
  * statistics (studyAgreement.ts), checked against published worked examples, and who may ask.
  */
 
-const PEC: EndpointDefinition = {
-  key: 'pec',
-  label: 'Peak eosinophils per HPF',
-  kind: 'PEAK_COUNT_PER_HPF',
-  className: 'Eosinophil',
-  threshold: 15,
-  positiveWhen: 'GTE',
-};
 const MEAN: EndpointDefinition = { key: 'mean', label: 'Mean', kind: 'MEAN_COUNT_PER_HPF', className: 'Eosinophil' };
 
 /** Shrout & Fleiss (1979), Table 2: 6 targets rated by 4 judges; ICC(2,1) = 0.29. */

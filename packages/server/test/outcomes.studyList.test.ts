@@ -10,16 +10,9 @@ import {
   type StudyOutcomeCase,
   type StudyOutcomeListResponse,
 } from '@lamina/domain';
-import { createTestApp, login, type Session, type TestContext } from './testApp.js';
-import {
-  assignReader,
-  createAnnotationClass,
-  createCase,
-  createStudy,
-  createStudyImage,
-  createUser,
-  PASSWORD,
-} from './factories.js';
+import { createTestApp, type TestContext } from './testApp.js';
+import { createAnnotationClass, createStudy } from './factories.js';
+import { PEC, readFixtures } from './readFixtures.js';
 
 /**
  * Issue 30, the study's Reads tab: GET /api/studies/{id}/outcomes (one page of the study's read
@@ -33,92 +26,41 @@ let t: TestContext;
 let studyId: number;
 let otherStudy: number;
 let eos: number;
-const users: Record<string, { id: number; username: string; session: Session }> = {};
-const as = (key: string) => users[key]!.session;
-const id = (key: string) => users[key]!.id;
+const fx = readFixtures(() => t);
+const { users, as, id, user, markScored, caseStatus } = fx;
 /** Case ids by name: A agreed, B half read, C adjudicated, D pending adjudication, fillers F1…F8. */
 const cases: Record<string, number> = {};
 const subjects: Record<string, string> = {};
 
 const ENDPOINTS: EndpointDefinition[] = [
-  {
-    key: 'pec',
-    label: 'Peak eosinophils per HPF',
-    kind: 'PEAK_COUNT_PER_HPF',
-    className: 'Eosinophil',
-    threshold: 15,
-    positiveWhen: 'GTE',
-  },
+  PEC,
   { key: 'total', label: 'Eosinophils', kind: 'TOTAL_COUNT', className: 'Eosinophil' },
 ];
 
-async function user(key: string, spec: Parameters<typeof createUser>[1]) {
-  const made = await createUser(t.database.db, spec);
-  users[key] = { ...made, session: await login(t.app, made.username, PASSWORD) };
-}
-
 /** A Processed case named `name` (Endo Procedure ID `RD-{name}`, Histo `H-{name}`) with one image, for the readers. */
 async function readCase(name: string, readers: string[]): Promise<{ caseId: number; imageId: number }> {
-  const db = t.database.db;
-  const caseId = (await createCase(db, { studyId, status: 'PROCESSED' })).id;
-  await db
-    .updateTable('cases')
-    .set({
-      proc_id: `RD-${name}`,
-      histo_procedure_id: `H-${name}`,
-      visit_id: `V-${name}`,
-      prev_workflow_statuses: ['PENDING_LAB_QC', 'PENDING_QC'],
-    })
-    .where('id', '=', caseId)
-    .execute();
-  const row = await db.selectFrom('cases').select('subject_id').where('id', '=', caseId).executeTakeFirstOrThrow();
+  const read = await fx.readCase(studyId, readers, {
+    procId: `RD-${name}`,
+    histoProcedureId: `H-${name}`,
+    visitId: `V-${name}`,
+  });
+  const row = await t.database.db
+    .selectFrom('cases')
+    .select('subject_id')
+    .where('id', '=', read.caseId)
+    .executeTakeFirstOrThrow();
   subjects[name] = row.subject_id ?? '';
-  cases[name] = caseId;
-  const imageId = (
-    await createStudyImage(db, { studyId, caseId, status: 'READY_FOR_READING', width: 20_000, mpp: 0.5 })
-  ).id;
-  for (const key of readers) await assignReader(db, { caseId, userId: id(key) });
-  return { caseId, imageId };
-}
-
-async function draw(key: string, payload: object): Promise<void> {
-  const response = await as(key).request({ method: 'POST', url: '/api/annotations', payload });
-  expect(response.statusCode, response.body).toBe(200);
+  cases[name] = read.caseId;
+  return read;
 }
 
 /** The reader's HPF at (x, y) holding `n` eosinophils (radius 550 px at MPP 0.5; points 10 px apart). */
-async function hpfWith(key: string, imageId: number, n: number, x = 2000, y = 2000) {
-  await draw(key, { imageId, annotationType: 'HPF', geometry: { type: 'Point', coordinates: [x, y] } });
-  for (let i = 0; i < n; i++)
-    await draw(key, {
-      imageId,
-      annotationType: 'POINT',
-      annotationClassId: eos,
-      geometry: { type: 'Point', coordinates: [x - 200 + i * 10, y] },
-    });
-}
-
-async function markScored(key: string, caseId: number) {
-  const response = await as(key).request({ method: 'PATCH', url: `/api/cases/${caseId}/status/forward`, payload: {} });
-  expect(response.statusCode, response.body).toBe(200);
-}
+const hpfWith = (key: string, imageId: number, n: number, x = 2000, y = 2000) =>
+  fx.hpfWith(key, imageId, eos, n, { x, y });
 
 async function assignAdjudicator(caseId: number) {
-  const response = await as('isc').request({
-    method: 'PATCH',
-    url: `/api/cases/${caseId}/adjudicator`,
-    payload: { readerId: id('adjudicator') },
-  });
+  const response = await fx.assignAdjudicator('isc', caseId, id('adjudicator'));
   expect(response.statusCode, response.body).toBe(200);
-}
-
-async function statusOf(caseId: number) {
-  const row = await t.database.db
-    .selectFrom('cases')
-    .select('status')
-    .where('id', '=', caseId)
-    .executeTakeFirstOrThrow();
-  return row.status;
 }
 
 async function list(key: string, query = ''): Promise<StudyOutcomeListResponse> {
@@ -198,14 +140,14 @@ beforeAll(async () => {
 
   // C and D went to adjudication (their readers differ by more than 5): C's adjudicator reads it
   // (25) after everything else was marked; D's is assigned and has not marked it yet.
-  expect(await statusOf(c.caseId)).toBe('PENDING_ADJUDICATION');
-  expect(await statusOf(d.caseId)).toBe('PENDING_ADJUDICATION');
-  expect(await statusOf(a.caseId)).toBe('COMPLETED');
+  expect(await caseStatus(c.caseId)).toBe('PENDING_ADJUDICATION');
+  expect(await caseStatus(d.caseId)).toBe('PENDING_ADJUDICATION');
+  expect(await caseStatus(a.caseId)).toBe('COMPLETED');
   await assignAdjudicator(c.caseId);
   await assignAdjudicator(d.caseId);
   await hpfWith('adjudicator', c.imageId, 25, 6000, 2000);
   await markScored('adjudicator', c.caseId);
-  expect(await statusOf(c.caseId)).toBe('COMPLETED');
+  expect(await caseStatus(c.caseId)).toBe('COMPLETED');
   await db.updateTable('cases').set({ status: 'ARCHIVED' }).where('id', '=', x.caseId).execute();
 }, 120_000);
 

@@ -10,16 +10,9 @@ import {
 } from '@lamina/domain';
 import type { Principal } from '../src/platform/auth/principal.js';
 import { AuditValueRenderer, HIDDEN_VALUE_LABEL, type AuditValueRow } from '../src/modules/reports/auditTrailValues.js';
-import { createTestApp, login, type Session, type TestContext } from './testApp.js';
-import {
-  assignReader,
-  createAnnotationClass,
-  createCase,
-  createStudy,
-  createStudyImage,
-  createUser,
-  PASSWORD,
-} from './factories.js';
+import { createTestApp, type Session, type TestContext } from './testApp.js';
+import { createAnnotationClass, createStudy, createStudyImage } from './factories.js';
+import { PEC, READ_MPP as MPP, readFixtures } from './readFixtures.js';
 
 /**
  * Issue 30, read outcomes: each reader's endpoint values are computed from their own annotations
@@ -34,89 +27,24 @@ let t: TestContext;
 let studyId: number;
 let otherStudy: number;
 let bareStudy: number;
-const users: Record<string, { id: number; username: string; session: Session }> = {};
-const as = (key: string) => users[key]!.session;
-const id = (key: string) => users[key]!.id;
-const MPP = 0.5;
+const fx = readFixtures(() => t);
+const { users, as, id, user, hpf, points, markScored, lastAuditId } = fx;
 let eos: number;
 let neutrophil: number;
 let unit: number;
 let bareEos: number;
 
 const ENDPOINTS: EndpointDefinition[] = [
-  {
-    key: 'pec',
-    label: 'Peak eosinophils per HPF',
-    kind: 'PEAK_COUNT_PER_HPF',
-    className: 'Eosinophil',
-    threshold: 15,
-    positiveWhen: 'GTE',
-  },
+  PEC,
   { key: 'vh_cd', label: 'Villus height : crypt depth', kind: 'VH_CD_RATIO', threshold: 2, positiveWhen: 'LT' },
 ];
 
-async function user(key: string, spec: Parameters<typeof createUser>[1]) {
-  const made = await createUser(t.database.db, spec);
-  users[key] = { ...made, session: await login(t.app, made.username, PASSWORD) };
-}
-
 /** A Processed case of `study` with one processed image (MPP µm/px), read by the given readers. */
-async function readCase(readers: string[], study = studyId): Promise<{ caseId: number; imageId: number }> {
-  const db = t.database.db;
-  const caseId = (await createCase(db, { studyId: study, status: 'PROCESSED' })).id;
-  await db
-    .updateTable('cases')
-    .set({ prev_workflow_statuses: ['PENDING_LAB_QC', 'PENDING_QC'] })
-    .where('id', '=', caseId)
-    .execute();
-  const imageId = (
-    await createStudyImage(db, { studyId: study, caseId, status: 'READY_FOR_READING', width: 20_000, mpp: MPP })
-  ).id;
-  for (const key of readers) await assignReader(db, { caseId, userId: id(key) });
-  return { caseId, imageId };
-}
-
-async function draw(key: string, payload: object): Promise<number> {
-  const response = await as(key).request({ method: 'POST', url: '/api/annotations', payload });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json<{ annotation: { id: number } }>().annotation.id;
-}
-
-/** An HPF centred at (x, y): radius 550 px at MPP 0.5, so points within 500 px of the centre are in it. */
-const hpf = (key: string, imageId: number, x: number, y: number) =>
-  draw(key, { imageId, annotationType: 'HPF', geometry: { type: 'Point', coordinates: [x, y] } });
-
-/** `n` points of `classId` in a row from (x, y), 10 px apart. */
-async function points(key: string, imageId: number, classId: number | null, n: number, x: number, y: number) {
-  for (let i = 0; i < n; i++)
-    await draw(key, {
-      imageId,
-      annotationType: 'POINT',
-      geometry: { type: 'Point', coordinates: [x + i * 10, y] },
-      ...(classId === null ? {} : { annotationClassId: classId }),
-    });
-}
+const readCase = (readers: string[], study = studyId) => fx.readCase(study, readers);
 
 /** A celiac line of `px` pixels (µm = px × MPP). */
 const line = (key: string, imageId: number, category: 'VILLUS_HEIGHT' | 'CRYPT_DEPTH', px: number, x = 100) =>
-  draw(key, {
-    imageId,
-    annotationType: 'MULTILINE',
-    annotationClassId: unit,
-    multilineCategory: category,
-    geometry: {
-      type: 'LineString',
-      coordinates: [
-        [x, 100],
-        [x, 100 + px],
-      ],
-    },
-  });
-
-async function markScored(key: string, caseId: number, payload: object = {}) {
-  const response = await as(key).request({ method: 'PATCH', url: `/api/cases/${caseId}/status/forward`, payload });
-  expect(response.statusCode, response.body).toBe(200);
-}
+  fx.line(key, imageId, unit, category, px, x);
 
 /** The frozen rows of a case: reader → endpoint → [value, positive, reason]. */
 async function frozen(caseId: number) {
@@ -134,26 +62,12 @@ async function frozen(caseId: number) {
   return out;
 }
 
-async function lastAuditId(): Promise<number> {
-  const row = await t.database.db
-    .selectFrom('audit_events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirstOrThrow();
-  return row.id ?? 0;
-}
-
 /** The case's audit rows since `since`, of the given actions (all when none given). */
-async function audit(caseId: number, since: number, actions?: string[]) {
-  return t.database.db
-    .selectFrom('audit_events')
+const audit = (caseId: number, since: number, actions?: string[]) =>
+  fx
+    .auditRowsAfter(since, { caseId, actions })
     .select(['action', 'field', 'old_value', 'new_value', 'reason', 'username'])
-    .where('id', '>', since)
-    .where('entity_type', '=', 'case')
-    .where('entity_id', '=', String(caseId))
-    .$if(actions !== undefined, (q) => q.where('action', 'in', actions ?? []))
-    .orderBy('id')
     .execute();
-}
 
 /**
  * reader1: HPF A with 16 eosinophils and 2 neutrophils, HPF B with 3 eosinophils, 1 eosinophil
@@ -539,15 +453,8 @@ describe('GET /api/cases/{id}/outcomes', () => {
     return response.json<CaseOutcomesResponse>();
   }
 
-  async function scoredAt(caseId: number, key: string): Promise<string> {
-    const row = await t.database.db
-      .selectFrom('case_readers')
-      .select('read_at')
-      .where('case_id', '=', caseId)
-      .where('user_id', '=', id(key))
-      .executeTakeFirstOrThrow();
-    return row.read_at!.toISOString();
-  }
+  const scoredAt = async (caseId: number, key: string): Promise<string> =>
+    (await fx.readAt(caseId, key))!.toISOString();
 
   /** A reader's rows as the route answers them (written out: name 'Test {username}', the factory's). */
   const rowsOf = (key: string, at: string, values: Record<string, [number | null, boolean | null]>) =>

@@ -10,16 +10,9 @@ import {
   roleByName,
   type EndpointDefinition,
 } from '@lamina/domain';
-import { createTestApp, login, type Session, type TestContext } from './testApp.js';
-import {
-  assignReader,
-  createAnnotationClass,
-  createCase,
-  createStudy,
-  createStudyImage,
-  createUser,
-  PASSWORD,
-} from './factories.js';
+import { createTestApp, type Session, type TestContext } from './testApp.js';
+import { createAnnotationClass, createStudy, PASSWORD } from './factories.js';
+import { readFixtures } from './readFixtures.js';
 import { parseCsv } from './support/csv.js';
 
 /**
@@ -32,13 +25,11 @@ import { parseCsv } from './support/csv.js';
 let t: TestContext;
 let study: { id: number; name: string };
 let other: { id: number; name: string };
-const users: Record<string, { id: number; username: string; session: Session }> = {};
-const as = (key: string) => users[key]!.session;
-const id = (key: string) => users[key]!.id;
+const fx = readFixtures(() => t);
+const { users, as, id, user, markScored, lastAuditId } = fx;
 const name = (key: string) => users[key]!.username;
 let eos: number;
 let unit: number;
-const MPP = 0.5;
 const cases: Record<string, number> = {};
 
 const SPEC = REPORT_MESSAGES.unableToFetchReport('read-outcomes');
@@ -81,71 +72,25 @@ const LABEL: Record<string, [string, string]> = {
   vh_cd: ['Vh:Cd', ''],
 };
 
-async function user(key: string, spec: Parameters<typeof createUser>[1]) {
-  const made = await createUser(t.database.db, spec);
-  users[key] = { ...made, session: await login(t.app, made.username, PASSWORD) };
-}
-
 /** A Processed case with one processed image and its readers, its IDs set. */
 async function readCase(proc: string, readers: string[]): Promise<{ caseId: number; imageId: number }> {
-  const db = t.database.db;
-  const caseId = (await createCase(db, { studyId: study.id, status: 'PROCESSED' })).id;
-  await db
-    .updateTable('cases')
-    .set({
-      prev_workflow_statuses: ['PENDING_LAB_QC', 'PENDING_QC'],
-      proc_id: proc,
-      histo_procedure_id: `H-${proc}`,
-      subject_id: `S-${proc}`,
-      visit_id: `V-${proc}`,
-    })
-    .where('id', '=', caseId)
-    .execute();
-  const imageId = (
-    await createStudyImage(db, { studyId: study.id, caseId, status: 'READY_FOR_READING', width: 20_000, mpp: MPP })
-  ).id;
-  for (const key of readers) await assignReader(db, { caseId, userId: id(key) });
-  cases[proc] = caseId;
-  return { caseId, imageId };
-}
-
-async function draw(key: string, payload: object): Promise<void> {
-  const response = await as(key).request({ method: 'POST', url: '/api/annotations', payload });
-  expect(response.statusCode, response.body).toBe(200);
+  const read = await fx.readCase(study.id, readers, {
+    procId: proc,
+    histoProcedureId: `H-${proc}`,
+    subjectId: `S-${proc}`,
+    visitId: `V-${proc}`,
+  });
+  cases[proc] = read.caseId;
+  return read;
 }
 
 /** An HPF centred at (x, 2000) holding `n` eosinophils (radius 550 px at MPP 0.5; the points within 100 px). */
-async function hpfWith(key: string, imageId: number, x: number, n: number) {
-  await draw(key, { imageId, annotationType: 'HPF', geometry: { type: 'Point', coordinates: [x, 2000] } });
-  for (let i = 0; i < n; i++)
-    await draw(key, {
-      imageId,
-      annotationType: 'POINT',
-      annotationClassId: eos,
-      geometry: { type: 'Point', coordinates: [x - 100 + i * 10, 2000] },
-    });
-}
+const hpfWith = (key: string, imageId: number, x: number, n: number) =>
+  fx.hpfWith(key, imageId, eos, n, { x, y: 2000, spread: 100 });
 
 /** A celiac line of `px` pixels (µm = px × MPP). */
 const line = (key: string, imageId: number, category: 'VILLUS_HEIGHT' | 'CRYPT_DEPTH', px: number, x: number) =>
-  draw(key, {
-    imageId,
-    annotationType: 'MULTILINE',
-    annotationClassId: unit,
-    multilineCategory: category,
-    geometry: {
-      type: 'LineString',
-      coordinates: [
-        [x, 100],
-        [x, 100 + px],
-      ],
-    },
-  });
-
-async function markScored(key: string, caseId: number) {
-  const response = await as(key).request({ method: 'PATCH', url: `/api/cases/${caseId}/status/forward`, payload: {} });
-  expect(response.statusCode, response.body).toBe(200);
-}
+  fx.line(key, imageId, unit, category, px, x);
 
 /** When each reader of a case marked it (ISO 8601, UTC). */
 async function readAt(caseId: number): Promise<Record<number, string>> {
@@ -166,22 +111,11 @@ function csvOf(body: string): string[][] {
   return parseCsv(body.slice(1));
 }
 
-async function reportAudits(since: number) {
-  return t.database.db
-    .selectFrom('audit_events')
+const reportAudits = (since: number) =>
+  fx
+    .auditRowsAfter(since, { actions: ['REPORT_EXPORTED'] })
     .select(['action', 'entity_type', 'entity_id', 'field', 'username'])
-    .where('id', '>', since)
-    .where('action', '=', 'REPORT_EXPORTED')
     .execute();
-}
-
-async function auditHead(): Promise<number> {
-  const row = await t.database.db
-    .selectFrom('audit_events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirstOrThrow();
-  return row.id ?? 0;
-}
 
 /** The report's rows as DM gets them, computed once the reads below are made. */
 let expected: string[][];
@@ -390,7 +324,7 @@ afterAll(async () => {
 
 describe('GET /api/report/read-outcomes: the rows', () => {
   it('each reader’s frozen values in the order they were frozen, then the final ones, every column', async () => {
-    const since = await auditHead();
+    const since = await lastAuditId();
     const response = await download(as('dm'));
     expect(response.statusCode, response.body).toBe(200);
     expect(response.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -457,15 +391,8 @@ describe('GET /api/report/read-outcomes: the rows', () => {
       .execute();
     await createAnnotationClass(db, { studyId: signing.id, type: 'POINT', name: 'Eosinophil' });
     await user('signer', { studyRoles: [{ studyId: signing.id, role: 'CR' }] });
-    const caseId = (await createCase(db, { studyId: signing.id, status: 'PROCESSED' })).id;
-    await createStudyImage(db, { studyId: signing.id, caseId, status: 'READY_FOR_READING', width: 20_000, mpp: MPP });
-    await assignReader(db, { caseId, userId: id('signer') });
-    const signed = await as('signer').request({
-      method: 'PATCH',
-      url: `/api/cases/${caseId}/status/forward`,
-      payload: { signaturePassword: PASSWORD },
-    });
-    expect(signed.statusCode, signed.body).toBe(200);
+    const { caseId } = await fx.readCase(signing.id, ['signer']);
+    await markScored('signer', caseId, { signaturePassword: PASSWORD });
     const response = await as('studyAdmin').request({
       method: 'GET',
       url: `/api/report/read-outcomes?studyId=${signing.id}`,
@@ -492,7 +419,7 @@ describe('GET /api/report/read-outcomes: the rows', () => {
 
 describe('GET /api/report/read-outcomes: who', () => {
   it('refuses, writing no audit row: logged out 401, readers 403, PM and Uploader 403, outside the study 404, no study 400', async () => {
-    const since = await auditHead();
+    const since = await lastAuditId();
     const anonymous = await t.app.inject({ method: 'GET', url: `/api/report/read-outcomes?studyId=${study.id}` });
     expect(anonymous.statusCode).toBe(401);
     for (const key of ['r1', 'r2', 'r3', 'uploader']) {

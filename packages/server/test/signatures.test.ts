@@ -5,24 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import {
-  LOGIN_THROTTLE,
-  MESSAGES,
-  SIGNATURE_MEANINGS,
-  SIGNATURE_MESSAGES,
-  type EndpointDefinition,
-  type RoleName,
-} from '@lamina/domain';
-import { createTestApp, login, type Session, type TestContext } from './testApp.js';
-import {
-  assignReader,
-  createAnnotationClass,
-  createCase,
-  createStudy,
-  createStudyImage,
-  createUser,
-  PASSWORD,
-} from './factories.js';
+import { LOGIN_THROTTLE, MESSAGES, SIGNATURE_MEANINGS, SIGNATURE_MESSAGES, type RoleName } from '@lamina/domain';
+import { createTestApp, type TestContext } from './testApp.js';
+import { createAnnotationClass, createCase, createStudy, createStudyImage, PASSWORD } from './factories.js';
+import { PEC, readFixtures } from './readFixtures.js';
 
 /**
  * Issue 30, electronic signatures (21 CFR Part 11, docs/COMPLIANCE.md): in a study whose
@@ -35,27 +21,19 @@ let t: TestContext;
 let signing: number;
 let plain: number;
 let eos: number;
-const users: Record<string, { id: number; username: string; session: Session }> = {};
-const as = (key: string) => users[key]!.session;
-const id = (key: string) => users[key]!.id;
+const fx = readFixtures(() => t);
+const { users, as, id, readCase, readAt, lastAuditId } = fx;
+/** Mark as Scored answered as it is: the tests read its refusals. */
+const markScored = fx.forwardCase;
 
-const PEC: EndpointDefinition = {
-  key: 'pec',
-  label: 'Peak eosinophils per HPF',
-  kind: 'PEAK_COUNT_PER_HPF',
-  className: 'Eosinophil',
-  threshold: 15,
-  positiveWhen: 'GTE',
-};
-
+/** A user with `role` in both studies. */
 async function user(key: string, role: RoleName) {
-  const made = await createUser(t.database.db, {
+  await fx.user(key, {
     studyRoles: [
       { studyId: signing, role },
       { studyId: plain, role },
     ],
   });
-  users[key] = { ...made, session: await login(t.app, made.username, PASSWORD) };
 }
 
 /** An independent SHA-256 of JSON with sorted keys: what the signature's hash must be. */
@@ -79,34 +57,11 @@ async function signatures(caseId: number) {
   return t.database.db.selectFrom('signatures').selectAll().where('case_id', '=', caseId).orderBy('id').execute();
 }
 
-async function lastAuditId(): Promise<number> {
-  const row = await t.database.db
-    .selectFrom('audit_events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirstOrThrow();
-  return row.id ?? 0;
-}
-
-async function auditSince(since: number, actions: string[]) {
-  return t.database.db
-    .selectFrom('audit_events')
+const auditSince = (since: number, actions: string[]) =>
+  fx
+    .auditRowsAfter(since, { actions })
     .select(['action', 'entity_type', 'entity_id', 'new_value', 'username', 'request_id'])
-    .where('id', '>', since)
-    .where('action', 'in', actions)
-    .orderBy('id')
     .execute();
-}
-
-/** A Processed case of `study` with one image, its readers assigned. */
-async function readCase(study: number, readers: string[]) {
-  const db = t.database.db;
-  const caseId = (await createCase(db, { studyId: study, status: 'PROCESSED' })).id;
-  const imageId = (
-    await createStudyImage(db, { studyId: study, caseId, status: 'READY_FOR_READING', width: 20_000, mpp: 0.5 })
-  ).id;
-  for (const key of readers) await assignReader(db, { caseId, userId: id(key) });
-  return { caseId, imageId };
-}
 
 /** A case Pending Lab QC with two images waiting for lab QC. */
 async function qcCase(study: number) {
@@ -116,19 +71,6 @@ async function qcCase(study: number) {
   for (let i = 0; i < 2; i++)
     images.push((await createStudyImage(db, { studyId: study, caseId, status: 'LAB_QC_PENDING' })).id);
   return { caseId, images };
-}
-
-const markScored = (key: string, caseId: number, payload: object = {}) =>
-  as(key).request({ method: 'PATCH', url: `/api/cases/${caseId}/status/forward`, payload });
-
-async function readAt(caseId: number, key: string) {
-  const row = await t.database.db
-    .selectFrom('case_readers')
-    .select('read_at')
-    .where('case_id', '=', caseId)
-    .where('user_id', '=', id(key))
-    .executeTakeFirstOrThrow();
-  return row.read_at;
 }
 
 beforeAll(async () => {
@@ -200,22 +142,7 @@ describe('Mark as Scored as an electronic signature', () => {
 
   it('with the password: the read, its frozen values and its signature in one transaction, audited', async () => {
     const { caseId, imageId } = await readCase(signing, ['reader']);
-    await as('reader').request({
-      method: 'POST',
-      url: '/api/annotations',
-      payload: { imageId, annotationType: 'HPF', geometry: { type: 'Point', coordinates: [2000, 2000] } },
-    });
-    for (let i = 0; i < 3; i++)
-      await as('reader').request({
-        method: 'POST',
-        url: '/api/annotations',
-        payload: {
-          imageId,
-          annotationType: 'POINT',
-          annotationClassId: eos,
-          geometry: { type: 'Point', coordinates: [1900 + i * 10, 2000] },
-        },
-      });
+    await fx.hpfWith('reader', imageId, eos, 3, { x: 2000, y: 2000, spread: 100 });
     const since = await lastAuditId();
     const response = await markScored('reader', caseId, { signaturePassword: PASSWORD });
     expect(response.statusCode, response.body).toBe(200);
@@ -390,11 +317,6 @@ describe('Pass Lab QC and Pass ISC QC as electronic signatures', () => {
         { record: 'case_qc', caseId, from: 'PENDING_QC', to: 'PROCESSED', images },
       ],
     ]);
-    const status = await t.database.db
-      .selectFrom('cases')
-      .select('status')
-      .where('id', '=', caseId)
-      .executeTakeFirstOrThrow();
-    expect(status.status).toBe('PROCESSED');
+    expect(await fx.caseStatus(caseId)).toBe('PROCESSED');
   });
 });
