@@ -55,6 +55,9 @@ import Media20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/media';
 import More20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/more';
 import Move20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/move';
 import NewPerson20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/new-person';
+import ScatterPlot20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/scatter-plot';
+import TakeAction20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/take-action';
+import Person20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/person';
 import Pause20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/pause';
 import People20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/people';
 import Play20 from '@blueprintjs/icons/lib/esm/generated/20px/paths/play';
@@ -142,6 +145,9 @@ export const APP_ICON_PATHS_20 = {
   more: More20,
   move: Move20,
   'new-person': NewPerson20,
+  'scatter-plot': ScatterPlot20,
+  'take-action': TakeAction20,
+  person: Person20,
   pause: Pause20,
   people: People20,
   play: Play20,

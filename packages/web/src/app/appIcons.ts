@@ -55,6 +55,9 @@ import Media16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/media';
 import More16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/more';
 import Move16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/move';
 import NewPerson16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/new-person';
+import ScatterPlot16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/scatter-plot';
+import TakeAction16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/take-action';
+import Person16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/person';
 import Pause16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/pause';
 import People16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/people';
 import Play16 from '@blueprintjs/icons/lib/esm/generated/16px/paths/play';
@@ -149,6 +152,9 @@ export const APP_ICON_PATHS_16 = {
   more: More16,
   move: Move16,
   'new-person': NewPerson16,
+  'scatter-plot': ScatterPlot16,
+  'take-action': TakeAction16,
+  person: Person16,
   pause: Pause16,
   people: People16,
   play: Play16,
