@@ -137,8 +137,13 @@ function renderReads(
   return mocked;
 }
 
+/** The last call of `path` — of the list, not the pending count's (PENDING_COUNT_QUERY, page size 10). */
 const lastQuery = (calls: ReturnType<typeof mockFetch>['calls'], path: string) =>
-  Object.fromEntries(calls.filter((c) => c.path === path).at(-1)!.query);
+  Object.fromEntries(
+    calls
+      .filter((c) => c.path === path && !(c.query.get('adjudicated') === 'pending' && c.query.get('pageSize') === '10'))
+      .at(-1)!.query,
+  );
 
 describe('study page, Reads tab (issue 30)', () => {
   it('is a tab for the roles that see read outcomes, on a study with endpoints only', async () => {
@@ -274,6 +279,33 @@ describe('study page, Reads tab (issue 30)', () => {
     await waitFor(() => expect(lastQuery(calls, '/api/studies/3/outcomes')).toMatchObject({ procId: 'ENDO-4' }));
     fireEvent.click(within(table).getByRole('button', { name: 'Endo Procedure ID' }));
     await waitFor(() => expect(lastQuery(calls, '/api/studies/3/outcomes')).toMatchObject({ sort: 'procId' }));
+  });
+
+  it('counts the cases pending adjudication, and shows them at a click', async () => {
+    const pending = makeRead({ caseId: 43, procId: 'ENDO-43', status: 'PENDING_ADJUDICATION', final: null });
+    // The list answers by its filter: 3 pending among 5.
+    mockFetch({
+      'GET /api/studies/3': { body: makeStudy({ endpoints: [PEC, MEAN] }) },
+      'GET /api/studies/3/outcomes': (call) =>
+        call.query.get('adjudicated') === 'pending'
+          ? { body: { success: true, total: 3, cases: [pending] } }
+          : { body: { success: true, total: 5, cases: [makeRead()] } },
+      'GET /api/studies/3/agreement': { body: { success: true, endpoints: [makeAgreement()] } },
+      'GET /api/studies/3/outcomes/pairs': { body: { success: true, pairs: PAIRS } },
+    });
+    renderRoutes(
+      [
+        { path: '/studies/:id/:tab?', element: <StudyPage /> },
+        { path: '*', element: <LocationProbe /> },
+      ],
+      { path: '/studies/3/reads', user: makeUserAs('DM', RESULTS) },
+    );
+    const count = await screen.findByRole('button', { name: '3 cases pending adjudication: show them' });
+    expect(count.textContent).toBe('3 pending adjudication');
+    fireEvent.click(count);
+    const table = await screen.findByRole('table', { name: 'Reads' });
+    expect(await within(table).findByText('ENDO-43')).toBeTruthy();
+    expect(screen.getByRole<HTMLSelectElement>('combobox', { name: 'Adjudication' }).value).toBe('pending');
   });
 
   it('empty and error states', async () => {

@@ -1,4 +1,4 @@
-import { Callout, HTMLSelect, InputGroup, NonIdealState, Spinner } from '@blueprintjs/core';
+import { Button, Callout, HTMLSelect, InputGroup, NonIdealState, Spinner } from '@blueprintjs/core';
 import {
   OUTCOME_ADJUDICATION_FILTERS,
   OUTCOME_MESSAGES,
@@ -57,6 +57,10 @@ function AgreementSection({ studyId, endpoint }: { studyId: number; endpoint: En
   );
 }
 
+/** The count of cases pending adjudication: the first page of that filter, whose total it is. */
+export const PENDING_COUNT_QUERY = (studyId: number) =>
+  ({ studyId, adjudicated: 'pending', pageIndex: 0, pageSize: 10, sort: '-scoredAt' }) as const;
+
 /**
  * The study page's Reads tab (issue 30; docs/OUTCOMES.md, The Reads tab), for the roles that see
  * every reader's values (S_Main_ViewReadOutcomes) on a study with endpoints: per read case the
@@ -81,6 +85,11 @@ export function StudyReadsTab({ study }: { study: StudyView }) {
     pageSize: table.pageSize,
     sort: sortParam(table.sort),
   });
+  // The study's cases waiting for an adjudicator or for their adjudicator's read (issue 30: counted
+  // on the study page): the pending filter's own total. This tab is never a reader's: a count that
+  // moved when their read was marked would tell them it disagreed.
+  const pending = useStudyOutcomes(PENDING_COUNT_QUERY(study.id));
+  const pendingCount = pending.data?.total ?? 0;
   if (!endpoint) return null;
 
   const columns = readsColumns(study.id, endpoint, {
@@ -120,6 +129,16 @@ export function StudyReadsTab({ study }: { study: StudyView }) {
             ...OUTCOME_ADJUDICATION_FILTERS.map((f) => ({ value: f, label: ADJUDICATION_LABELS[f] })),
           ]}
         />
+        {pendingCount > 0 && (
+          <Button
+            size="small"
+            intent="warning"
+            variant="outlined"
+            text={`${pendingCount} pending adjudication`}
+            aria-label={`${pendingCount} cases pending adjudication: show them`}
+            onClick={() => setAdjudicated('pending')}
+          />
+        )}
       </div>
       <DataTable
         label="Reads"
