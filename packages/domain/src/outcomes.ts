@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Permission } from './permissions.js';
-import { MARK_SCORED_PERMISSION } from './cases.js';
+import { CASE_READER_ROLES, MARK_SCORED_PERMISSION, type CaseReaderRole } from './cases.js';
 import { TEXT_LIMITS } from './constants.js';
 import { CASE_STATUSES } from './images.js';
 import { pageSchema, pageSizeSchema, sortValues } from './studies.js';
@@ -21,9 +21,9 @@ export const READ_OUTCOMES_PERMISSION: Permission = 'S_Main_ViewReadOutcomes';
  */
 export const CASE_OUTCOMES_PERMISSIONS: readonly Permission[] = [READ_OUTCOMES_PERMISSION, MARK_SCORED_PERMISSION];
 
-/** Whose read a value is: one of the case's assigned readers, or its adjudicator. */
-export const OUTCOME_READER_ROLES = ['PRIMARY', 'ADJUDICATOR'] as const;
-export type OutcomeReaderRole = (typeof OUTCOME_READER_ROLES)[number];
+/** Whose read a value is: one of the case's assigned readers, or its adjudicator (the case's reader roles). */
+export const OUTCOME_READER_ROLES = CASE_READER_ROLES;
+export type OutcomeReaderRole = CaseReaderRole;
 
 /** One reader's frozen value of one endpoint. `value` is unrounded; null with `reason` when it could not be computed. */
 export const readOutcomeSchema = z.object({
