@@ -1,4 +1,5 @@
 import {
+  acceptedImageExtensions,
   ROLES,
   type AnnotationClassView,
   type AppConfig,
@@ -44,6 +45,8 @@ export function makeConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     tileServerLocation: '/tiles',
     localLogin: true,
     oidcName: null,
+    // A server with OpenSlide installed: every format Lamina reads (issue 31).
+    imageExtensions: acceptedImageExtensions({ openslide: true }),
     ...overrides,
   };
 }

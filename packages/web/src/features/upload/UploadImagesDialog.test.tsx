@@ -1,8 +1,13 @@
 import { BlueprintProvider } from '@blueprintjs/core';
+import { SPEC_IMAGE_EXTENSIONS, type AppConfig } from '@lamina/domain';
+import { QueryClientProvider } from '@tanstack/react-query';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setCsrfToken } from '../../api/client';
+import { queryKeys } from '../../api/queryKeys';
+import { makeConfig } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
+import { testQueryClient } from '../../test/render';
 import { fakeXhr, type FakeReply } from './fakeXhr';
 import { UploadImagesDialog, type UploadImagesDialogProps } from './UploadImagesDialog';
 
@@ -12,21 +17,33 @@ function file(name: string, size = 1000): File {
   return new File([new Uint8Array(size)], name, { type: 'image/tiff' });
 }
 
-function renderDialog(props: Partial<UploadImagesDialogProps> = {}) {
+/** A server without OpenSlide (issue 31): the spec's three, DICOM and .zip — no .ndpi. */
+const WITHOUT_OPENSLIDE = [...SPEC_IMAGE_EXTENSIONS, '.dcm', '.zip'];
+
+/**
+ * The dialog with the config loaded as the shell has it (default: a server with OpenSlide, every
+ * format); `config: null` leaves it unloaded, its GET to whatever fetch answers.
+ */
+function renderDialog(props: Partial<UploadImagesDialogProps> = {}, config: AppConfig | null = makeConfig()) {
   setCsrfToken('csrf');
   const onClose = vi.fn();
   const onUploaded = vi.fn();
+  const queryClient = testQueryClient();
+  if (config) queryClient.setQueryData(queryKeys.config, config);
   render(
     <BlueprintProvider>
-      <UploadImagesDialog studyId={3} isOpen onClose={onClose} onUploaded={onUploaded} {...props} />
+      <QueryClientProvider client={queryClient}>
+        <UploadImagesDialog studyId={3} isOpen onClose={onClose} onUploaded={onUploaded} {...props} />
+      </QueryClientProvider>
     </BlueprintProvider>,
   );
   return { onClose, onUploaded };
 }
 
+const chooser = () => document.querySelector<HTMLInputElement>('input[type="file"]')!;
+
 function choose(...files: File[]) {
-  const input = document.querySelector<HTMLInputElement>('input[type="file"]')!;
-  fireEvent.change(input, { target: { files } });
+  fireEvent.change(chooser(), { target: { files } });
 }
 
 const signedUrl = (name: string) => ({
@@ -52,33 +69,80 @@ function serverReplies(overrides: Parameters<typeof mockFetch>[0] = {}) {
 const ok: FakeReply = { status: 200, headers: { ETag: '"abc"' } };
 
 describe('UploadImagesDialog', () => {
-  it("is 'Upload images' with a chooser of .svs, .tif, .tiff taking several files", () => {
+  it("is 'Upload images' with a chooser of the server's formats taking several files", () => {
     renderDialog();
     screen.getByText('Upload images');
-    const input = document.querySelector<HTMLInputElement>('input[type="file"]')!;
-    expect(input.accept).toBe('.svs,.tif,.tiff');
+    const input = chooser();
+    expect(input.accept).toBe('.svs,.tif,.tiff,.ndpi,.scn,.bif,.svslide,.dcm,.zip');
     expect(input.multiple).toBe(true);
     expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Upload' }).disabled).toBe(true);
     // The file chooser has the focus when the dialog opens (issue 20).
     expect(document.activeElement).toBe(input);
   });
 
+  it('lists the accepted extensions under the chooser, and what a .zip may hold when the server takes one', () => {
+    renderDialog();
+    screen.getByText(/^Accepted files: \.svs, \.tif, \.tiff, \.ndpi, \.scn, \.bif, \.svslide, \.dcm, \.zip/);
+    screen.getByText(/A \.zip: a MIRAX \.mrxs with its folder, a Hamamatsu \.vms with its images, or one DICOM series/);
+    cleanup();
+    renderDialog({}, makeConfig({ imageExtensions: [...SPEC_IMAGE_EXTENSIONS] }));
+    expect(screen.getByText(/^Accepted files:/).textContent).toBe('Accepted files: .svs, .tif, .tiff');
+    expect(screen.queryByText(/A \.zip/)).toBeNull();
+  });
+
   it("is 'Replace image' taking exactly one file", () => {
     renderDialog({ imageToReplace: { id: 5, name: 'old.svs' } });
     screen.getByText('Replace image');
-    expect(document.querySelector<HTMLInputElement>('input[type="file"]')!.multiple).toBe(false);
+    expect(chooser().multiple).toBe(false);
+    screen.getByText(/^Accepted files: .*\.zip \(one file\)/);
     choose(file('a.svs'), file('b.svs'));
     screen.getByText('A replacement takes exactly one file');
     expect(screen.getAllByRole('progressbar')).toHaveLength(1);
   });
 
-  it('refuses other extensions with the server rule message, keeping the accepted files', () => {
-    renderDialog();
-    choose(file('slide.ndpi'), file('ok.SVS'));
-    screen.getByText('File type not supported: slide.ndpi. Accepted files: .svs, .tif, .tiff');
+  it('offers and accepts .ndpi when the server lists it, and uploads it', async () => {
+    const { calls } = serverReplies();
+    const { requests } = fakeXhr(() => ok);
+    const { onClose } = renderDialog({}, makeConfig({ imageExtensions: [...SPEC_IMAGE_EXTENSIONS, '.ndpi'] }));
+    expect(chooser().accept.split(',')).toContain('.ndpi');
+    choose(file('CMU-1.NDPI', 1500));
+    expect(screen.queryByText(/File type not supported/)).toBeNull();
+    expect(screen.getByRole('list', { name: 'Files' }).textContent).toContain('CMU-1.NDPI');
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
+    expect(requests.map((r) => r.url.split('?')[0])).toEqual(['/api/storage/uploads/3/u-CMU-1.NDPI/CMU-1.NDPI']);
+    expect(calls.find((c) => c.path === '/api/images')?.body).toMatchObject({ name: 'CMU-1.NDPI' });
+  });
+
+  it('refuses .ndpi on a server without OpenSlide, naming the accepted list, keeping the accepted files', () => {
+    renderDialog({}, makeConfig({ imageExtensions: WITHOUT_OPENSLIDE }));
+    expect(chooser().accept).toBe('.svs,.tif,.tiff,.dcm,.zip');
+    choose(file('slide.ndpi'), file('ok.SVS'), file('series.zip'));
+    screen.getByText('File type not supported: slide.ndpi. Accepted files: .svs, .tif, .tiff, .dcm, .zip');
     const list = screen.getByRole('list', { name: 'Files' });
     expect(list.textContent).toContain('ok.SVS');
+    expect(list.textContent).toContain('series.zip');
     expect(list.textContent).not.toContain('slide.ndpi');
+  });
+
+  it("refuses a replacement's file the server does not read", () => {
+    renderDialog({ imageToReplace: { id: 5, name: 'old.svs' } }, makeConfig({ imageExtensions: WITHOUT_OPENSLIDE }));
+    choose(file('new.scn'));
+    screen.getByText('File type not supported: new.scn. Accepted files: .svs, .tif, .tiff, .dcm, .zip');
+    expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Upload' }).disabled).toBe(true);
+  });
+
+  it("offers only the spec's three while the config is loading", () => {
+    // The config's GET never answers: the dialog must not offer what the server may not read.
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(() => new Promise<Response>(() => undefined)),
+    );
+    renderDialog({}, null);
+    expect(chooser().accept).toBe('.svs,.tif,.tiff');
+    expect(screen.getByText(/^Accepted files:/).textContent).toBe('Accepted files: .svs, .tif, .tiff');
+    choose(file('slide.ndpi'));
+    screen.getByText('File type not supported: slide.ndpi. Accepted files: .svs, .tif, .tiff');
   });
 
   it('signs, PUTs each file with progress, registers it, notifies, refreshes and closes', async () => {

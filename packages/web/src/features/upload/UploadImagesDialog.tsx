@@ -1,9 +1,11 @@
-import { Button, Callout, Classes, Dialog, DialogBody, DialogFooter, FileInput } from '@blueprintjs/core';
-import { IMAGE_ACCEPT, IMAGE_MESSAGES, uploadStartedMessage, type ImageView } from '@lamina/domain';
+import { Button, Callout, Dialog, DialogBody, DialogFooter, FileInput } from '@blueprintjs/core';
+import { IMAGE_MESSAGES, imageAccept, uploadStartedMessage, type ImageView } from '@lamina/domain';
 import { useRef, useState, type ChangeEvent } from 'react';
 import { showToast } from '../../components/appToaster';
+import { AcceptedFilesHint } from './AcceptedFilesHint';
 import { UploadFileList } from './UploadFileList';
 import { checkSelection, runImageUpload, type FileProgress, type UploadOutcome } from './uploadSession';
+import { useImageExtensions } from './useImageExtensions';
 import './upload.css';
 
 export interface UploadImagesDialogProps {
@@ -23,7 +25,8 @@ type Phase = 'choosing' | 'uploading' | 'finished';
 const EMPTY_OUTCOME: UploadOutcome = { uploaded: [], failures: [], errors: [], cancellations: [], warning: null };
 
 /**
- * 'Upload images' / 'Replace image' (doc 2 §2.5, §4): choose .svs/.tif/.tiff files (one for a
+ * 'Upload images' / 'Replace image' (doc 2 §2.5, §4): choose files of the formats the server reads
+ * (.svs/.tif/.tiff, and the vendor formats of issue 31 it lists in its config; one file for a
  * replacement), Upload, per-file progress, Stop cancels; errors in a red callout, and the dialog
  * stays open while one is shown.
  */
@@ -36,6 +39,7 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
   const [phase, setPhase] = useState<Phase>('choosing');
   const [outcome, setOutcome] = useState<UploadOutcome>(EMPTY_OUTCOME);
   const controller = useRef<AbortController | null>(null);
+  const extensions = useImageExtensions();
 
   const reset = () => {
     setFiles([]);
@@ -53,7 +57,7 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
 
   const handleChoose = (event: ChangeEvent<HTMLInputElement>) => {
     const chosen = Array.from(event.currentTarget.files ?? []);
-    const { accepted, errors } = checkSelection(chosen);
+    const { accepted, errors } = checkSelection(chosen, extensions);
     const kept = replacing ? accepted.slice(0, 1) : accepted;
     if (replacing && accepted.length > 1) errors.push('A replacement takes exactly one file');
     setFiles(kept);
@@ -128,14 +132,14 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
           disabled={uploading}
           onInputChange={handleChoose}
           inputProps={{
-            accept: IMAGE_ACCEPT,
+            accept: imageAccept(extensions),
             multiple: !replacing,
             'aria-label': replacing ? 'Choose a file' : 'Choose files',
             // The file chooser has the focus when the dialog opens (issue 20): Enter opens it.
             autoFocus: true,
           }}
         />
-        <p className={Classes.TEXT_MUTED}>Accepted files: .svs, .tif, .tiff{replacing ? ' (one file)' : ''}</p>
+        <AcceptedFilesHint extensions={extensions} oneFile={replacing} />
         <UploadFileList files={progress} />
         {errors.length > 0 && (
           <Callout

@@ -46,10 +46,16 @@ export interface UploadRequest {
   concurrency?: number;
 }
 
-/** The accepted files of a selection, and the messages for the others (doc 2 §5). */
-export function checkSelection(files: File[]): { accepted: File[]; errors: string[] } {
-  const accepted = files.filter((f) => hasImageExtension(f.name));
-  const errors = files.filter((f) => !hasImageExtension(f.name)).map((f) => unsupportedFileType(f.name));
+/**
+ * The accepted files of a selection, and the messages for the others (doc 2 §5), by the extensions
+ * the server reads (its config's imageExtensions): a file it would refuse is refused here, before
+ * its bytes are sent, with a message naming that list.
+ */
+export function checkSelection(files: File[], extensions: readonly string[]): { accepted: File[]; errors: string[] } {
+  const accepted = files.filter((f) => hasImageExtension(f.name, extensions));
+  const errors = files
+    .filter((f) => !hasImageExtension(f.name, extensions))
+    .map((f) => unsupportedFileType(f.name, extensions));
   return { accepted, errors };
 }
 
