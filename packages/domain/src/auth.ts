@@ -63,6 +63,11 @@ export const configSchema = z.object({
   localLogin: z.boolean(),
   /** OpenID Connect single sign-on: the name of its login button ('Log in with {name}'); null → off. */
   oidcName: z.string().nullable(),
+  /**
+   * The image extensions this server reads (acceptedImageExtensions: the specification's three and
+   * the vendor formats, less those that need OpenSlide where it is not installed; issue 31).
+   */
+  imageExtensions: z.array(z.string()),
 });
 export type AppConfig = z.infer<typeof configSchema>;
 

@@ -194,15 +194,68 @@ export function processedState(image: {
 // Accepted files and messages
 // ---------------------------------------------------------------------------------------------
 
-/** Image upload extensions (doc 2 §5, §9), lower case with the dot. */
-export const IMAGE_EXTENSIONS = ['.svs', '.tif', '.tiff'] as const;
-/** The file chooser's `accept` attribute. */
-export const IMAGE_ACCEPT = IMAGE_EXTENSIONS.join(',');
+/** The specification's image extensions (doc 2 §5, §9), lower case with the dot: read by Lamina's own TIFF readers. */
+export const SPEC_IMAGE_EXTENSIONS = ['.svs', '.tif', '.tiff'] as const;
 
-export function hasImageExtension(fileName: string): boolean {
-  const lower = fileName.toLowerCase();
-  return IMAGE_EXTENSIONS.some((ext) => lower.endsWith(ext) && lower.length > ext.length);
+/**
+ * The slide formats beyond the specification's three (issue 31): the extension, what a user knows
+ * the format as, and whether the server reads it through OpenSlide (a system library: where it is
+ * missing these are refused at upload with {@link openSlideMissing}). `.zip` carries the formats of
+ * several files — a MIRAX `.mrxs` with its folder, a Hamamatsu `.vms` with its images, or the DICOM
+ * instances of one series — and its content decides (MIRAX and VMS need OpenSlide, DICOM does not).
+ * Philips and Ventana TIFF exports arrive as `.tiff`/`.tif` and are told apart by their content.
+ */
+export const VENDOR_SLIDE_FORMATS = [
+  { extension: '.ndpi', label: 'Hamamatsu NDPI', openslide: true },
+  { extension: '.scn', label: 'Leica SCN', openslide: true },
+  { extension: '.bif', label: 'Roche Ventana BIF', openslide: true },
+  { extension: '.svslide', label: 'Sakura SVSlide', openslide: true },
+  { extension: '.dcm', label: 'DICOM WSI (one series)', openslide: false },
+  { extension: '.zip', label: 'MIRAX .mrxs, Hamamatsu .vms or DICOM series, zipped', openslide: false },
+] as const;
+
+/** Every image extension Lamina can read on a server that has OpenSlide. */
+export const IMAGE_EXTENSIONS: readonly string[] = [
+  ...SPEC_IMAGE_EXTENSIONS,
+  ...VENDOR_SLIDE_FORMATS.map((format) => format.extension),
+];
+
+/** The image extensions a server accepts: every one, less OpenSlide's where it is not installed. */
+export function acceptedImageExtensions(server: { openslide: boolean }): string[] {
+  return [
+    ...SPEC_IMAGE_EXTENSIONS,
+    ...VENDOR_SLIDE_FORMATS.filter((format) => server.openslide || !format.openslide).map((f) => f.extension),
+  ];
 }
+
+/** The file chooser's `accept` attribute for a list of extensions (default: every one Lamina reads). */
+export function imageAccept(extensions: readonly string[] = IMAGE_EXTENSIONS): string {
+  return extensions.join(',');
+}
+
+/** The extension of a file name among `extensions` (longest match, lower case), or null. */
+export function imageExtensionOf(fileName: string, extensions: readonly string[] = IMAGE_EXTENSIONS): string | null {
+  const lower = fileName.toLowerCase();
+  let found: string | null = null;
+  for (const ext of extensions)
+    if (lower.endsWith(ext) && lower.length > ext.length && ext.length > (found?.length ?? 0)) found = ext;
+  return found;
+}
+
+export function hasImageExtension(fileName: string, extensions: readonly string[] = IMAGE_EXTENSIONS): boolean {
+  return imageExtensionOf(fileName, extensions) !== null;
+}
+
+/** The vendor format of an extension that needs OpenSlide, or null. */
+export function openSlideFormatOf(fileName: string): (typeof VENDOR_SLIDE_FORMATS)[number] | null {
+  const ext = imageExtensionOf(fileName);
+  return VENDOR_SLIDE_FORMATS.find((format) => format.openslide && format.extension === ext) ?? null;
+}
+
+/** 400 (upload) or the failure reason (processing) of a format the server cannot read without OpenSlide. */
+export const openSlideMissing = (fileName: string, format: string): string =>
+  `${fileName}: ${format} slides are read with OpenSlide, which is not installed on the server ` +
+  `(Debian/Ubuntu: apt-get install libopenslide0; macOS: brew install openslide)`;
 
 /** The browser switches to the resumable multipart upload above this size. */
 export const MULTIPART_THRESHOLD_BYTES = 64 * 1024 * 1024;
@@ -308,8 +361,8 @@ export function neutralImageLabel(image: {
 }
 
 /** 400 message for a file name whose extension is not accepted. */
-export const unsupportedFileType = (fileName: string): string =>
-  `File type not supported: ${fileName}. Accepted files: ${IMAGE_EXTENSIONS.join(', ')}`;
+export const unsupportedFileType = (fileName: string, accepted: readonly string[] = IMAGE_EXTENSIONS): string =>
+  `File type not supported: ${fileName}. Accepted files: ${accepted.join(', ')}`;
 
 /** The toast after a clean upload (issue 20): the files by name, and that processing has started. */
 export function uploadStartedMessage(fileNames: readonly string[], replacing: boolean): string {

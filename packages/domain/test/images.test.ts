@@ -22,6 +22,12 @@ import {
   statusAfterProcessing,
   unsupportedFileType,
   viewerProcessingMessage,
+  acceptedImageExtensions,
+  IMAGE_EXTENSIONS,
+  imageAccept,
+  imageExtensionOf,
+  openSlideFormatOf,
+  SPEC_IMAGE_EXTENSIONS,
 } from '../src/index.js';
 
 describe('statuses', () => {
@@ -124,16 +130,45 @@ describe('accepted files', () => {
     ['SLIDE.SVS', true],
     ['a.Tif', true],
     ['b.tiff', true],
-    ['c.ndpi', false],
-    ['d.tiff.zip', false],
+    ['c.ndpi', true],
+    ['d.tiff.zip', true],
+    ['e.jpg', false],
+    ['f.ndpi.txt', false],
     ['.svs', false],
     ['svs', false],
   ])('%s → %s', (name, ok) => {
     expect(hasImageExtension(name)).toBe(ok);
   });
 
-  it('names the refused file', () => {
-    expect(unsupportedFileType('x.ndpi')).toContain('x.ndpi');
+  it('names the refused file and the accepted extensions', () => {
+    expect(unsupportedFileType('x.jpg')).toBe(
+      `File type not supported: x.jpg. Accepted files: ${IMAGE_EXTENSIONS.join(', ')}`,
+    );
+    expect(unsupportedFileType('x.ndpi', SPEC_IMAGE_EXTENSIONS)).toBe(
+      'File type not supported: x.ndpi. Accepted files: .svs, .tif, .tiff',
+    );
+  });
+
+  it('accepts the vendor formats that need OpenSlide only where it is installed (issue 31)', () => {
+    expect(acceptedImageExtensions({ openslide: true })).toEqual([
+      '.svs',
+      '.tif',
+      '.tiff',
+      '.ndpi',
+      '.scn',
+      '.bif',
+      '.svslide',
+      '.dcm',
+      '.zip',
+    ]);
+    // DICOM is read by Lamina itself; an archive's content decides.
+    expect(acceptedImageExtensions({ openslide: false })).toEqual(['.svs', '.tif', '.tiff', '.dcm', '.zip']);
+    expect(openSlideFormatOf('Scan 1.NDPI')?.label).toBe('Hamamatsu NDPI');
+    expect(openSlideFormatOf('a.tiff')).toBeNull();
+    expect(openSlideFormatOf('series.zip')).toBeNull();
+    expect(imageExtensionOf('x.tiff')).toBe('.tiff'); // the longest match, not '.tif'
+    expect(hasImageExtension('a.ndpi', acceptedImageExtensions({ openslide: false }))).toBe(false);
+    expect(imageAccept(['.svs', '.ndpi'])).toBe('.svs,.ndpi');
   });
 
   it('validates the upload payloads', () => {

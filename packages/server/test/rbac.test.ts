@@ -1,3 +1,4 @@
+import { acceptedImageExtensions } from '@lamina/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES, PERMISSION_NAMES, ROLE_PERMISSIONS, roleByName } from '@lamina/domain';
 import { buildApp } from '../src/app.js';
@@ -208,6 +209,8 @@ describe('public configuration and security headers', () => {
       tileServerLocation: '',
       localLogin: true,
       oidcName: null,
+      // OpenSlide is installed on this machine (.ci/run installs it): its vendor formats are offered.
+      imageExtensions: ['.svs', '.tif', '.tiff', '.ndpi', '.scn', '.bif', '.svslide', '.dcm', '.zip'],
     });
   });
 
@@ -241,6 +244,7 @@ describe('embedded (NOTO) deployment', () => {
       tileServerLocation: 'https://tiles.example.org',
       localLogin: true,
       oidcName: null,
+      imageExtensions: acceptedImageExtensions({ openslide: true }),
     });
     const csp = response.headers['content-security-policy'] as string;
     expect(csp).toContain('frame-ancestors https://noto.example.org');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_MESSAGES, unsupportedFileType } from '@lamina/domain';
 import { LocalStorage } from '../src/platform/storage/localStorage.js';
 import { processImage } from '../src/modules/processing/processImage.js';
+import { serverImageExtensions } from '../src/platform/openslide/slideFormats.js';
 import { login, type Session } from './testApp.js';
 import {
   createSlideTestApp,
@@ -90,9 +91,13 @@ describe('POST /api/signed-urls', () => {
   });
 
   it('400 naming the file whose extension is not accepted', async () => {
-    const response = await signedUrls(uploader, { studyId, fileNames: ['ok.svs', 'test3-DAPI-2-387.ndpi'] });
+    const response = await signedUrls(uploader, { studyId, fileNames: ['ok.svs', 'slide-photo.jpg'] });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ success: false, message: unsupportedFileType('test3-DAPI-2-387.ndpi') });
+    expect(response.json()).toEqual({
+      success: false,
+      message: unsupportedFileType('slide-photo.jpg', serverImageExtensions()),
+    });
+    expect(response.json().message).toContain('.svs, .tif, .tiff, .ndpi'); // OpenSlide is installed here
   });
 
   it('one signed PUT URL and key per file, extensions case-insensitive', async () => {
@@ -329,10 +334,10 @@ describe('resumable multipart upload', () => {
     const bad = await uploader.request({
       method: 'POST',
       url: '/api/uploads/multipart',
-      payload: { studyId, fileName: 'x.ndpi' },
+      payload: { studyId, fileName: 'x.jpg' },
     });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().message).toBe(unsupportedFileType('x.ndpi'));
+    expect(bad.json().message).toBe(unsupportedFileType('x.jpg', serverImageExtensions()));
     const aborted = await uploader.request({
       method: 'DELETE',
       url: `/api/uploads/multipart/${uploadId}?key=${encodeURIComponent(key)}`,
@@ -401,12 +406,12 @@ describe('resumable multipart upload', () => {
       },
     });
     expect(foreign.statusCode).toBe(400);
-    const ndpi = await uploader.request({
+    const jpeg = await uploader.request({
       method: 'POST',
       url: '/api/uploads/sign',
-      payload: { studyId, method: 'PUT', key: 'a.ndpi' },
+      payload: { studyId, method: 'PUT', key: 'a.jpg' },
     });
-    expect(ndpi.json()).toEqual({ success: false, message: unsupportedFileType('a.ndpi') });
+    expect(jpeg.json()).toEqual({ success: false, message: unsupportedFileType('a.jpg', serverImageExtensions()) });
   });
 });
 

@@ -1,4 +1,5 @@
-import { IMAGE_MESSAGES, hasImageExtension, unsupportedFileType, type CreateImageRequest } from '@lamina/domain';
+import { IMAGE_MESSAGES, type CreateImageRequest } from '@lamina/domain';
+import { imageFileNameError } from '../platform/openslide/slideFormats.js';
 import type { Db } from '../platform/db/database.js';
 import type { Principal } from '../platform/auth/principal.js';
 import { recordAudit, type Actor } from '../platform/audit/audit.js';
@@ -37,7 +38,8 @@ export async function registerImage(
   const { name, s3Key, studyId } = request;
   if (studyIdOfUploadKey(s3Key) !== studyId) throw new BadRequestError(IMAGE_MESSAGES.uploadNotInStudy);
   // The name is kept as given (any script); the key's file name is its safe form with the same extension.
-  if (!hasImageExtension(name)) throw new BadRequestError(unsupportedFileType(name));
+  const nameError = imageFileNameError(name);
+  if (nameError) throw new BadRequestError(nameError);
   if (extensionOf(name) !== extensionOf(s3Key)) throw new BadRequestError(IMAGE_MESSAGES.extensionMismatch);
   const head = await storage.head(s3Key);
   if (!head) throw new NotFoundError(IMAGE_MESSAGES.uploadNotFound);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
+import sharp from 'sharp';
 
 /**
  * OpenSlide's rendering of a slide, the reference for colour tests (Debian's python3-openslide,
@@ -67,4 +68,58 @@ export function meanAbsoluteDifference(
   }
   const n = rect.width * rect.height;
   return [sums[0]! / n, sums[1]! / n, sums[2]! / n];
+}
+
+/** Mean of each channel of an RGB image over a rectangle. */
+export function channelMeans(image: RgbImage, rect = { left: 0, top: 0, width: image.width, height: image.height }) {
+  const sums = [0, 0, 0];
+  for (let y = rect.top; y < rect.top + rect.height; y++) {
+    let i = (y * image.width + rect.left) * 3;
+    for (let x = 0; x < rect.width; x++) for (let c = 0; c < 3; c++, i++) sums[c]! += image.data[i]!;
+  }
+  const n = rect.width * rect.height;
+  return sums.map((s) => s / n) as [number, number, number];
+}
+
+/**
+ * How far the full-resolution tiles a tile server sends for an image (`fetchTile(x, y)` → the JPEG
+ * bytes) are from a reference rendering of the whole of level 0, tile by tile (edge tiles: their
+ * valid part only): per channel, the worst mean absolute difference of a tile (`worst`) and the
+ * worst difference of a tile's channel means (`worstMeanShift`), and the tile count.
+ */
+export async function worstServedTileDifference(
+  reference: RgbImage,
+  fetchTile: (x: number, y: number) => Promise<Buffer>,
+): Promise<{ worst: [number, number, number]; worstMeanShift: [number, number, number]; tiles: number }> {
+  const worst: [number, number, number] = [0, 0, 0];
+  const worstMeanShift: [number, number, number] = [0, 0, 0];
+  let tiles = 0;
+  for (let y = 0; y * 256 < reference.height; y++) {
+    for (let x = 0; x * 256 < reference.width; x++) {
+      const { data, info } = await sharp(await fetchTile(x, y))
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      if (info.width !== 256 || info.height !== 256 || info.channels !== 3)
+        throw new Error(`Tile ${x},${y} is ${info.width} x ${info.height} x ${info.channels}, not 256 x 256 RGB`);
+      const width = Math.min(256, reference.width - x * 256);
+      const height = Math.min(256, reference.height - y * 256);
+      const ref = Buffer.alloc(256 * 256 * 3);
+      for (let row = 0; row < height; row++) {
+        const from = ((y * 256 + row) * reference.width + x * 256) * 3;
+        reference.data.copy(ref, row * 256 * 3, from, from + width * 3);
+      }
+      const d = meanAbsoluteDifference(
+        { data, width: 256, height: 256 },
+        { data: ref, width: 256, height: 256 },
+        { left: 0, top: 0, width, height },
+      );
+      d.forEach((v, c) => (worst[c] = Math.max(worst[c]!, v)));
+      const rect = { left: 0, top: 0, width, height };
+      const served = channelMeans({ data, width: 256, height: 256 }, rect);
+      const expected = channelMeans({ data: ref, width: 256, height: 256 }, rect);
+      served.forEach((v, c) => (worstMeanShift[c] = Math.max(worstMeanShift[c]!, Math.abs(v - expected[c]!))));
+      tiles++;
+    }
+  }
+  return { worst, worstMeanShift, tiles };
 }

@@ -3,6 +3,7 @@ import { configSchema, type AppConfig } from '@lamina/domain';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../platform/config.js';
 import { policy } from '../../platform/rbac/policy.js';
+import { serverImageExtensions } from '../../platform/openslide/slideFormats.js';
 
 /** Public client configuration (spec doc 1 §3 Configuration). */
 export function configRoutes(config: Config) {
@@ -12,6 +13,7 @@ export function configRoutes(config: Config) {
     tileServerLocation: config.tileServerLocation,
     localLogin: config.localLogin,
     oidcName: config.oidc?.name ?? null,
+    imageExtensions: serverImageExtensions(),
   };
   return async (app: FastifyInstance) => {
     const r = app.withTypeProvider<ZodTypeProvider>();

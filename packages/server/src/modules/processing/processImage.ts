@@ -10,10 +10,10 @@ import type { ObjectStorage } from '../../platform/storage/storage.js';
 import { imageKeys, studyIdOfUploadKey } from '../../platform/storage/keys.js';
 import { STORAGE_KEY_IN_MESSAGE, withoutStorageKeys } from '../../platform/storage/keysInText.js';
 import { recordAudit, SYSTEM_ACTOR, type Actor } from '../../platform/audit/audit.js';
-import { CorruptTiffError, NotTiffError, readTiffStructure } from './tiffStructure.js';
-import { describeSlide, SlideRejectedError, type SlideInfo } from './slideInfo.js';
-import { buildPyramid, DecodeError, extractAssociated } from './pyramid.js';
-import { checkSlideLimits, DEFAULT_SLIDE_LIMITS, type SlideLimits } from './slideLimits.js';
+import { SlideRejectedError } from './slideInfo.js';
+import { DecodeError } from './pyramid.js';
+import { DEFAULT_SLIDE_LIMITS, type SlideLimits } from './slideLimits.js';
+import { openSlideSource, type SlideSource, type StoredSlideInfo } from './slideSource.js';
 import { Deadline } from './deadline.js';
 
 /** Default time budget of one processing job: a 40-gigapixel slide takes about 10 minutes here. */
@@ -113,55 +113,58 @@ export async function processImage(
     deadline.check();
 
     // 2. Validate by content and read the metadata; refuse what no decoder should be given.
-    let info: SlideInfo;
-    try {
-      const structure = await readTiffStructure(source);
-      checkSlideLimits(structure, size, deps.limits ?? DEFAULT_SLIDE_LIMITS);
-      info = describeSlide(structure);
-    } catch (error) {
-      if (error instanceof NotTiffError) throw new SlideRejectedError(`${IMAGE_MESSAGES.notATiff} (${error.message})`);
-      if (error instanceof CorruptTiffError)
-        throw new SlideRejectedError(`The TIFF structure is damaged (${error.message})`);
-      throw error;
-    }
-    await db
-      .updateTable('images')
-      .set({
-        content_sha256: sha256,
-        original_version: originalVersion,
-        size_bytes: size,
-        width: info.width,
-        height: info.height,
-        levels: info.levels,
-        mpp: info.mpp,
-        objective_power: info.objectivePower,
-        z_stack_size: info.zStackSize,
-        source_format: info.format,
-        source_compression: info.compression,
-        processing_progress: PROGRESS.described,
-        updated_at: new Date(),
-      })
-      .where('id', '=', imageId)
-      .execute();
-
-    // 3. Label and macro (Aperio): kept only for users allowed to see labels.
-    const labelKey = await storeAssociated(deps, source, info.labelPage, imageKeys.label(imageId), 'png');
-    const macroKey = await storeAssociated(deps, source, info.macroPage, imageKeys.macro(imageId), 'jpeg');
-    await progress.set(PROGRESS.associated, true);
-
-    // 4. The serving pyramid.
     const pyramidFile = path.join(work, 'pyramid.tif');
+    let described: StoredSlideInfo;
+    let labelKey: string | null;
+    let macroKey: string | null;
+    const slide = await openSlideSource(
+      source,
+      path.basename(originalKey),
+      work,
+      size,
+      deps.limits ?? DEFAULT_SLIDE_LIMITS,
+    );
     try {
-      await buildPyramid(
-        source,
-        pyramidFile,
-        info,
-        (f) => void progress.set(PROGRESS.pyramidStart + f * (PROGRESS.pyramidEnd - PROGRESS.pyramidStart)),
-        { deadline },
-      );
-    } catch (error) {
-      if (error instanceof DecodeError) throw new SlideRejectedError(error.message);
-      throw error;
+      const { info } = slide;
+      await db
+        .updateTable('images')
+        .set({
+          content_sha256: sha256,
+          original_version: originalVersion,
+          size_bytes: size,
+          width: info.width,
+          height: info.height,
+          levels: info.levels,
+          mpp: info.mpp,
+          objective_power: info.objectivePower,
+          z_stack_size: info.zStackSize,
+          source_format: info.format,
+          source_compression: info.compression,
+          processing_progress: PROGRESS.described,
+          updated_at: new Date(),
+        })
+        .where('id', '=', imageId)
+        .execute();
+      described = info;
+
+      // 3. Label and macro: kept only for users allowed to see labels.
+      labelKey = await storeAssociated(deps, slide, 'label', imageKeys.label(imageId));
+      macroKey = await storeAssociated(deps, slide, 'macro', imageKeys.macro(imageId));
+      await progress.set(PROGRESS.associated, true);
+
+      // 4. The serving pyramid.
+      try {
+        await slide.buildPyramid(
+          pyramidFile,
+          (f) => void progress.set(PROGRESS.pyramidStart + f * (PROGRESS.pyramidEnd - PROGRESS.pyramidStart)),
+          { deadline },
+        );
+      } catch (error) {
+        if (error instanceof DecodeError) throw new SlideRejectedError(error.message);
+        throw error;
+      }
+    } finally {
+      await slide.close();
     }
     await progress.set(PROGRESS.pyramidEnd, true);
     deadline.check();
@@ -219,7 +222,10 @@ export async function processImage(
         },
       ]);
     });
-    deps.log?.info({ imageId, width: info.width, height: info.height, format: info.format }, 'image processed');
+    deps.log?.info(
+      { imageId, width: described.width, height: described.height, format: described.format },
+      'image processed',
+    );
   } catch (error) {
     // A value of the slide the database cannot hold (SQLSTATE class 22) fails the same way every time.
     const code = (error as { code?: unknown } | null)?.code;
@@ -298,18 +304,14 @@ export async function markFailed(db: Db, imageId: number, error: string): Promis
 
 async function storeAssociated(
   deps: ProcessingDeps,
-  source: string,
-  page: number | null,
+  slide: SlideSource,
+  kind: 'label' | 'macro',
   key: string,
-  format: 'png' | 'jpeg',
 ): Promise<string | null> {
-  if (page === null) return null;
   try {
-    await deps.storage.write(
-      key,
-      await extractAssociated(source, page, format),
-      format === 'png' ? 'image/png' : 'image/jpeg',
-    );
+    const bytes = await slide.associated(kind);
+    if (!bytes) return null;
+    await deps.storage.write(key, bytes, kind === 'label' ? 'image/png' : 'image/jpeg');
     return key;
   } catch (error) {
     deps.log?.warn({ key, err: error }, 'associated image not extracted');
@@ -345,7 +347,8 @@ async function localSource(
     if (seen !== size) throw new Error(`Read ${seen} of ${size} bytes`);
     return { file: inPlace, sha256: hash.digest('hex') };
   }
-  const file = path.join(work, 'source');
+  // The original's extension kept: OpenSlide tells some formats (Hamamatsu VMS, MIRAX) by it.
+  const file = path.join(work, `source${path.extname(key)}`);
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       count(chunk);

@@ -1,14 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { imageFileNameError } from '../../platform/openslide/slideFormats.js';
 import {
   completeMultipartRequestSchema,
   createMultipartRequestSchema,
-  hasImageExtension,
   IMAGE_MESSAGES,
   signedUrlsRequestSchema,
   signPartsRequestSchema,
-  unsupportedFileType,
   uppySignRequestSchema,
   type Permission,
   signedUrlsResponseSchema,
@@ -44,7 +43,8 @@ export const studyFromUploadKey = scope.study((request: FastifyRequest) => {
 });
 
 function checkFileName(fileName: string): void {
-  if (!hasImageExtension(fileName)) throw new BadRequestError(unsupportedFileType(fileName));
+  const error = imageFileNameError(fileName);
+  if (error) throw new BadRequestError(error);
 }
 
 const uploadIdParams = z.object({ uploadId: z.string().min(1).max(1024) });

@@ -1,0 +1,186 @@
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  IMAGE_MESSAGES,
+  openSlideFormatOf,
+  openSlideMissing,
+  slideDataTooSmall,
+  slideSizeImpossible,
+  slideTooLarge,
+} from '@lamina/domain';
+import { detectVendor, openSlideLibrary, OpenSlideError } from '../../platform/openslide/openslide.js';
+import { CorruptTiffError, NotTiffError, readTiffStructure } from './tiffStructure.js';
+import { describeSlide, SlideRejectedError, type SlideInfo } from './slideInfo.js';
+import { checkSlideLimits, type SlideLimits } from './slideLimits.js';
+import { buildPyramid, DecodeError, extractAssociated, PYRAMID_QUALITY, type PyramidOptions } from './pyramid.js';
+import { buildOpenSlidePyramid, OpenSlideSource } from './openSlideSource.js';
+import { findArchivedSlide, isZip, unpackArchive } from './slideArchive.js';
+import { BlockPassError } from './blockPyramid.js';
+
+/**
+ * The slide of an upload, whatever its format, as the worker needs it (issue 31): what to store of
+ * it, its serving pyramid, its label and macro. Three readers stand behind it:
+ * - Lamina's own TIFF readers for Aperio SVS and generic TIFF (the specification's formats; faster
+ *   than OpenSlide for them, and the JPEG 2000 path: pyramid.ts);
+ * - OpenSlide for the vendor formats (openSlideSource.ts), chosen by OpenSlide's own vendor
+ *   detection so a Philips or Ventana `.tiff` goes to it too;
+ * - the DICOM WSI reader for DICOM series (dicom/).
+ * Archives (`.zip`) are unpacked first (slideArchive.ts).
+ */
+export interface SlideSource {
+  /** What the image row stores (source_format: aperio, generic-tiff, plain-tiff, hamamatsu, mirax, …). */
+  readonly info: StoredSlideInfo;
+  buildPyramid(target: string, onProgress: (fraction: number) => void, options: PyramidOptions): Promise<void>;
+  /** The label (PNG) or macro (JPEG) image, or null when the slide has none. */
+  associated(kind: 'label' | 'macro'): Promise<Buffer | null>;
+  close(): Promise<void>;
+}
+
+export type StoredSlideInfo = Pick<
+  SlideInfo,
+  'width' | 'height' | 'levels' | 'mpp' | 'objectivePower' | 'zStackSize'
+> & { format: string; compression: number | null };
+
+/** Vendors OpenSlide names that Lamina's own readers serve (the rest go to OpenSlide). */
+const OWN_READER_VENDORS = new Set(['aperio', 'generic-tiff']);
+
+/** Widths and heights are stored as PostgreSQL integers. */
+const MAX_SIDE = 2 ** 31 - 1;
+
+async function headOf(file: string, bytes = 132): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Opens the upload at `file` (named as the user named it: `fileName` decides nothing by itself but
+ * the message when OpenSlide is missing). `work` is the job's scratch folder (archives unpack there).
+ * Throws SlideRejectedError for a slide refused for what it is.
+ */
+export async function openSlideSource(
+  file: string,
+  fileName: string,
+  work: string,
+  fileSize: number,
+  limits: SlideLimits,
+): Promise<SlideSource> {
+  const head = await headOf(file);
+  if (isZip(head)) {
+    const files = await unpackArchive(file, path.join(work, 'archive'));
+    const found = await findArchivedSlide(files);
+    if (found.kind === 'dicom') throw new SlideRejectedError('DICOM WSI is not supported yet'); // wired with the DICOM reader
+    return openVendor(
+      found.index,
+      fileName,
+      found.kind === 'mirax' ? 'MIRAX (.mrxs)' : 'Hamamatsu VMS',
+      fileSize,
+      limits,
+    );
+  }
+  const vendorFormat = openSlideFormatOf(fileName);
+  if (vendorFormat) return openVendor(file, fileName, vendorFormat.label, fileSize, limits);
+  // A TIFF by extension: OpenSlide's detection sends vendor TIFFs (Philips, Ventana, Leica,
+  // Hamamatsu, Trestle) to it; Aperio and generic TIFF stay with Lamina's readers.
+  if (openSlideLibrary().available) {
+    const vendor = detectVendor(file);
+    if (vendor && !OWN_READER_VENDORS.has(vendor)) return openVendor(file, fileName, vendor, fileSize, limits);
+  }
+  return openTiff(file, fileSize, limits);
+}
+
+async function openTiff(file: string, fileSize: number, limits: SlideLimits): Promise<SlideSource> {
+  let info: SlideInfo;
+  try {
+    const structure = await readTiffStructure(file);
+    checkSlideLimits(structure, fileSize, limits);
+    info = describeSlide(structure);
+  } catch (error) {
+    if (error instanceof NotTiffError) throw new SlideRejectedError(`${IMAGE_MESSAGES.notATiff} (${error.message})`);
+    if (error instanceof CorruptTiffError)
+      throw new SlideRejectedError(`The TIFF structure is damaged (${error.message})`);
+    throw error;
+  }
+  return {
+    info: { ...info, compression: info.compression },
+    buildPyramid: (target, onProgress, options) => buildPyramid(file, target, info, onProgress, options),
+    associated: async (kind) => {
+      const page = kind === 'label' ? info.labelPage : info.macroPage;
+      return page === null ? null : extractAssociated(file, page, kind === 'label' ? 'png' : 'jpeg');
+    },
+    close: async () => undefined,
+  };
+}
+
+function openVendor(
+  file: string,
+  fileName: string,
+  format: string,
+  fileSize: number,
+  limits: SlideLimits,
+): SlideSource {
+  if (!openSlideLibrary().available) throw new SlideRejectedError(openSlideMissing(fileName, format));
+  let source: OpenSlideSource;
+  try {
+    source = OpenSlideSource.open(file);
+  } catch (error) {
+    if (error instanceof OpenSlideError)
+      throw new SlideRejectedError(`The ${format} slide could not be opened (${error.message})`);
+    throw error;
+  }
+  const { description } = source;
+  try {
+    checkVendorLimits(description.width, description.height, fileSize, limits);
+  } catch (error) {
+    void source.close();
+    throw error;
+  }
+  const pixelsPerMm = description.mpp ? 1000 / description.mpp : undefined;
+  return {
+    info: {
+      format: description.vendor,
+      width: description.width,
+      height: description.height,
+      levels: description.levels,
+      mpp: description.mpp,
+      objectivePower: description.objectivePower,
+      zStackSize: 1,
+      compression: null,
+    },
+    buildPyramid: async (target, onProgress, options) => {
+      try {
+        await buildOpenSlidePyramid(source, target, {
+          quality: PYRAMID_QUALITY,
+          onProgress,
+          ...(pixelsPerMm ? { pixelsPerCm: pixelsPerMm * 10 } : {}),
+          ...(options.deadline ? { deadline: options.deadline } : {}),
+          ...(options.blockSize ? { blockSize: options.blockSize } : {}),
+        });
+      } catch (error) {
+        if (options.deadline?.expired) throw options.deadline.error();
+        if (error instanceof OpenSlideError)
+          throw new DecodeError(`The ${format} slide's image data could not be read (${error.message})`);
+        if (error instanceof BlockPassError)
+          throw new DecodeError(`The image data could not be encoded (${error.message})`);
+        throw error;
+      }
+    },
+    associated: (kind) => source.associated(kind),
+    close: () => source.close(),
+  };
+}
+
+/** The pixel-bomb limits of slideLimits.ts, for a slide whose data OpenSlide reads. */
+function checkVendorLimits(width: number, height: number, fileSize: number, limits: SlideLimits): void {
+  if (width <= 0 || height <= 0 || width > MAX_SIDE || height > MAX_SIDE)
+    throw new SlideRejectedError(slideSizeImpossible(width, height));
+  const pixels = width * height;
+  if (pixels > limits.maxPixels) throw new SlideRejectedError(slideTooLarge(width, height, limits.maxPixels));
+  if (pixels / Math.max(1, fileSize) > limits.maxPixelsPerByte)
+    throw new SlideRejectedError(slideDataTooSmall(pixels, fileSize));
+}
