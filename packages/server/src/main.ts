@@ -16,6 +16,7 @@ import { DEMO_USERS, seedDemoData } from './modules/demo/demoSeed.js';
 import { ensureDemoCases } from './modules/demo/demoCases.js';
 import { ensureDemoSlide } from './modules/demo/demoSlide.js';
 import { ensureDemoZStack } from './modules/demo/demoZStack.js';
+import { ensureDemoVendorSlide } from './modules/demo/demoVendorSlide.js';
 import { startImageWorker } from './modules/processing/imageWorker.js';
 import { startMetricsServer, type MetricsServer } from './platform/metrics/metricsServer.js';
 import { DEFAULT_SLIDE_LIMITS } from './modules/processing/slideLimits.js';
@@ -184,6 +185,13 @@ async function main(): Promise<void> {
               `demo z-stack slide generated (image ${made.id}, from the ${made.from === 'synthetic' ? 'synthetic demo slide: ../shared/testdata is not beside the repository' : 'test slide CMU-1-Small-Region.svs'}); processing`,
             ),
         )
+        // A slide of another scanner (Hamamatsu NDPI through OpenSlide), when the test data and OpenSlide are here.
+        .then(() => ensureDemoVendorSlide({ db: database.db, storage: app.slides.storage, jobs: app.slides.jobs }))
+        .then((vendor) => {
+          if (vendor.made)
+            app.log.info(`demo Hamamatsu slide uploaded (image ${vendor.id}); processing with OpenSlide`);
+          else if (vendor.why !== 'exists') app.log.info(`demo Hamamatsu slide not uploaded (${vendor.why})`);
+        })
         // Then the demo cases, once the slide is processed (their slides share its pyramid).
         .then(() => ensureDemoCases(database.db))
         .then((n) => n > 0 && app.log.info(`demo cases created (${n})`))

@@ -5,6 +5,8 @@ import { maxTmsZoom } from '@lamina/domain';
 import { processImage, type ProcessingDeps } from '../src/modules/processing/processImage.js';
 import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import { TileTokens } from '../src/platform/tiles/tileToken.js';
+import { DEMO_STUDY_NAME } from '../src/modules/demo/demoSeed.js';
+import { DEMO_VENDOR_SLIDE_NAME, ensureDemoVendorSlide } from '../src/modules/demo/demoVendorSlide.js';
 import { openslideRegion, worstServedTileDifference } from './support/openslide.js';
 import {
   createSlideTestApp,
@@ -146,4 +148,31 @@ describe('a vendor slide on a machine without OpenSlide', () => {
       vi.resetModules();
     }
   }, 30_000);
+});
+
+describe('the demo’s slide of another scanner', () => {
+  it('is the Hamamatsu test slide uploaded into the demo study once, and processes to SUCCESS', async () => {
+    const { db } = t.database;
+    expect(await ensureDemoVendorSlide({ db, storage: t.app.slides.storage, jobs: t.app.slides.jobs })).toEqual({
+      made: false,
+      why: 'no demo study',
+    });
+    await createStudy(db, DEMO_STUDY_NAME);
+    const slides = { db, storage: t.app.slides.storage, jobs: t.app.slides.jobs };
+    expect(await ensureDemoVendorSlide(slides, path.join(WSI_DIR, 'no-such-slide.ndpi'))).toEqual({
+      made: false,
+      why: 'no test data',
+    });
+    const outcome = await ensureDemoVendorSlide(slides);
+    if (!outcome.made) throw new Error(`not made: ${outcome.why}`);
+    expect(await ensureDemoVendorSlide(slides)).toEqual({ made: false, why: 'exists' });
+    await processImage(deps, outcome.id);
+    expect(await imageRow(outcome.id)).toMatchObject({
+      name: DEMO_VENDOR_SLIDE_NAME,
+      processing_status: 'SUCCESS',
+      source_format: 'hamamatsu',
+      width: WIDTH,
+      height: HEIGHT,
+    });
+  }, 60_000);
 });
