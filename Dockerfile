@@ -40,6 +40,12 @@ ENV NODE_ENV=production \
     WEB_DIST=/app/packages/web/dist \
     MALLOC_ARENA_MAX=2
 WORKDIR /app
+# OpenSlide reads the vendor slide formats (Hamamatsu, MIRAX, Leica, Ventana, Philips, Sakura;
+# issue 31): the worker opens Debian's libopenslide0 through koffi, the API offers those formats
+# only where it loads. Without it the image still runs and refuses them at upload.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libopenslide0 \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/packages/domain/package.json ./packages/domain/package.json

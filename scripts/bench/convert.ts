@@ -12,6 +12,13 @@
  * `vips tiffsave --pyramid` reading the same file (Debian's libvips decodes it with its own
  * OpenJPEG), both at the worker's JPEG 2000 pyramid quality (Q90). Goal: at most 2 x vips' wall
  * time. BENCH_CASES=jpeg,jp2k (default both) chooses the cases.
+ *
+ * The vendor case (issue 31, BENCH_CASES=openslide): a slide read through OpenSlide
+ * (openSlideSource.ts: level 0 region by region on koffi's threads into the block writer) against
+ * `vips tiffsave --pyramid` reading the same file (Debian's libvips loads it with openslideload),
+ * both Q85. BENCH_OPENSLIDE_SLIDE names the file: the Hamamatsu NDPI of the shared test data by
+ * default, `bench` for the bench slide read through OpenSlide as a generic TIFF (the same path at
+ * gigapixel scale, for time and peak memory). Goal: at most 1.5 x vips' time, < 1 GiB for 2 GB.
  */
 import { spawn } from 'node:child_process';
 import { rmSync, statSync } from 'node:fs';
@@ -27,6 +34,10 @@ import { describeSlide } from '../../packages/server/src/modules/processing/slid
 import { readTiffStructure } from '../../packages/server/src/modules/processing/tiffStructure.js';
 import { BENCH_DIR, benchSlide, cpuInfo, ensureTools, has, log, ROOT, sampleMemory } from './lib.js';
 import { jp2kBenchSlide } from './convertJp2k.js';
+import {
+  buildOpenSlidePyramid,
+  OpenSlideSource,
+} from '../../packages/server/src/modules/processing/openSlideSource.js';
 
 type Writer = NonNullable<PyramidOptions['writer']>;
 
@@ -127,10 +138,11 @@ function writerFromEnv(): Writer {
   return value;
 }
 
-function casesFromEnv(): { jpeg: boolean; jp2k: boolean } {
+function casesFromEnv(): { jpeg: boolean; jp2k: boolean; openslide: boolean } {
   const cases = (process.env.BENCH_CASES ?? 'jpeg,jp2k').split(',').map((c) => c.trim());
-  if (cases.some((c) => c !== 'jpeg' && c !== 'jp2k')) throw new Error('BENCH_CASES is a list of jpeg, jp2k');
-  return { jpeg: cases.includes('jpeg'), jp2k: cases.includes('jp2k') };
+  if (cases.some((c) => c !== 'jpeg' && c !== 'jp2k' && c !== 'openslide'))
+    throw new Error('BENCH_CASES is a list of jpeg, jp2k, openslide');
+  return { jpeg: cases.includes('jpeg'), jp2k: cases.includes('jp2k'), openslide: cases.includes('openslide') };
 }
 
 async function main(): Promise<void> {
@@ -139,6 +151,74 @@ async function main(): Promise<void> {
   log(cpuInfo());
   if (cases.jpeg) await jpegCase();
   if (cases.jp2k) await jp2kCase();
+  if (cases.openslide) await openSlideCase();
+}
+
+/** Child mode `convert.ts --openslide SOURCE TARGET`: the worker's OpenSlide path on one file. */
+async function openSlideChild(source: string, target: string): Promise<void> {
+  const started = performance.now();
+  const slide = OpenSlideSource.open(source);
+  try {
+    await buildOpenSlidePyramid(slide, target, { quality: PYRAMID_QUALITY });
+  } finally {
+    await slide.close();
+  }
+  console.log(`CONVERT_JSON ${JSON.stringify({ ms: performance.now() - started })}`);
+}
+
+/** The vendor case: the worker's OpenSlide reader against vips reading the same file through OpenSlide. */
+async function openSlideCase(): Promise<void> {
+  const chosen = process.env.BENCH_OPENSLIDE_SLIDE ?? path.join(ROOT, '../shared/testdata/wsi/test3-DAPI-2-387.ndpi');
+  const source = chosen === 'bench' ? benchSlide() : chosen;
+  const { size } = statSync(source);
+  const runs = Number(process.env.BENCH_RUNS ?? 3);
+  const width = Number((await timed('vipsheader', ['-f', 'width', source])).stdout.trim());
+  const height = Number((await timed('vipsheader', ['-f', 'height', source])).stdout.trim());
+  const bigtiff = width * height * 3 > 4 * 1024 ** 3;
+  const workerOut = path.join(BENCH_DIR, 'convert-openslide-worker.tif');
+  const vipsOut = path.join(BENCH_DIR, 'convert-openslide-vips.tif');
+  const workerRuns: Run[] = [];
+  const vipsRuns: Run[] = [];
+  for (let i = 0; i < runs; i++) {
+    log(`run ${i + 1}/${runs}: worker (OpenSlide through koffi, block writer)`);
+    rmSync(workerOut, { force: true });
+    const w = await timed(process.execPath, [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'scripts/bench/convert.ts'),
+      '--openslide',
+      source,
+      workerOut,
+    ]);
+    // The build's own time (the process's start, Node and tsx, is ~1 s: most of a small slide's wall time).
+    const inProcess = /CONVERT_JSON (.*)/.exec(w.stdout)?.[1];
+    const ms = inProcess ? (JSON.parse(inProcess) as { ms: number }).ms : w.seconds * 1000;
+    log(`worker process ${w.seconds.toFixed(2)} s, of which the build ${(ms / 1000).toFixed(2)} s`);
+    workerRuns.push({ ...w, seconds: ms / 1000, bytes: statSync(workerOut).size });
+    log(`run ${i + 1}/${runs}: vips tiffsave (openslideload)`);
+    vipsRuns.push(await vipsRun(source, vipsOut, bigtiff));
+  }
+  const v = best(vipsRuns);
+  const w = best(workerRuns);
+  const line = (name: string, r: Run) =>
+    `${name.padEnd(26)} ${r.seconds.toFixed(2).padStart(7)} s  CPU ${r.cpuSeconds === null ? '?' : r.cpuSeconds.toFixed(2).padStart(6)} s  peak RSS ${r.peakMb.toFixed(0).padStart(5)} MiB  pyramid ${(r.bytes / 1024 / 1024).toFixed(1)} MB  (${((width * height) / 1e6 / r.seconds).toFixed(1)} Mpx/s)`;
+  console.log('');
+  console.log(
+    `OpenSlide: pyramid build of ${path.basename(source)}, ${width} x ${height} (${(size / 1024 / 1024).toFixed(1)} MB), best of ${runs}, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(line('vips tiffsave --pyramid', v));
+  console.log(line('Lamina worker (OpenSlide)', w));
+  console.log(
+    "(the worker's time is its build in the process, from opening the slide; CPU and memory are the whole process)",
+  );
+  const cpu = w.cpuSeconds !== null && v.cpuSeconds ? `, CPU time ${(w.cpuSeconds / v.cpuSeconds).toFixed(2)}` : '';
+  console.log(
+    `worker / vips time: ${(w.seconds / v.seconds).toFixed(2)}${cpu} (goal <= 1.5); worker peak memory ${w.peakMb.toFixed(0)} MiB (goal < 1024 MiB for a 2 GB slide)`,
+  );
+  rmSync(workerOut, { force: true });
+  rmSync(vipsOut, { force: true });
 }
 
 /** The JPEG 2000 case: the worker's own decoder against vips reading the same file. */
@@ -242,7 +322,9 @@ async function jpegCase(): Promise<void> {
 const [mode, childSource, childTarget, childWriter] = process.argv.slice(2);
 (mode === '--child' && childSource && childTarget
   ? child(childSource, childTarget, (childWriter ?? 'auto') as Writer)
-  : main()
+  : mode === '--openslide' && childSource && childTarget
+    ? openSlideChild(childSource, childTarget)
+    : main()
 ).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
