@@ -1,7 +1,6 @@
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pyramidLevelSizes, tileDirectories } from '../src/modules/processing/blockPyramid.js';
@@ -14,6 +13,13 @@ import {
 } from '../src/modules/processing/dicom/index.js';
 import { SlideRejectedError } from '../src/modules/processing/slideInfo.js';
 import { WSI_DIR } from './factories.js';
+import {
+  blockMeans,
+  DICOM_FIXTURES,
+  dicomReference as reference,
+  differences,
+  type Rgb,
+} from './support/dicomReference.js';
 
 /**
  * The DICOM whole-slide reader (issue 31) on real WSI DICOM files (fixtures/dicom/README.md):
@@ -26,7 +32,7 @@ import { WSI_DIR } from './factories.js';
  * numbers of the info with dcmdump's.
  */
 
-const FIXTURES = fileURLToPath(new URL('./fixtures/dicom/', import.meta.url));
+const FIXTURES = DICOM_FIXTURES;
 const TILE = 256;
 let work: string;
 
@@ -40,52 +46,6 @@ afterAll(async () => {
 
 async function filesOf(folder: string, root = FIXTURES): Promise<string[]> {
   return (await readdir(path.join(root, folder))).sort().map((f) => path.join(root, folder, f));
-}
-
-interface Rgb {
-  data: Buffer;
-  width: number;
-  height: number;
-}
-
-/** Per-channel means of each block x block square, rounded half up, as make_references.py computes them. */
-function blockMeans(image: Rgb, block: number): Rgb {
-  const width = Math.ceil(image.width / block);
-  const height = Math.ceil(image.height / block);
-  const data = Buffer.alloc(width * height * 3);
-  for (let by = 0; by < height; by++)
-    for (let bx = 0; bx < width; bx++) {
-      const sums = [0, 0, 0];
-      let count = 0;
-      for (let y = by * block; y < Math.min((by + 1) * block, image.height); y++)
-        for (let x = bx * block; x < Math.min((bx + 1) * block, image.width); x++) {
-          for (let c = 0; c < 3; c++) sums[c]! += image.data[(y * image.width + x) * 3 + c]!;
-          count++;
-        }
-      for (let c = 0; c < 3; c++) data[(by * width + bx) * 3 + c] = Math.floor(sums[c]! / count + 0.5);
-    }
-  return { data, width, height };
-}
-
-async function reference(name: string): Promise<Rgb> {
-  const { data, info } = await sharp(path.join(FIXTURES, 'reference', name))
-    .removeAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
-
-/** Mean and largest absolute difference per channel. */
-function differences(a: Rgb, b: Rgb): { mean: number[]; max: number[] } {
-  expect([a.width, a.height]).toEqual([b.width, b.height]);
-  const sums = [0, 0, 0];
-  const max = [0, 0, 0];
-  for (let i = 0; i < a.data.length; i++) {
-    const d = Math.abs(a.data[i]! - b.data[i]!);
-    sums[i % 3]! += d;
-    max[i % 3] = Math.max(max[i % 3]!, d);
-  }
-  return { mean: sums.map((s) => s / (a.width * a.height)), max };
 }
 
 async function wholeLevel0(slide: DicomSlide): Promise<Rgb> {

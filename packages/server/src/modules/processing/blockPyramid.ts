@@ -252,6 +252,51 @@ export async function writeBlocks(
   }
 }
 
+/** Level 0 of a slide whose pixels the worker decodes itself (JPEG 2000 tiles, OpenSlide, DICOM frames). */
+export interface RegionSource {
+  readonly width: number;
+  readonly height: number;
+  /** RGB pixels of a region of level 0 (3 bytes a pixel, row-major). */
+  decodeRegion(region: Region, deadline?: Deadline): Promise<Buffer>;
+}
+
+export interface DecodedPyramidOptions {
+  quality: number;
+  /** 256 x 2^m; the readers use 4 096 (48 MiB of RGB a block, two held at once). */
+  blockSize: number;
+  pixelsPerCm?: number | undefined;
+  onProgress?: ((fraction: number) => void) | undefined;
+  deadline?: Deadline | undefined;
+}
+
+/**
+ * The serving pyramid of a {@link RegionSource}: its level 0 decoded block by block into
+ * {@link writeBlocks}, so every reader's pyramid has the same tiles, levels and tags. The source
+ * stays open (its owner closes it).
+ */
+export function writeDecodedPyramid(
+  source: RegionSource,
+  target: string,
+  options: DecodedPyramidOptions,
+): Promise<TiledTiffResult> {
+  return writeBlocks(
+    async (region) =>
+      sharp(await source.decodeRegion(region, options.deadline), {
+        raw: { width: region.width, height: region.height, channels: 3 },
+      }),
+    target,
+    {
+      width: source.width,
+      height: source.height,
+      quality: options.quality,
+      blockSize: options.blockSize,
+      ...(options.pixelsPerCm ? { pixelsPerCm: options.pixelsPerCm } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.deadline ? { deadline: options.deadline } : {}),
+    },
+  );
+}
+
 /**
  * Progress of a pyramid being written, from the size of its file: JPEG tiles of tissue at Q85 come
  * to ~0.1–0.2 byte a pixel for the whole pyramid, so the fraction approaches 0.95 as the file nears

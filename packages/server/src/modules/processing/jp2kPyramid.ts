@@ -1,9 +1,8 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import sharp from 'sharp';
 import { readTiffStructure, type Ifd } from './tiffStructure.js';
 import { codestreamMismatch, CodestreamError, jp2kColour, readCodestreamHeader } from './jp2kCodestream.js';
 import { DEFAULT_TILE_TIME_LIMIT_SECONDS, Jp2kDecoderPool, Jp2kTileError } from './jp2kPool.js';
-import { writeBlocks, type Region } from './blockPyramid.js';
+import { writeDecodedPyramid, type Region } from './blockPyramid.js';
 import type { Deadline } from './deadline.js';
 
 /**
@@ -213,22 +212,7 @@ export class Jp2kSlide {
 export async function buildJp2kPyramid(source: string, target: string, options: Jp2kPyramidOptions): Promise<void> {
   const slide = await Jp2kSlide.open(source, options);
   try {
-    await writeBlocks(
-      async (region) =>
-        sharp(await slide.decodeRegion(region, options.deadline), {
-          raw: { width: region.width, height: region.height, channels: 3 },
-        }),
-      target,
-      {
-        width: slide.width,
-        height: slide.height,
-        quality: options.quality,
-        blockSize: options.blockSize ?? JP2K_BLOCK_SIZE,
-        ...(options.pixelsPerCm ? { pixelsPerCm: options.pixelsPerCm } : {}),
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-        ...(options.deadline ? { deadline: options.deadline } : {}),
-      },
-    );
+    await writeDecodedPyramid(slide, target, { ...options, blockSize: options.blockSize ?? JP2K_BLOCK_SIZE });
   } finally {
     await slide.close();
   }

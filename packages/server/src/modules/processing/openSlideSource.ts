@@ -1,6 +1,5 @@
-import sharp from 'sharp';
 import { OpenSlide, OpenSlideError } from '../../platform/openslide/openslide.js';
-import { writeBlocks, type Region } from './blockPyramid.js';
+import { writeDecodedPyramid, type DecodedPyramidOptions, type Region } from './blockPyramid.js';
 import type { Deadline } from './deadline.js';
 
 /**
@@ -88,6 +87,14 @@ export class OpenSlideSource {
     }
   }
 
+  get width(): number {
+    return this.description.width;
+  }
+
+  get height(): number {
+    return this.description.height;
+  }
+
   /** RGB pixels on white of a region of level 0 (3 bytes a pixel), read in strips at once. */
   async decodeRegion(region: Region, deadline?: Deadline): Promise<Buffer> {
     deadline?.check();
@@ -100,13 +107,10 @@ export class OpenSlideSource {
     return Buffer.concat(await Promise.all(strips));
   }
 
-  /** An associated image encoded for storage (label: PNG, lossless; macro: JPEG), or null. */
-  async associated(kind: 'label' | 'macro'): Promise<Buffer | null> {
+  /** An associated image (the label, or the macro photograph of the glass) as RGB, or null. */
+  async associated(kind: 'label' | 'macro'): Promise<{ rgb: Buffer; width: number; height: number } | null> {
     const name = this.description[kind];
-    if (!name) return null;
-    const { rgb, width, height } = await this.slide.readAssociated(name);
-    const image = sharp(rgb, { raw: { width, height, channels: 3 } });
-    return kind === 'label' ? image.png().toBuffer() : image.jpeg({ quality: 90 }).toBuffer();
+    return name ? this.slide.readAssociated(name) : null;
   }
 
   close(): Promise<void> {
@@ -114,37 +118,13 @@ export class OpenSlideSource {
   }
 }
 
-export interface OpenSlidePyramidOptions {
-  quality: number;
-  pixelsPerCm?: number;
-  onProgress?: (fraction: number) => void;
-  deadline?: Deadline;
-  blockSize?: number;
-}
-
 /** Writes the serving pyramid of an open vendor slide (its level 0) to `target`. */
 export async function buildOpenSlidePyramid(
   source: OpenSlideSource,
   target: string,
-  options: OpenSlidePyramidOptions,
+  options: Omit<DecodedPyramidOptions, 'blockSize'> & { blockSize?: number | undefined },
 ): Promise<void> {
-  const { width, height } = source.description;
-  await writeBlocks(
-    async (region) =>
-      sharp(await source.decodeRegion(region, options.deadline), {
-        raw: { width: region.width, height: region.height, channels: 3 },
-      }),
-    target,
-    {
-      width,
-      height,
-      quality: options.quality,
-      blockSize: options.blockSize ?? OPENSLIDE_BLOCK_SIZE,
-      ...(options.pixelsPerCm ? { pixelsPerCm: options.pixelsPerCm } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.deadline ? { deadline: options.deadline } : {}),
-    },
-  );
+  await writeDecodedPyramid(source, target, { ...options, blockSize: options.blockSize ?? OPENSLIDE_BLOCK_SIZE });
 }
 
 export { OpenSlideError };

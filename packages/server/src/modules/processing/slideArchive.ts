@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
 import { SlideRejectedError } from './slideInfo.js';
+import { isDicomFile } from './dicom/index.js';
 
 /**
  * Slides of several files arrive as one `.zip` (issue 31): a MIRAX `.mrxs` with its data folder, a
@@ -168,11 +169,6 @@ async function checkVms(index: string): Promise<void> {
   if (missing.length > 0) throw rejected(listMissing(`The Hamamatsu slide ${path.basename(index)}`, missing));
 }
 
-/** DICOM Part 10: a 128-byte preamble, then 'DICM'. */
-export function isDicomPart10(head: Buffer): boolean {
-  return head.length >= 132 && head.toString('latin1', 128, 132) === 'DICM';
-}
-
 async function headOf(file: string): Promise<Buffer> {
   const handle = await open(file, 'r');
   try {
@@ -206,7 +202,7 @@ export async function findArchivedSlide(files: string[]): Promise<ArchivedSlide>
     return { kind: 'vms', index: vms[0] };
   }
   const dicom: string[] = [];
-  for (const file of files) if (isDicomPart10(await headOf(file))) dicom.push(file);
+  for (const file of files) if (isDicomFile(await headOf(file))) dicom.push(file);
   if (dicom.length > 0) return { kind: 'dicom', files: dicom.sort() };
   throw rejected(
     'The zip archive holds no slide: it may hold a MIRAX .mrxs file with its folder, a Hamamatsu .vms file with its images, or the DICOM files of one series',

@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import sharp from 'sharp';
 import path from 'node:path';
 import {
   IMAGE_MESSAGES,
@@ -16,6 +17,7 @@ import { buildPyramid, DecodeError, extractAssociated, PYRAMID_QUALITY, type Pyr
 import { buildOpenSlidePyramid, OpenSlideSource } from './openSlideSource.js';
 import { findArchivedSlide, isZip, unpackArchive } from './slideArchive.js';
 import { BlockPassError } from './blockPyramid.js';
+import { buildDicomPyramid, isDicomFile, openDicomSeries } from './dicom/index.js';
 
 /**
  * The slide of an upload, whatever its format, as the worker needs it (issue 31): what to store of
@@ -24,7 +26,7 @@ import { BlockPassError } from './blockPyramid.js';
  *   than OpenSlide for them, and the JPEG 2000 path: pyramid.ts);
  * - OpenSlide for the vendor formats (openSlideSource.ts), chosen by OpenSlide's own vendor
  *   detection so a Philips or Ventana `.tiff` goes to it too;
- * - the DICOM WSI reader for DICOM series (dicom/).
+ * - the DICOM WSI reader for DICOM series (dicom/): a `.dcm` file, or the `.dcm` files of a zip.
  * Archives (`.zip`) are unpacked first (slideArchive.ts).
  */
 export interface SlideSource {
@@ -74,7 +76,7 @@ export async function openSlideSource(
   if (isZip(head)) {
     const files = await unpackArchive(file, path.join(work, 'archive'));
     const found = await findArchivedSlide(files);
-    if (found.kind === 'dicom') throw new SlideRejectedError('DICOM WSI is not supported yet'); // wired with the DICOM reader
+    if (found.kind === 'dicom') return openDicom(found.files, fileSize, limits);
     return openVendor(
       found.index,
       fileName,
@@ -83,6 +85,7 @@ export async function openSlideSource(
       limits,
     );
   }
+  if (isDicomFile(head)) return openDicom([file], fileSize, limits);
   const vendorFormat = openSlideFormatOf(fileName);
   if (vendorFormat) return openVendor(file, fileName, vendorFormat.label, fileSize, limits);
   // A TIFF by extension: OpenSlide's detection sends vendor TIFFs (Philips, Ventana, Leica,
@@ -170,9 +173,63 @@ function openVendor(
         throw error;
       }
     },
-    associated: (kind) => source.associated(kind),
+    associated: async (kind) => encodeAssociated(await source.associated(kind), kind),
     close: () => source.close(),
   };
+}
+
+/** A DICOM WSI series (one file, or the DICOM files of an archive): dicom/ reads it. */
+async function openDicom(files: string[], fileSize: number, limits: SlideLimits): Promise<SlideSource> {
+  const slide = await openDicomSeries(files);
+  const { info } = slide;
+  try {
+    checkVendorLimits(info.width, info.height, fileSize, limits);
+  } catch (error) {
+    await slide.close();
+    throw error;
+  }
+  const pixelsPerMm = info.mpp ? 1000 / info.mpp : undefined;
+  return {
+    info: {
+      format: 'dicom',
+      width: info.width,
+      height: info.height,
+      levels: info.levels,
+      mpp: info.mpp,
+      objectivePower: info.objectivePower,
+      zStackSize: 1,
+      compression: null,
+    },
+    buildPyramid: async (target, onProgress, options) => {
+      try {
+        await buildDicomPyramid(slide, target, {
+          quality: PYRAMID_QUALITY,
+          onProgress,
+          ...(pixelsPerMm ? { pixelsPerCm: pixelsPerMm * 10 } : {}),
+          ...(options.deadline ? { deadline: options.deadline } : {}),
+          ...(options.blockSize ? { blockSize: options.blockSize } : {}),
+        });
+      } catch (error) {
+        if (options.deadline?.expired) throw options.deadline.error();
+        if (error instanceof BlockPassError)
+          throw new DecodeError(`The image data could not be encoded (${error.message})`);
+        throw error;
+      }
+    },
+    // DICOM calls the macro photograph of the glass the OVERVIEW.
+    associated: async (kind) => encodeAssociated(await slide.associated(kind === 'macro' ? 'overview' : 'label'), kind),
+    close: () => slide.close(),
+  };
+}
+
+/** An associated image for storage: the label as PNG (lossless), the macro as JPEG. */
+async function encodeAssociated(
+  image: { rgb: Buffer; width: number; height: number } | null,
+  kind: 'label' | 'macro',
+): Promise<Buffer | null> {
+  if (!image) return null;
+  const pipeline = sharp(image.rgb, { raw: { width: image.width, height: image.height, channels: 3 } });
+  return kind === 'label' ? pipeline.png().toBuffer() : pipeline.jpeg({ quality: 90 }).toBuffer();
 }
 
 /** The pixel-bomb limits of slideLimits.ts, for a slide whose data OpenSlide reads. */

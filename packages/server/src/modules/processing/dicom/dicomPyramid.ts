@@ -1,5 +1,4 @@
-import sharp from 'sharp';
-import { writeBlocks } from '../blockPyramid.js';
+import { writeDecodedPyramid } from '../blockPyramid.js';
 import type { TiledTiffResult } from '../tiledTiff.js';
 import type { Deadline } from '../deadline.js';
 import type { DicomSlide } from './dicomSlide.js';
@@ -29,20 +28,5 @@ export function buildDicomPyramid(
   target: string,
   options: DicomPyramidOptions,
 ): Promise<TiledTiffResult> {
-  return writeBlocks(
-    async (region) =>
-      sharp(await slide.decodeRegion(region, options.deadline), {
-        raw: { width: region.width, height: region.height, channels: 3 },
-      }),
-    target,
-    {
-      width: slide.width,
-      height: slide.height,
-      quality: options.quality,
-      blockSize: options.blockSize ?? DICOM_BLOCK_SIZE,
-      ...(options.pixelsPerCm ? { pixelsPerCm: options.pixelsPerCm } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.deadline ? { deadline: options.deadline } : {}),
-    },
-  );
+  return writeDecodedPyramid(slide, target, { ...options, blockSize: options.blockSize ?? DICOM_BLOCK_SIZE });
 }
