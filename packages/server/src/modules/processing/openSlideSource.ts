@@ -9,14 +9,11 @@ import type { Deadline } from './deadline.js';
  * pyramid has the tiles, levels and tags of every other slide and nothing downstream changes.
  *
  * Memory: a block of {@link OPENSLIDE_BLOCK_SIZE} px a side is 64 MiB as OpenSlide's ARGB and
- * 48 MiB as RGB, read in {@link STRIPS} strips at once; at most two blocks are held (one read while
- * the one before is encoded).
+ * 48 MiB as RGB; at most two blocks are held (one read while the one before is encoded).
  */
 
 /** 256 × 2^4: a block's levels 0..4 fall on the slide's tile grid (as for JPEG 2000). */
 export const OPENSLIDE_BLOCK_SIZE = 4096;
-/** A block is read as this many horizontal strips in parallel (OpenSlide decodes on koffi's threads). */
-const STRIPS = 4;
 
 /** What the worker stores of a vendor slide, from OpenSlide's standard properties. */
 export interface OpenSlideDescription {
@@ -95,16 +92,15 @@ export class OpenSlideSource {
     return this.description.height;
   }
 
-  /** RGB pixels on white of a region of level 0 (3 bytes a pixel), read in strips at once. */
+  /**
+   * RGB pixels on white of a region of level 0 (3 bytes a pixel), in one read on a koffi thread.
+   * One read, not strips in parallel: OpenSlide 3.4's readers serialise on the slide (two strips at
+   * once cost twice the CPU for the same wall time, on NDPI and TIFF alike); the parallelism is the
+   * block writer's — the next block is read while the one before is encoded.
+   */
   async decodeRegion(region: Region, deadline?: Deadline): Promise<Buffer> {
     deadline?.check();
-    const rows = Math.ceil(region.height / STRIPS);
-    const strips: Promise<Buffer>[] = [];
-    for (let top = 0; top < region.height; top += rows) {
-      const height = Math.min(rows, region.height - top);
-      strips.push(this.slide.readRegion(region.left, region.top + top, 0, region.width, height));
-    }
-    return Buffer.concat(await Promise.all(strips));
+    return this.slide.readRegion(region.left, region.top, 0, region.width, region.height);
   }
 
   /** An associated image (the label, or the macro photograph of the glass) as RGB, or null. */
