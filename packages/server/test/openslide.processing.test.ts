@@ -121,12 +121,20 @@ describe('the Hamamatsu NDPI slide through the worker', () => {
 });
 
 describe('a vendor slide on a machine without OpenSlide', () => {
-  it('fails processing with a message naming the package that enables the format, audited', async () => {
+  it('offers and accepts no OpenSlide format, and a job that meets one fails naming the package, audited', async () => {
     // A fresh module graph whose OpenSlide loader finds no library (the library is loaded once per process).
     vi.resetModules();
     vi.stubEnv('OPENSLIDE_LIBRARY', '/nonexistent/libopenslide.so.0');
     try {
       const fresh = await import('../src/modules/processing/processImage.js');
+      const formats = await import('../src/platform/openslide/slideFormats.js');
+      // What GET /api/config offers and the upload routes accept (their one rule).
+      expect(formats.serverImageExtensions()).toEqual(['.svs', '.tif', '.tiff', '.dcm', '.zip']);
+      expect(formats.imageFileNameError('scan.svs')).toBeNull();
+      expect(formats.imageFileNameError('series.zip')).toBeNull();
+      expect(formats.imageFileNameError('scan.ndpi')).toBe(
+        'scan.ndpi: Hamamatsu NDPI slides are read with OpenSlide, which is not installed on the server (Debian/Ubuntu: apt-get install libopenslide0; macOS: brew install openslide)',
+      );
       const key = await putUpload(t.app.slides.storage, studyId, NDPI, 'no-openslide.ndpi');
       const { id } = await createUploadedImage(t.database.db, { studyId, s3Key: key });
       await fresh.processImage(deps, id);
