@@ -14,6 +14,7 @@ import {
   createTileGrant,
   createUploadedImage,
   putUpload,
+  WSI_DIR,
   type SlideTestContext,
 } from './factories.js';
 
@@ -147,6 +148,16 @@ describe('one .dcm file', () => {
       .where('action', '=', 'IMAGE_PROCESSING_FAILED')
       .executeTakeFirstOrThrow();
     expect(audit.reason).toBe(row.status_message);
+  }, 30_000);
+});
+
+describe('a name that promises what the content is not', () => {
+  it('a TIFF named .zip or .dcm fails saying what it is not', async () => {
+    const svs = path.join(WSI_DIR, 'small.svs');
+    expect((await imageRow(await processFile(svs, 'slide.zip'))).status_message).toBe('slide.zip is not a zip archive');
+    expect((await imageRow(await processFile(svs, 'slide.dcm'))).status_message).toBe(
+      'slide.dcm is not a DICOM file (no DICM preamble)',
+    );
   }, 30_000);
 });
 

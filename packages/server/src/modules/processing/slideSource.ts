@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import path from 'node:path';
 import {
   IMAGE_MESSAGES,
+  imageExtensionOf,
   openSlideFormatOf,
   openSlideMissing,
   slideDataTooSmall,
@@ -86,6 +87,10 @@ export async function openSlideSource(
     );
   }
   if (isDicomFile(head)) return openDicom([file], fileSize, limits);
+  // A name that promises an archive or DICOM, with other content: said so, rather than 'not a TIFF'.
+  const extension = imageExtensionOf(fileName);
+  if (extension === '.zip') throw new SlideRejectedError(`${fileName} is not a zip archive`);
+  if (extension === '.dcm') throw new SlideRejectedError(`${fileName} is not a DICOM file (no DICM preamble)`);
   const vendorFormat = openSlideFormatOf(fileName);
   if (vendorFormat) return openVendor(file, fileName, vendorFormat.label, fileSize, limits);
   // A TIFF by extension: OpenSlide's detection sends vendor TIFFs (Philips, Ventana, Leica,
