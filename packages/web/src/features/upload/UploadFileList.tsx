@@ -1,8 +1,9 @@
-import { Intent, ProgressBar } from '@blueprintjs/core';
+import { Classes, Intent, ProgressBar } from '@blueprintjs/core';
 import type { FileProgress, FileState } from './uploadSession';
 
 const STATE_LABEL: Record<FileState, string> = {
   queued: 'Waiting',
+  preparing: 'Preparing series',
   uploading: 'Uploading',
   registering: 'Registering',
   done: 'Uploaded',
@@ -12,6 +13,7 @@ const STATE_LABEL: Record<FileState, string> = {
 
 const STATE_INTENT: Record<FileState, Intent> = {
   queued: Intent.NONE,
+  preparing: Intent.PRIMARY,
   uploading: Intent.PRIMARY,
   registering: Intent.PRIMARY,
   done: Intent.SUCCESS,
@@ -25,14 +27,18 @@ function formatSize(bytes: number): string {
   return `${Math.max(1, Math.round(bytes / 1024))} KB`;
 }
 
-/** One row per chosen file: name, size, state and a progress bar (doc 2 §4: per-file progress). */
+/**
+ * One row per upload: name, size, state and a progress bar (doc 2 §4: per-file progress); under it
+ * what was done with the chosen files when they are not sent as they are (a DICOM series' .zip).
+ */
 export function UploadFileList({ files }: { files: FileProgress[] }) {
   if (files.length === 0) return null;
   return (
     <ul className="lamina-upload-files" aria-label="Files">
       {files.map((file, index) => {
         const fraction = file.total > 0 ? Math.min(1, file.loaded / file.total) : 0;
-        const active = file.state === 'uploading' || file.state === 'registering';
+        const active = file.state === 'preparing' || file.state === 'uploading' || file.state === 'registering';
+        const counting = file.state === 'preparing' || file.state === 'uploading';
         return (
           <li key={`${file.name}-${index}`} className="lamina-upload-file">
             <div className="lamina-upload-file-head">
@@ -41,9 +47,12 @@ export function UploadFileList({ files }: { files: FileProgress[] }) {
               </span>
               <span className="lamina-upload-file-meta">
                 {formatSize(file.total)} · {STATE_LABEL[file.state]}
-                {file.state === 'uploading' ? ` ${Math.floor(fraction * 100)}%` : ''}
+                {counting ? ` ${Math.floor(fraction * 100)}%` : ''}
               </span>
             </div>
+            {file.note && (
+              <div className={`lamina-upload-file-note ${Classes.TEXT_MUTED} ${Classes.TEXT_SMALL}`}>{file.note}</div>
+            )}
             <ProgressBar
               aria-label={`Progress of ${file.name}`}
               value={file.state === 'done' ? 1 : fraction}

@@ -8,10 +8,14 @@ import { queryKeys } from '../../api/queryKeys';
 import { makeConfig } from '../../test/fixtures';
 import { mockFetch } from '../../test/mockFetch';
 import { testQueryClient } from '../../test/render';
+import { unzipSync } from 'fflate';
+import { readBlob, withBlobArrayBuffer } from './blobBytes';
 import { fakeXhr, type FakeReply } from './fakeXhr';
 import { UploadImagesDialog, type UploadImagesDialogProps } from './UploadImagesDialog';
 
 afterEach(cleanup);
+// A DICOM series is read a slice at a time with Blob.arrayBuffer(), which jsdom lacks.
+withBlobArrayBuffer();
 
 function file(name: string, size = 1000): File {
   return new File([new Uint8Array(size)], name, { type: 'image/tiff' });
@@ -291,6 +295,64 @@ describe('UploadImagesDialog', () => {
       .filter((c) => c.path === '/api/images')
       .map((c) => c.body as { name: string; s3Key: string });
     expect(registered.find((b) => b.name === 'big.svs')?.s3Key).toBe(key);
+  });
+
+  it('sends .dcm files chosen together as one series .zip, saying so, and the other files as they are', async () => {
+    const { calls } = serverReplies();
+    const { requests } = fakeXhr(() => ok);
+    const { onClose } = renderDialog();
+    // Bytes only carried into the .zip and compared after, never decoded: any bytes do (distinct per file).
+    const dcm = [0, 1, 2].map(
+      (level) =>
+        new File(
+          [Uint8Array.from({ length: 400 + level }, (_, i) => (i + level * 7) & 0xff)],
+          `CMU-1-level-${level}.dcm`,
+        ),
+    );
+    choose(dcm[0]!, file('slide.svs', 900), dcm[1]!, dcm[2]!);
+    screen.getByText(/\.dcm files chosen together are sent as one series/);
+    const list = screen.getByRole('list', { name: 'Files' });
+    expect(list.querySelectorAll('li')).toHaveLength(2);
+    screen.getByText('3 DICOM files → one series: CMU-1.zip');
+    expect(screen.getByText('4 files', { exact: false })).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
+    await screen.findByText('Uploaded 2 files (CMU-1.zip, slide.svs): processing has started');
+
+    expect(calls.find((c) => c.path === '/api/signed-urls')?.body).toEqual({
+      studyId: 3,
+      fileNames: ['CMU-1.zip', 'slide.svs'],
+    });
+    // The .svs goes while the series is being bundled: the PUTs' order is not fixed.
+    const put = (name: string) =>
+      requests.filter((r) => r.url.split('?')[0] === `/api/storage/uploads/3/u-${name}/${name}`);
+    expect(requests).toHaveLength(2);
+    expect(put('slide.svs').map((r) => r.size)).toEqual([900]);
+    const [zip] = put('CMU-1.zip');
+    expect(zip?.body).toBeInstanceOf(Blob);
+    const entries = unzipSync(await readBlob(zip!.body as Blob));
+    expect(Object.keys(entries)).toEqual(['CMU-1-level-0.dcm', 'CMU-1-level-1.dcm', 'CMU-1-level-2.dcm']);
+    for (const f of dcm) expect(entries[f.name]).toEqual(await readBlob(f));
+    const registered = calls.filter((c) => c.path === '/api/images').map((c) => (c.body as { name: string }).name);
+    expect(registered.sort()).toEqual(['CMU-1.zip', 'slide.svs']);
+  });
+
+  it('sends a single .dcm as it is', async () => {
+    const { calls } = serverReplies();
+    const { requests } = fakeXhr(() => ok);
+    const { onClose } = renderDialog();
+    choose(file('single.dcm', 1200), file('slide.svs', 900));
+    expect(screen.queryByText(/DICOM files → one series/)).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Upload' }));
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
+    expect(calls.find((c) => c.path === '/api/signed-urls')?.body).toEqual({
+      studyId: 3,
+      fileNames: ['single.dcm', 'slide.svs'],
+    });
+    expect(requests.map((r) => [r.url.split('?')[0], r.size])).toEqual([
+      ['/api/storage/uploads/3/u-single.dcm/single.dcm', 1200],
+      ['/api/storage/uploads/3/u-slide.svs/slide.svs', 900],
+    ]);
   });
 
   it('shows each file with a progress bar that fills', async () => {

@@ -3,6 +3,7 @@ import { IMAGE_MESSAGES, imageAccept, uploadStartedMessage, type ImageView } fro
 import { useRef, useState, type ChangeEvent } from 'react';
 import { showToast } from '../../components/appToaster';
 import { AcceptedFilesHint } from './AcceptedFilesHint';
+import { groupDicomSeries, isDicomSeries, itemSize, seriesNote, type UploadItem } from './dicomSeries';
 import { UploadFileList } from './UploadFileList';
 import { checkSelection, runImageUpload, type FileProgress, type UploadOutcome } from './uploadSession';
 import { useImageExtensions } from './useImageExtensions';
@@ -22,18 +23,27 @@ export interface UploadImagesDialogProps {
 
 type Phase = 'choosing' | 'uploading' | 'finished';
 
+/** An upload's row before it starts; a series' row says which files it bundles. */
+const queuedRow = (item: UploadItem): FileProgress => ({
+  name: item.name,
+  loaded: 0,
+  total: itemSize(item),
+  state: 'queued',
+  ...(isDicomSeries(item) ? { note: seriesNote(item) } : {}),
+});
+
 const EMPTY_OUTCOME: UploadOutcome = { uploaded: [], failures: [], errors: [], cancellations: [], warning: null };
 
 /**
  * 'Upload images' / 'Replace image' (doc 2 §2.5, §4): choose files of the formats the server reads
  * (.svs/.tif/.tiff, and the vendor formats of issue 31 it lists in its config; one file for a
  * replacement), Upload, per-file progress, Stop cancels; errors in a red callout, and the dialog
- * stays open while one is shown.
+ * stays open while one is shown. Several .dcm files of a new upload go as one series .zip (issue 31).
  */
 export function UploadImagesDialog(props: UploadImagesDialogProps) {
   const { studyId, imageToReplace, isOpen, onClose, onUploaded } = props;
   const replacing = Boolean(imageToReplace);
-  const [files, setFiles] = useState<File[]>([]);
+  const [items, setItems] = useState<UploadItem[]>([]);
   const [progress, setProgress] = useState<FileProgress[]>([]);
   const [selectionErrors, setSelectionErrors] = useState<string[]>([]);
   const [phase, setPhase] = useState<Phase>('choosing');
@@ -42,7 +52,7 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
   const extensions = useImageExtensions();
 
   const reset = () => {
-    setFiles([]);
+    setItems([]);
     setProgress([]);
     setSelectionErrors([]);
     setOutcome(EMPTY_OUTCOME);
@@ -60,8 +70,10 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
     const { accepted, errors } = checkSelection(chosen, extensions);
     const kept = replacing ? accepted.slice(0, 1) : accepted;
     if (replacing && accepted.length > 1) errors.push('A replacement takes exactly one file');
-    setFiles(kept);
-    setProgress(kept.map((f) => ({ name: f.name, loaded: 0, total: f.size, state: 'queued' })));
+    // A new upload's .dcm files are one series, sent as one .zip; a replacement is the one file chosen.
+    const chosenItems = replacing ? kept : groupDicomSeries(kept);
+    setItems(chosenItems);
+    setProgress(chosenItems.map(queuedRow));
     setSelectionErrors(errors);
     setOutcome(EMPTY_OUTCOME);
     setPhase('choosing');
@@ -72,10 +84,10 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
     controller.current = abort;
     setPhase('uploading');
     setOutcome(EMPTY_OUTCOME);
-    setProgress(files.map((f) => ({ name: f.name, loaded: 0, total: f.size, state: 'queued' })));
+    setProgress(items.map(queuedRow));
     const result = await runImageUpload({
       studyId,
-      files,
+      items,
       imageToReplaceId: imageToReplace?.id ?? null,
       signal: abort.signal,
       multipartThreshold: props.multipartThreshold,
@@ -89,7 +101,7 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
       // A small upload is over in a moment: say what was uploaded before the dialog goes (issue 20).
       void showToast(
         uploadStartedMessage(
-          files.map((f) => f.name),
+          items.map((item) => item.name),
           replacing,
         ),
       );
@@ -106,8 +118,9 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
   const uploading = phase === 'uploading';
   const errors = [...selectionErrors, ...outcome.errors];
   const title = replacing ? 'Replace image' : 'Upload images';
+  const chosenCount = items.reduce((n, item) => n + (isDicomSeries(item) ? item.files.length : 1), 0);
   const chooserText =
-    files.length === 0 ? 'Choose file…' : files.length === 1 ? (files[0]?.name ?? '') : `${files.length} files`;
+    chosenCount === 0 ? 'Choose file…' : chosenCount === 1 ? (items[0]?.name ?? '') : `${chosenCount} files`;
 
   return (
     <Dialog
@@ -176,7 +189,7 @@ export function UploadImagesDialog(props: UploadImagesDialogProps) {
                 intent="primary"
                 icon="upload"
                 text="Upload"
-                disabled={files.length === 0}
+                disabled={items.length === 0}
                 onClick={() => void handleUpload()}
               />
             </>

@@ -10,16 +10,19 @@ import {
 import { isApiError } from '../../api/ApiError';
 import { displayUrl, MultipartUploadError, uploadMultipart } from './multipartUpload';
 import { putWithProgress, UploadAbortedError } from './putWithProgress';
+import { bundleSeries, isDicomSeries, SeriesBundleError, storedZipSize, type UploadItem } from './dicomSeries';
 import { createSignedUrls, notifyUpload, registerImage, type SignedUrl } from './uploadApi';
 import { forEachPooled } from '../../lib/pool';
 
-export type FileState = 'queued' | 'uploading' | 'registering' | 'done' | 'failed' | 'cancelled';
+export type FileState = 'queued' | 'preparing' | 'uploading' | 'registering' | 'done' | 'failed' | 'cancelled';
 
 export interface FileProgress {
   name: string;
   loaded: number;
   total: number;
   state: FileState;
+  /** What was done with the chosen files, in words: '3 DICOM files → one series: CMU-1.zip'. */
+  note?: string;
 }
 
 export interface UploadOutcome {
@@ -36,7 +39,8 @@ export interface UploadOutcome {
 
 export interface UploadRequest {
   studyId: number;
-  files: File[];
+  /** The uploads: chosen files, and DICOM series bundled into one .zip each before they are sent. */
+  items: UploadItem[];
   imageToReplaceId?: number | null;
   signal: AbortSignal;
   onProgress: (index: number, patch: Partial<FileProgress>) => void;
@@ -64,28 +68,32 @@ function messageOf(error: unknown, fallback: string): string {
   return isApiError(error) && error.status >= 400 && error.status < 500 && error.message ? error.message : fallback;
 }
 
+/** The bytes an item's upload sends: a series' .zip is known before it is made. */
+const uploadSize = (item: UploadItem): number => (isDicomSeries(item) ? storedZipSize(item.files) : item.size);
+
 /**
  * The image upload flow (doc 2 §4): signed URLs for the files, the bytes PUT to each (large files
  * as a resumable multipart upload), each file registered with POST /api/images, then the study's
- * admins notified. Never throws: everything that went wrong is in the outcome's messages.
+ * admins notified. A DICOM series is bundled into its .zip ('preparing') when its turn comes.
+ * Never throws: everything that went wrong is in the outcome's messages.
  */
 export async function runImageUpload(request: UploadRequest): Promise<UploadOutcome> {
-  const { studyId, files, signal, onProgress } = request;
+  const { studyId, items, signal, onProgress } = request;
   const threshold = request.multipartThreshold ?? MULTIPART_THRESHOLD_BYTES;
   const outcome: UploadOutcome = { uploaded: [], failures: [], errors: [], cancellations: [], warning: null };
 
-  const small = files.filter((f) => f.size <= threshold);
-  const signed = new Map<File, SignedUrl>();
+  const small = items.filter((item) => uploadSize(item) <= threshold);
+  const signed = new Map<UploadItem, SignedUrl>();
   if (small.length > 0) {
     try {
       const urls = await createSignedUrls(
         studyId,
-        small.map((f) => f.name),
+        small.map((item) => item.name),
         signal,
       );
-      small.forEach((file, i) => {
+      small.forEach((item, i) => {
         const url = urls[i];
-        if (url) signed.set(file, url);
+        if (url) signed.set(item, url);
       });
     } catch (error) {
       if (signal.aborted) return outcome;
@@ -93,27 +101,44 @@ export async function runImageUpload(request: UploadRequest): Promise<UploadOutc
     }
   }
 
-  const uploadOne = async (file: File, index: number): Promise<void> => {
+  const uploadOne = async (item: UploadItem, index: number): Promise<void> => {
     const fail = (message: string) => {
       outcome.errors.push(message);
-      outcome.failures.push(file.name);
+      outcome.failures.push(item.name);
       onProgress(index, { state: 'failed' });
     };
-    const large = file.size > threshold;
-    const url = signed.get(file);
+    const large = uploadSize(item) > threshold;
+    const url = signed.get(item);
     if (!large && !url) {
       onProgress(index, { state: 'failed' });
-      outcome.failures.push(file.name);
+      outcome.failures.push(item.name);
       return;
     }
     let target = url ? displayUrl(url.signedUrl) : '';
-    if (signal.aborted) {
-      outcome.cancellations.push(cancelledUpload(file.name, target || file.name));
+    const cancel = () => {
+      outcome.cancellations.push(cancelledUpload(item.name, target || item.name));
       onProgress(index, { state: 'cancelled' });
+    };
+    if (signal.aborted) {
+      cancel();
       return;
     }
-    onProgress(index, { state: 'uploading' });
     const progress = (loaded: number, total: number) => onProgress(index, { loaded, total });
+    let file: File;
+    if (isDicomSeries(item)) {
+      onProgress(index, { state: 'preparing' });
+      try {
+        file = await bundleSeries(item, progress, signal);
+      } catch (error) {
+        if (error instanceof UploadAbortedError || signal.aborted) cancel();
+        else if (error instanceof SeriesBundleError) fail(error.message);
+        else fail(errorUploading(item.name, target || item.name));
+        return;
+      }
+    } else {
+      file = item;
+    }
+    onProgress(index, { state: 'uploading', loaded: 0 });
     let key: string;
     try {
       if (url) {
@@ -127,8 +152,7 @@ export async function runImageUpload(request: UploadRequest): Promise<UploadOutc
     } catch (error) {
       if (error instanceof MultipartUploadError) target = error.url;
       if (error instanceof UploadAbortedError || signal.aborted) {
-        outcome.cancellations.push(cancelledUpload(file.name, target || file.name));
-        onProgress(index, { state: 'cancelled' });
+        cancel();
       } else {
         fail(errorUploading(file.name, target || file.name));
       }
@@ -149,7 +173,7 @@ export async function runImageUpload(request: UploadRequest): Promise<UploadOutc
     }
   };
 
-  await forEachPooled(files, request.concurrency ?? 3, uploadOne);
+  await forEachPooled(items, request.concurrency ?? 3, uploadOne);
 
   if (outcome.uploaded.length + outcome.failures.length > 0) {
     try {
