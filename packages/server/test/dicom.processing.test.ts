@@ -4,19 +4,11 @@ import { zipSync } from 'fflate';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxTmsZoom } from '@lamina/domain';
-import { processImage, type ProcessingDeps } from '../src/modules/processing/processImage.js';
+import { startProcessingHarness, type ProcessingHarness } from './support/processingHarness.js';
 import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import { TileTokens } from '../src/platform/tiles/tileToken.js';
 import { blockMeans, DICOM_FIXTURES, dicomReference, differences } from './support/dicomReference.js';
-import {
-  createSlideTestApp,
-  createStudy,
-  createTileGrant,
-  createUploadedImage,
-  putUpload,
-  WSI_DIR,
-  type SlideTestContext,
-} from './factories.js';
+import { createTileGrant, WSI_DIR, type SlideTestContext } from './factories.js';
 
 /**
  * DICOM WSI through the worker and the tile server (issue 31): a series uploaded as a `.zip` of its
@@ -26,9 +18,20 @@ import {
  */
 
 const SESSION_SECRET = 'test-secret';
+let h: ProcessingHarness;
 let t: SlideTestContext;
-let deps: ProcessingDeps;
-let studyId: number;
+
+beforeAll(async () => {
+  h = await startProcessingHarness({ SESSION_SECRET });
+  t = h.t;
+}, 60_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+const processFile = (file: string, name: string) => h.processFile(file, name);
+const imageRow = (id: number) => h.imageRow(id);
 
 async function seriesFiles(folder: string): Promise<string[]> {
   return (await readdir(path.join(DICOM_FIXTURES, folder))).sort().map((f) => path.join(DICOM_FIXTURES, folder, f));
@@ -42,27 +45,6 @@ async function zipOf(files: string[], name: string): Promise<string> {
   await writeFile(target, zipSync(entries, { level: 0 }));
   return target;
 }
-
-async function processFile(file: string, name: string): Promise<number> {
-  const key = await putUpload(t.app.slides.storage, studyId, file, name);
-  const { id } = await createUploadedImage(t.database.db, { studyId, s3Key: key });
-  await processImage(deps, id);
-  return id;
-}
-
-async function imageRow(id: number) {
-  return t.database.db.selectFrom('images').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-}
-
-beforeAll(async () => {
-  t = await createSlideTestApp({ SESSION_SECRET });
-  deps = { db: t.database.db, storage: t.app.slides.storage, tmpDir: path.join(t.dataDir, 'tmp') };
-  studyId = (await createStudy(t.database.db)).id;
-}, 60_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('a DICOM series zipped (Orthanc’s JPEG baseline, 3 instances)', () => {
   let id: number;
@@ -140,14 +122,7 @@ describe('one .dcm file', () => {
     expect(row.status_message).toBe(
       'secondary-capture.dcm is not a whole slide image (SOP class 1.2.840.10008.5.1.4.1.1.7, expected VL Whole Slide Microscopy Image Storage 1.2.840.10008.5.1.4.1.1.77.1.6)',
     );
-    const audit = await t.database.db
-      .selectFrom('audit_events')
-      .select('reason')
-      .where('entity_type', '=', 'image')
-      .where('entity_id', '=', String(id))
-      .where('action', '=', 'IMAGE_PROCESSING_FAILED')
-      .executeTakeFirstOrThrow();
-    expect(audit.reason).toBe(row.status_message);
+    expect(await h.failureAuditReason(id)).toBe(row.status_message);
   }, 30_000);
 });
 

@@ -3,19 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxTmsZoom } from '@lamina/domain';
-import { processImage, type ProcessingDeps } from '../src/modules/processing/processImage.js';
+import { startProcessingHarness, type ProcessingHarness } from './support/processingHarness.js';
 import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import { TileTokens } from '../src/platform/tiles/tileToken.js';
 import { openslideRegion, worstServedTileDifference, type RgbImage } from './support/openslide.js';
-import {
-  createSlideTestApp,
-  createStudy,
-  createTileGrant,
-  createUploadedImage,
-  putUpload,
-  WSI_DIR,
-  type SlideTestContext,
-} from './factories.js';
+import { createTileGrant, WSI_DIR, type SlideTestContext } from './factories.js';
 
 /**
  * A JPEG 2000 slide through the worker and the tile server (issue 18): the TCGA test slide
@@ -26,33 +18,23 @@ import {
 const TCGA = path.join(WSI_DIR, 'tcga-cr-7395-01a-01-ts1.svs');
 const SESSION_SECRET = 'test-secret';
 
+let h: ProcessingHarness;
 let t: SlideTestContext;
-let deps: ProcessingDeps;
-let studyId: number;
 let work: string;
 
-async function processFile(file: string, name: string): Promise<number> {
-  const key = await putUpload(t.app.slides.storage, studyId, file, name);
-  const { id } = await createUploadedImage(t.database.db, { studyId, s3Key: key });
-  await processImage(deps, id);
-  return id;
-}
-
-async function imageRow(id: number) {
-  return t.database.db.selectFrom('images').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-}
-
 beforeAll(async () => {
-  t = await createSlideTestApp({ SESSION_SECRET });
-  deps = { db: t.database.db, storage: t.app.slides.storage, tmpDir: path.join(t.dataDir, 'tmp') };
-  studyId = (await createStudy(t.database.db)).id;
+  h = await startProcessingHarness({ SESSION_SECRET });
+  t = h.t;
   work = await mkdtemp(path.join(tmpdir(), 'lamina-jp2k-processing-'));
 }, 60_000);
 
 afterAll(async () => {
-  await t.close();
+  await h?.close();
   await rm(work, { recursive: true, force: true });
 });
+
+const processFile = (file: string, name: string) => h.processFile(file, name);
+const imageRow = (id: number) => h.imageRow(id);
 
 describe('the TCGA JPEG 2000 slide through the worker', () => {
   let id: number;
@@ -118,13 +100,6 @@ describe('a JPEG 2000 slide with a damaged tile', () => {
         `^The JPEG 2000 data of tile ${tile} \\(column 11, row 3\\) of level 0 could not be decoded \\(.+\\)$`,
       ),
     );
-    const audit = await t.database.db
-      .selectFrom('audit_events')
-      .select(['action', 'reason'])
-      .where('entity_type', '=', 'image')
-      .where('entity_id', '=', String(id))
-      .where('action', '=', 'IMAGE_PROCESSING_FAILED')
-      .executeTakeFirstOrThrow();
-    expect(audit.reason).toBe(row.status_message);
+    expect(await h.failureAuditReason(id)).toBe(row.status_message);
   }, 30_000);
 });

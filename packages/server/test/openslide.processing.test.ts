@@ -3,13 +3,13 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { maxTmsZoom } from '@lamina/domain';
 import { processImage, type ProcessingDeps } from '../src/modules/processing/processImage.js';
+import { startProcessingHarness, type ProcessingHarness } from './support/processingHarness.js';
 import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import { TileTokens } from '../src/platform/tiles/tileToken.js';
 import { DEMO_STUDY_NAME } from '../src/modules/demo/demoSeed.js';
 import { DEMO_VENDOR_SLIDE_NAME, ensureDemoVendorSlide } from '../src/modules/demo/demoVendorSlide.js';
 import { openslideRegion, worstServedTileDifference } from './support/openslide.js';
 import {
-  createSlideTestApp,
   createStudy,
   createTileGrant,
   createUploadedImage,
@@ -30,30 +30,22 @@ const SESSION_SECRET = 'test-secret';
 const WIDTH = 3968;
 const HEIGHT = 4864;
 
+let h: ProcessingHarness;
 let t: SlideTestContext;
 let deps: ProcessingDeps;
 let studyId: number;
 
-async function processFile(file: string, name: string, processing = deps): Promise<number> {
-  const key = await putUpload(t.app.slides.storage, studyId, file, name);
-  const { id } = await createUploadedImage(t.database.db, { studyId, s3Key: key });
-  await processImage(processing, id);
-  return id;
-}
-
-async function imageRow(id: number) {
-  return t.database.db.selectFrom('images').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-}
-
 beforeAll(async () => {
-  t = await createSlideTestApp({ SESSION_SECRET });
-  deps = { db: t.database.db, storage: t.app.slides.storage, tmpDir: path.join(t.dataDir, 'tmp') };
-  studyId = (await createStudy(t.database.db)).id;
+  h = await startProcessingHarness({ SESSION_SECRET });
+  ({ t, deps, studyId } = h);
 }, 60_000);
 
 afterAll(async () => {
-  await t?.close();
+  await h?.close();
 });
+
+const processFile = (file: string, name: string) => h.processFile(file, name);
+const imageRow = (id: number) => h.imageRow(id);
 
 describe('the Hamamatsu NDPI slide through the worker', () => {
   let id: number;
@@ -143,14 +135,7 @@ describe('a vendor slide on a machine without OpenSlide', () => {
       expect(row.status_message).toBe(
         'no-openslide.ndpi: Hamamatsu NDPI slides are read with OpenSlide, which is not installed on the server (Debian/Ubuntu: apt-get install libopenslide0; macOS: brew install openslide)',
       );
-      const audit = await t.database.db
-        .selectFrom('audit_events')
-        .select('reason')
-        .where('entity_type', '=', 'image')
-        .where('entity_id', '=', String(id))
-        .where('action', '=', 'IMAGE_PROCESSING_FAILED')
-        .executeTakeFirstOrThrow();
-      expect(audit.reason).toBe(row.status_message);
+      expect(await h.failureAuditReason(id)).toBe(row.status_message);
     } finally {
       vi.unstubAllEnvs();
       vi.resetModules();

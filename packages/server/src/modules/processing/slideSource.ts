@@ -15,10 +15,10 @@ import { CorruptTiffError, NotTiffError, readTiffStructure } from './tiffStructu
 import { describeSlide, SlideRejectedError, type SlideInfo } from './slideInfo.js';
 import { checkSlideLimits, type SlideLimits } from './slideLimits.js';
 import { buildPyramid, DecodeError, extractAssociated, PYRAMID_QUALITY, type PyramidOptions } from './pyramid.js';
-import { buildOpenSlidePyramid, OpenSlideSource } from './openSlideSource.js';
+import { OpenSlideSource } from './openSlideSource.js';
 import { findArchivedSlide, isZip, unpackArchive } from './slideArchive.js';
-import { BlockPassError } from './blockPyramid.js';
-import { buildDicomPyramid, isDicomFile, openDicomSeries } from './dicom/index.js';
+import { BlockPassError, writeDecodedPyramid, type RegionSource } from './blockPyramid.js';
+import { isDicomFile, openDicomSeries } from './dicom/index.js';
 
 /**
  * The slide of an upload, whatever its format, as the worker needs it (issue 31): what to store of
@@ -46,6 +46,9 @@ export type StoredSlideInfo = Pick<
 
 /** Vendors OpenSlide names that Lamina's own readers serve (the rest go to OpenSlide). */
 const OWN_READER_VENDORS = new Set(['aperio', 'generic-tiff']);
+
+/** Blocks of the slides the worker decodes itself: 256 x 2^4, 48 MiB of RGB (as JPEG 2000 TIFF's). */
+const DECODED_BLOCK_SIZE = 4096;
 
 /** Widths and heights are stored as PostgreSQL integers. */
 const MAX_SIDE = 2 ** 31 - 1;
@@ -125,13 +128,13 @@ async function openTiff(file: string, fileSize: number, limits: SlideLimits): Pr
   };
 }
 
-function openVendor(
+async function openVendor(
   file: string,
   fileName: string,
   format: string,
   fileSize: number,
   limits: SlideLimits,
-): SlideSource {
+): Promise<SlideSource> {
   if (!openSlideLibrary().available) throw new SlideRejectedError(openSlideMissing(fileName, format));
   let source: OpenSlideSource;
   try {
@@ -142,87 +145,103 @@ function openVendor(
     throw error;
   }
   const { description } = source;
-  try {
-    checkVendorLimits(description.width, description.height, fileSize, limits);
-  } catch (error) {
-    void source.close();
-    throw error;
-  }
-  const pixelsPerMm = description.mpp ? 1000 / description.mpp : undefined;
-  return {
-    info: {
+  return decodedSlideSource(
+    {
       format: description.vendor,
-      width: description.width,
-      height: description.height,
+      source,
       levels: description.levels,
       mpp: description.mpp,
       objectivePower: description.objectivePower,
-      zStackSize: 1,
-      compression: null,
+      associated: (kind) => source.associated(kind),
+      close: () => source.close(),
+      readFailure: (error) =>
+        error instanceof OpenSlideError
+          ? `The ${format} slide's image data could not be read (${error.message})`
+          : null,
     },
-    buildPyramid: async (target, onProgress, options) => {
-      try {
-        await buildOpenSlidePyramid(source, target, {
-          quality: PYRAMID_QUALITY,
-          onProgress,
-          ...(pixelsPerMm ? { pixelsPerCm: pixelsPerMm * 10 } : {}),
-          ...(options.deadline ? { deadline: options.deadline } : {}),
-          ...(options.blockSize ? { blockSize: options.blockSize } : {}),
-        });
-      } catch (error) {
-        if (options.deadline?.expired) throw options.deadline.error();
-        if (error instanceof OpenSlideError)
-          throw new DecodeError(`The ${format} slide's image data could not be read (${error.message})`);
-        if (error instanceof BlockPassError)
-          throw new DecodeError(`The image data could not be encoded (${error.message})`);
-        throw error;
-      }
-    },
-    associated: async (kind) => encodeAssociated(await source.associated(kind), kind),
-    close: () => source.close(),
-  };
+    fileSize,
+    limits,
+  );
 }
 
 /** A DICOM WSI series (one file, or the DICOM files of an archive): dicom/ reads it. */
 async function openDicom(files: string[], fileSize: number, limits: SlideLimits): Promise<SlideSource> {
   const slide = await openDicomSeries(files);
   const { info } = slide;
+  return decodedSlideSource(
+    {
+      format: 'dicom',
+      source: slide,
+      levels: info.levels,
+      mpp: info.mpp,
+      objectivePower: info.objectivePower,
+      // DICOM calls the macro photograph of the glass the OVERVIEW.
+      associated: (kind) => slide.associated(kind === 'macro' ? 'overview' : 'label'),
+      close: () => slide.close(),
+    },
+    fileSize,
+    limits,
+  );
+}
+
+/** A slide whose level 0 the worker decodes itself (OpenSlide, DICOM): what it stores of it, and its reads. */
+interface DecodedSlide {
+  /** source_format: the vendor, or 'dicom'. */
+  format: string;
+  source: RegionSource;
+  levels: number;
+  mpp: number | null;
+  objectivePower: number | null;
+  associated(kind: 'label' | 'macro'): Promise<{ rgb: Buffer; width: number; height: number } | null>;
+  close(): Promise<void>;
+  /** The failure reason of the reader's own error for unreadable pixels; null for any other error. */
+  readFailure?(error: unknown): string | null;
+}
+
+/**
+ * The SlideSource of a {@link DecodedSlide}, once its size passes the limits (else it is closed and
+ * refused): its pyramid through writeDecodedPyramid at the pyramid quality, with the slide's pixel
+ * size in the resolution tags; label PNG, macro JPEG.
+ */
+async function decodedSlideSource(slide: DecodedSlide, fileSize: number, limits: SlideLimits): Promise<SlideSource> {
+  const { source } = slide;
   try {
-    checkVendorLimits(info.width, info.height, fileSize, limits);
+    checkVendorLimits(source.width, source.height, fileSize, limits);
   } catch (error) {
     await slide.close();
     throw error;
   }
-  const pixelsPerMm = info.mpp ? 1000 / info.mpp : undefined;
+  const pixelsPerMm = slide.mpp ? 1000 / slide.mpp : undefined;
   return {
     info: {
-      format: 'dicom',
-      width: info.width,
-      height: info.height,
-      levels: info.levels,
-      mpp: info.mpp,
-      objectivePower: info.objectivePower,
+      format: slide.format,
+      width: source.width,
+      height: source.height,
+      levels: slide.levels,
+      mpp: slide.mpp,
+      objectivePower: slide.objectivePower,
       zStackSize: 1,
       compression: null,
     },
     buildPyramid: async (target, onProgress, options) => {
       try {
-        await buildDicomPyramid(slide, target, {
+        await writeDecodedPyramid(source, target, {
           quality: PYRAMID_QUALITY,
+          blockSize: options.blockSize ?? DECODED_BLOCK_SIZE,
           onProgress,
-          ...(pixelsPerMm ? { pixelsPerCm: pixelsPerMm * 10 } : {}),
-          ...(options.deadline ? { deadline: options.deadline } : {}),
-          ...(options.blockSize ? { blockSize: options.blockSize } : {}),
+          pixelsPerCm: pixelsPerMm ? pixelsPerMm * 10 : undefined,
+          deadline: options.deadline,
         });
       } catch (error) {
         if (options.deadline?.expired) throw options.deadline.error();
+        const reason = slide.readFailure?.(error);
+        if (reason) throw new DecodeError(reason);
         if (error instanceof BlockPassError)
           throw new DecodeError(`The image data could not be encoded (${error.message})`);
         throw error;
       }
     },
-    // DICOM calls the macro photograph of the glass the OVERVIEW.
-    associated: async (kind) => encodeAssociated(await slide.associated(kind === 'macro' ? 'overview' : 'label'), kind),
+    associated: async (kind) => encodeAssociated(await slide.associated(kind), kind),
     close: () => slide.close(),
   };
 }
