@@ -1,6 +1,7 @@
 import { OpenSlide, OpenSlideError } from '../../platform/openslide/openslide.js';
 import { writeDecodedPyramid, type DecodedPyramidOptions, type Region } from './blockPyramid.js';
 import type { Deadline } from './deadline.js';
+import { plausibleMpp } from './slideInfo.js';
 
 /**
  * A vendor slide read through OpenSlide (Hamamatsu NDPI/VMS, MIRAX, Leica SCN, Ventana BIF,
@@ -29,10 +30,15 @@ export interface OpenSlideDescription {
   macro: string | null;
 }
 
-/** Plausible microns per pixel (the same range as the TIFF readers': slideInfo.ts). */
-function plausible(value: string | undefined, low: number, high: number): number | null {
-  const n = value === undefined ? NaN : Number(value);
-  return Number.isFinite(n) && n >= low && n <= high ? Math.round(n * 1e6) / 1e6 : null;
+/** A property's number, or null when it is missing or not a number. */
+function numberOf(value: string | undefined): number | null {
+  const n = value === undefined || value.trim() === '' ? NaN : Number(value);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** An objective power a microscope has (1× to 200×), else null. */
+function plausibleObjective(value: number | null): number | null {
+  return value !== null && value >= 1 && value <= 200 ? value : null;
 }
 
 export function describeOpenSlide(
@@ -42,8 +48,8 @@ export function describeOpenSlide(
   height: number,
   associated: string[],
 ): OpenSlideDescription {
-  const mppX = plausible(properties['openslide.mpp-x'], 0.05, 50);
-  const mppY = plausible(properties['openslide.mpp-y'], 0.05, 50);
+  const mppX = plausibleMpp(numberOf(properties['openslide.mpp-x']));
+  const mppY = plausibleMpp(numberOf(properties['openslide.mpp-y']));
   return {
     vendor: properties['openslide.vendor'] ?? 'unknown',
     width,
@@ -51,7 +57,7 @@ export function describeOpenSlide(
     levels,
     // Square pixels are the rule; where they are not, the x spacing (the tile server's scale bar).
     mpp: mppX ?? mppY,
-    objectivePower: plausible(properties['openslide.objective-power'], 1, 200),
+    objectivePower: plausibleObjective(numberOf(properties['openslide.objective-power'])),
     label: associated.includes('label') ? 'label' : null,
     // A 'thumbnail' (MIRAX, Ventana) is the scan made small, not the photograph of the glass: not a macro.
     macro: associated.includes('macro') ? 'macro' : null,

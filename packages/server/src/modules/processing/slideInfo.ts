@@ -42,7 +42,8 @@ const DECODABLE = new Set([1, 5, 7, 8, 32773, 32946, ...JPEG2000_COMPRESSIONS]);
 /** Plausible microns per pixel of a microscope scan; 72 or 300 dpi placeholders fall outside. */
 const MPP_RANGE = [0.05, 50] as const;
 
-function plausibleMpp(value: number | null): number | null {
+/** µm per pixel when plausible for a microscope scan (rounded to 6 decimals), else null: every reader's rule. */
+export function plausibleMpp(value: number | null): number | null {
   if (value === null || !Number.isFinite(value)) return null;
   return value >= MPP_RANGE[0] && value <= MPP_RANGE[1] ? Math.round(value * 1e6) / 1e6 : null;
 }

@@ -1,5 +1,6 @@
 import type { DataSet } from 'dicom-parser';
 import { DicomRejectedError, readDataset, TRANSFER_SYNTAXES, WSI_SOP_CLASS, type TransferSyntax } from './dicomFile.js';
+import { plausibleMpp } from '../slideInfo.js';
 
 /**
  * What the reader takes from one WSI instance's dataset (PS3.3 A.32.8, Supplement 145): identity,
@@ -90,8 +91,6 @@ const TAG = {
   opticalPathIdentification: 'x00480207',
 } as const;
 
-const MPP_RANGE = [0.05, 50] as const;
-
 /** Reads and checks one instance: a WSI image of 8-bit samples in a transfer syntax the reader decodes. */
 export async function readInstance(file: string): Promise<DicomInstance> {
   const name = file.split('/').pop() ?? file;
@@ -181,7 +180,7 @@ export async function readInstance(file: string): Promise<DicomInstance> {
     focalPlanes: ds.uint32(TAG.focalPlanes) ?? 1,
     frameOffset: ds.uint32(TAG.concatenationOffset) ?? 0,
     positions,
-    mpp: mpp !== null && mpp >= MPP_RANGE[0] && mpp <= MPP_RANGE[1] ? mpp : null,
+    mpp: plausibleMpp(mpp),
     objectivePower: power && power > 0 ? power : null,
     pixelData,
     fileSize: size,
