@@ -231,3 +231,21 @@ export async function logout(page: Page): Promise<void> {
   await chooseUserMenuItem(page, 'Logout');
   await waitForPath(page, '/login');
 }
+
+/**
+ * Logged in as `account` (the uploader by default), the demo study's Images tab with the 'Upload
+ * images' dialog open: where every slide-upload test starts.
+ */
+export async function openDemoUploadDialog(
+  page: Page,
+  account = 'uploader',
+): Promise<{ studyId: number; table: Locator; dialog: Locator }> {
+  await loginViaUi(page, account);
+  await waitForPath(page, '/studies');
+  const studyId = await demoStudyId(page);
+  await page.goto(appUrl(`/studies/${studyId}/images`));
+  const table = page.getByRole('table', { name: 'Images' });
+  await table.waitFor();
+  await page.getByRole('button', { name: 'Upload image' }).click();
+  return { studyId, table, dialog: page.getByRole('dialog') };
+}

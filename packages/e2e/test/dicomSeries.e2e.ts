@@ -6,7 +6,7 @@ import { describe, expect } from 'vitest';
 import type { Request, Response } from 'playwright-core';
 import { maxTmsZoom } from '@lamina/domain';
 import { appUrl } from '../src/env.js';
-import { demoStudyId, loginViaUi, waitForPath } from '../src/app.js';
+import { openDemoUploadDialog } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { expectTissue, zoomInUntil } from '../src/viewer.js';
 import {
@@ -106,14 +106,7 @@ describe('a DICOM series chosen as several .dcm files (issue 31)', () => {
       try {
         await Promise.all(instances.map((f, i) => copyFile(path.join(SERIES, f), files[i]!)));
         // 1. One selection of three .dcm files is one upload, one image.
-        await loginViaUi(page, 'uploader');
-        await waitForPath(page, '/studies');
-        const studyId = await demoStudyId(page);
-        await page.goto(appUrl(`/studies/${studyId}/images`));
-        const table = page.getByRole('table', { name: 'Images' });
-        await table.waitFor();
-        await page.getByRole('button', { name: 'Upload image' }).click();
-        const dialog = page.getByRole('dialog');
+        const { studyId, table, dialog } = await openDemoUploadDialog(page);
         const hint = dialog.getByText('Accepted files:');
         await hint.waitFor();
         expect((await hint.innerText()).split(/[:,]\s*/)).toContain('.dcm');

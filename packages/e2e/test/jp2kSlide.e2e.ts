@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect } from 'vitest';
-import type { Page, Response } from 'playwright-core';
+import type { Response } from 'playwright-core';
 import { maxTmsZoom } from '@lamina/domain';
-import { appUrl } from '../src/env.js';
-import { loginViaUi, waitForPath } from '../src/app.js';
+import { openDemoUploadDialog } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { REPO_ROOT } from '../src/paths.js';
 import { zoomInUntil } from '../src/viewer.js';
@@ -23,18 +22,7 @@ const SLIDE = path.resolve(REPO_ROOT, '../shared/testdata/wsi/tcga-cr-7395-01a-0
 const WIDTH = 4443;
 const HEIGHT = 3567;
 const MAX_ZOOM = maxTmsZoom(WIDTH, HEIGHT);
-const DEMO_STUDY = 'DEMO-UC-001';
 const PROCESSING_TIMEOUT = 120_000;
-
-async function demoStudyId(page: Page): Promise<number> {
-  const response = await page.request.get(appUrl(`/api/studies/list?name=${DEMO_STUDY}`), {
-    headers: { Accept: 'application/json' },
-  });
-  const { studies } = (await response.json()) as { studies: { id: number; name: string }[] };
-  const study = studies.find((s) => s.name.startsWith(DEMO_STUDY));
-  if (!study) throw new Error(`The demo study ${DEMO_STUDY} is not visible`);
-  return study.id;
-}
 
 /** Level k of the reference: level 0 halved k times (2 x 2 mean, floor sizes), as the pyramid's levels are made. */
 function referenceLevels(level0: RgbImage): RgbImage[] {
@@ -96,15 +84,7 @@ describe('JPEG 2000 slides (issue 18)', () => {
       const file = path.join(work, fileName);
       await copyFile(SLIDE, file);
       try {
-        await loginViaUi(page, 'uploader');
-        await waitForPath(page, '/studies');
-        const studyId = await demoStudyId(page);
-        await page.goto(appUrl(`/studies/${studyId}/images`));
-        const table = page.getByRole('table', { name: 'Images' });
-        await table.waitFor();
-
-        await page.getByRole('button', { name: 'Upload image' }).click();
-        const dialog = page.getByRole('dialog');
+        const { studyId, table, dialog } = await openDemoUploadDialog(page);
         await dialog.getByLabel('Choose files').setInputFiles(file);
         await dialog.getByTitle(fileName).waitFor();
         await dialog.getByRole('button', { name: 'Upload', exact: true }).click();

@@ -3,28 +3,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect } from 'vitest';
-import type { Page, Response } from 'playwright-core';
-import { appUrl } from '../src/env.js';
-import { loginViaUi, waitForPath } from '../src/app.js';
+import type { Response } from 'playwright-core';
+import { openDemoUploadDialog } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { REPO_ROOT } from '../src/paths.js';
 
 const SLIDE = path.resolve(REPO_ROOT, '../shared/testdata/wsi/CMU-1-Small-Region.svs');
 /** The demo study every demo account can reach. */
-const DEMO_STUDY = 'DEMO-UC-001';
 
 /** Processing of a 2 MB slide takes seconds; the worker may still be busy with the demo slide. */
 const PROCESSING_TIMEOUT = 120_000;
-
-async function demoStudyId(page: Page): Promise<number> {
-  const response = await page.request.get(appUrl(`/api/studies/list?name=${DEMO_STUDY}`), {
-    headers: { Accept: 'application/json' },
-  });
-  const { studies } = (await response.json()) as { studies: { id: number; name: string }[] };
-  const study = studies.find((s) => s.name.startsWith(DEMO_STUDY));
-  if (!study) throw new Error(`The demo study ${DEMO_STUDY} is not visible: ${JSON.stringify(studies)}`);
-  return study.id;
-}
 
 /**
  * Share of the picture that is H&E tissue: pixels clearly redder than green (eosin pink, haematoxylin
@@ -52,16 +40,8 @@ describe('slide upload (issue 3)', () => {
       const file = path.join(work, fileName);
       await copyFile(SLIDE, file);
       try {
-        await loginViaUi(page, 'uploader');
-        await waitForPath(page, '/studies');
-        const studyId = await demoStudyId(page);
-        await page.goto(appUrl(`/studies/${studyId}/images`));
-        const table = page.getByRole('table', { name: 'Images' });
-        await table.waitFor();
-
         // The dialog: choose the file, Upload, a progress bar per file, and the dialog closes when done.
-        await page.getByRole('button', { name: 'Upload image' }).click();
-        const dialog = page.getByRole('dialog');
+        const { studyId, table, dialog } = await openDemoUploadDialog(page);
         await expect(dialog.getByRole('heading', { name: 'Upload images' }).count()).resolves.toBe(1);
         await dialog.getByLabel('Choose files').setInputFiles(file);
         await dialog.getByTitle(fileName).waitFor(); // the file's row in the progress list

@@ -11,7 +11,7 @@ import {
   type CreateAnnotationResponse,
 } from '@lamina/domain';
 import { appUrl } from '../src/env.js';
-import { demoStudyId, loginViaUi, waitForPath } from '../src/app.js';
+import { loginViaUi, openDemoUploadDialog } from '../src/app.js';
 import { e2eTest as test, newTestContext, saveScreenshot } from '../src/browser.js';
 import { REPO_ROOT } from '../src/paths.js';
 import { colourNear, recordedView, screenOfPixel, VIEW_RECORDER, zoomInUntil } from '../src/viewer.js';
@@ -189,14 +189,7 @@ describe('vendor slides through OpenSlide (issue 31)', () => {
       await copyFile(SLIDE, file);
       try {
         // 1. The uploader's dialog offers .ndpi; the slide processes to Succeeded.
-        await loginViaUi(page, 'uploader');
-        await waitForPath(page, '/studies');
-        const studyId = await demoStudyId(page);
-        await page.goto(appUrl(`/studies/${studyId}/images`));
-        const table = page.getByRole('table', { name: 'Images' });
-        await table.waitFor();
-        await page.getByRole('button', { name: 'Upload image' }).click();
-        const dialog = page.getByRole('dialog');
+        const { studyId, table, dialog } = await openDemoUploadDialog(page);
         const hint = dialog.getByText('Accepted files:');
         await hint.waitFor();
         expect((await hint.innerText()).split(/[:,]\s*/)).toContain('.ndpi');
