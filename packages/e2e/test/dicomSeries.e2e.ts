@@ -11,6 +11,7 @@ import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { expectTissue, zoomInUntil } from '../src/viewer.js';
 import {
   blockMeans,
+  crop,
   DICOM_FIXTURES,
   dicomReference,
   differences,
@@ -61,16 +62,11 @@ async function checkTile(reference: Rgb, z: number, x: number, y: number, body: 
   const height = Math.min(256, levelHeight - y * 256);
   const { data, info } = await sharp(body).raw().toBuffer({ resolveWithObject: true });
   expect([info.width, info.height, info.channels]).toEqual([256, 256, 3]);
-  const inside = Buffer.alloc(width * height * 3);
-  for (let row = 0; row < height; row++) data.copy(inside, row * width * 3, row * 256 * 3, (row * 256 + width) * 3);
+  const inside = crop({ data, width: 256, height: 256 }, 0, 0, width, height);
   const served = blockMeans({ data: inside, width, height }, block);
   const left = (x * 256) / block;
   const top = (y * 256) / block;
-  const expected = Buffer.alloc(served.width * served.height * 3);
-  for (let row = 0; row < served.height; row++) {
-    const from = ((top + row) * reference.width + left) * 3;
-    reference.data.copy(expected, row * served.width * 3, from, from + served.width * 3);
-  }
+  const expected = crop(reference, left, top, served.width, served.height);
   const { mean, max } = differences(served, { data: expected, width: served.width, height: served.height });
   return { z, x, y, blocks: served.width * served.height, mean, max };
 }

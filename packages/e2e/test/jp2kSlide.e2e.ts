@@ -9,7 +9,12 @@ import { openDemoUploadDialog } from '../src/app.js';
 import { e2eTest as test, saveScreenshot } from '../src/browser.js';
 import { REPO_ROOT } from '../src/paths.js';
 import { zoomInUntil } from '../src/viewer.js';
-import { meanAbsoluteDifference, openslideRegion, type RgbImage } from '../../server/test/support/openslide.js';
+import {
+  meanAbsoluteDifference,
+  openslideRegion,
+  referenceTile,
+  type RgbImage,
+} from '../../server/test/support/openslide.js';
 
 /**
  * A JPEG 2000 slide in the browser (issue 18): the TCGA test slide (Aperio, JPEG 2000 33005 tiles)
@@ -58,13 +63,7 @@ async function checkTile(levels: RgbImage[], z: number, x: number, y: number, bo
   const level = levels[MAX_ZOOM - z]!;
   const { data, info } = await sharp(body).raw().toBuffer({ resolveWithObject: true });
   expect([info.width, info.height, info.channels]).toEqual([256, 256, 3]);
-  const width = Math.min(256, level.width - x * 256);
-  const height = Math.min(256, level.height - y * 256);
-  const ref = Buffer.alloc(256 * 256 * 3);
-  for (let row = 0; row < height; row++) {
-    const from = ((y * 256 + row) * level.width + x * 256) * 3;
-    level.data.copy(ref, row * 256 * 3, from, from + width * 3);
-  }
+  const { data: ref, width, height } = referenceTile(level, x, y);
   const mad = meanAbsoluteDifference(
     { data, width: 256, height: 256 },
     { data: ref, width: 256, height: 256 },

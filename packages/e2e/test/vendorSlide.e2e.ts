@@ -19,6 +19,7 @@ import {
   channelMeans,
   meanAbsoluteDifference,
   openslideRegion,
+  referenceTile,
   type RgbImage,
 } from '../../server/test/support/openslide.js';
 
@@ -76,13 +77,7 @@ async function checkTile(
   const reference = await level(MAX_ZOOM - z);
   const { data, info } = await sharp(body).raw().toBuffer({ resolveWithObject: true });
   expect([info.width, info.height, info.channels]).toEqual([256, 256, 3]);
-  const width = Math.min(256, reference.width - x * 256);
-  const height = Math.min(256, reference.height - y * 256);
-  const ref = Buffer.alloc(256 * 256 * 3);
-  for (let row = 0; row < height; row++) {
-    const from = ((y * 256 + row) * reference.width + x * 256) * 3;
-    reference.data.copy(ref, row * 256 * 3, from, from + width * 3);
-  }
+  const { data: ref, width, height } = referenceTile(reference, x, y);
   const served = { data, width: 256, height: 256 };
   const expected = { data: ref, width: 256, height: 256 };
   const rect = { left: 0, top: 0, width, height };

@@ -15,6 +15,7 @@ import { SlideRejectedError } from '../src/modules/processing/slideInfo.js';
 import { WSI_DIR } from './factories.js';
 import {
   blockMeans,
+  crop,
   DICOM_FIXTURES,
   dicomReference as reference,
   differences,
@@ -51,18 +52,6 @@ async function filesOf(folder: string, root = FIXTURES): Promise<string[]> {
 async function wholeLevel0(slide: DicomSlide): Promise<Rgb> {
   const { width, height } = slide;
   return { data: await slide.decodeRegion({ left: 0, top: 0, width, height }), width, height };
-}
-
-function crop(image: Rgb, left: number, top: number, width: number, height: number): Buffer {
-  const out = Buffer.alloc(width * height * 3);
-  for (let y = 0; y < height; y++)
-    image.data.copy(
-      out,
-      y * width * 3,
-      ((top + y) * image.width + left) * 3,
-      ((top + y) * image.width + left + width) * 3,
-    );
-  return out;
 }
 
 describe('isDicomFile', () => {

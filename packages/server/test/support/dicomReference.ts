@@ -56,3 +56,16 @@ export function differences(a: Rgb, b: Rgb): { mean: number[]; max: number[] } {
   }
   return { mean: sums.map((s) => s / (a.width * a.height)), max };
 }
+
+/** A rectangle of an RGB image, as its own row-major RGB bytes. */
+export function crop(image: Rgb, left: number, top: number, width: number, height: number): Buffer {
+  const out = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++)
+    image.data.copy(
+      out,
+      y * width * 3,
+      ((top + y) * image.width + left) * 3,
+      ((top + y) * image.width + left + width) * 3,
+    );
+  return out;
+}

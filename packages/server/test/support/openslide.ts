@@ -82,6 +82,21 @@ export function channelMeans(image: RgbImage, rect = { left: 0, top: 0, width: i
 }
 
 /**
+ * The part of a reference level under tile (x, y) of 256 px, as a 256 x 256 RGB image (zeros outside
+ * the level), and the size of the part inside the level (edge tiles are cut).
+ */
+export function referenceTile(level: RgbImage, x: number, y: number): { data: Buffer; width: number; height: number } {
+  const width = Math.min(256, level.width - x * 256);
+  const height = Math.min(256, level.height - y * 256);
+  const data = Buffer.alloc(256 * 256 * 3);
+  for (let row = 0; row < height; row++) {
+    const from = ((y * 256 + row) * level.width + x * 256) * 3;
+    level.data.copy(data, row * 256 * 3, from, from + width * 3);
+  }
+  return { data, width, height };
+}
+
+/**
  * How far the full-resolution tiles a tile server sends for an image (`fetchTile(x, y)` → the JPEG
  * bytes) are from a reference rendering of the whole of level 0, tile by tile (edge tiles: their
  * valid part only): per channel, the worst mean absolute difference of a tile (`worst`) and the
@@ -101,13 +116,7 @@ export async function worstServedTileDifference(
         .toBuffer({ resolveWithObject: true });
       if (info.width !== 256 || info.height !== 256 || info.channels !== 3)
         throw new Error(`Tile ${x},${y} is ${info.width} x ${info.height} x ${info.channels}, not 256 x 256 RGB`);
-      const width = Math.min(256, reference.width - x * 256);
-      const height = Math.min(256, reference.height - y * 256);
-      const ref = Buffer.alloc(256 * 256 * 3);
-      for (let row = 0; row < height; row++) {
-        const from = ((y * 256 + row) * reference.width + x * 256) * 3;
-        reference.data.copy(ref, row * 256 * 3, from, from + width * 3);
-      }
+      const { data: ref, width, height } = referenceTile(reference, x, y);
       const d = meanAbsoluteDifference(
         { data, width: 256, height: 256 },
         { data: ref, width: 256, height: 256 },
