@@ -58,6 +58,17 @@ afterAll(async () => {
   await t.close();
 });
 
+/** The usernames of the users with access to a study. */
+async function usernamesWithAccess(studyId: number): Promise<string[]> {
+  const rows = await t.database.db
+    .selectFrom('study_access')
+    .innerJoin('users', 'users.id', 'study_access.user_id')
+    .select('users.username')
+    .where('study_id', '=', studyId)
+    .execute();
+  return rows.map((row) => row.username);
+}
+
 describe('demo cases', () => {
   it('waits for the demo slide to be processed', async () => {
     expect(await ensureDemoCases(t.database.db, { timeoutMs: 50, pollMs: 10 })).toBe(0);
@@ -144,13 +155,8 @@ describe('demo cases', () => {
         .where('case_id', '=', c.id)
         .execute();
       expect(readers.map((r) => r.username).sort()).toEqual(['reader1', 'reader2']);
-      const access = await db
-        .selectFrom('study_access')
-        .innerJoin('users', 'users.id', 'study_access.user_id')
-        .select('users.username')
-        .where('study_id', '=', study.id)
-        .execute();
-      expect(access.map((a) => a.username)).toEqual(expect.arrayContaining(['reader1', 'reader2', 'isc', 'dm']));
+      const access = await usernamesWithAccess(study.id);
+      expect(access).toEqual(expect.arrayContaining(['reader1', 'reader2', 'isc', 'dm']));
     }
     const celiac = await db
       .selectFrom('annotation_classes')
@@ -205,13 +211,8 @@ describe('demo cases', () => {
         { type: 'HPF', name: 'Eosinophils' },
         { type: 'POINT', name: 'Eosinophil' },
       ]);
-      const access = await db
-        .selectFrom('study_access')
-        .innerJoin('users', 'users.id', 'study_access.user_id')
-        .select('users.username')
-        .where('study_id', '=', study.id)
-        .execute();
-      expect(access.map((a) => a.username)).toEqual(expect.arrayContaining(['reader1', 'reader2', 'reader3', 'isc']));
+      const access = await usernamesWithAccess(study.id);
+      expect(access).toEqual(expect.arrayContaining(['reader1', 'reader2', 'reader3', 'isc']));
       // The adjudicator logs in with the demo password like every demo account.
       await login(t.app, 'reader3', PASSWORD);
     });
