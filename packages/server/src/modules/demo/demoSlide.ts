@@ -164,6 +164,17 @@ export async function demoUploadTarget(db: Db) {
   return { studyId: study.id, uploaderId: uploader?.id ?? null, organizationId: uploader?.organization_id ?? null };
 }
 
+/** Whether the demo study already holds an image of this name (each demo slide is made once). */
+export async function demoImageExists(db: Db, studyId: number, name: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('images')
+    .select('id')
+    .where('study_id', '=', studyId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * Stores a generated slide as an upload of the demo study, creates its image row (audited as an
  * upload) and enqueues its processing through the same pipeline as any upload. Returns the image id.

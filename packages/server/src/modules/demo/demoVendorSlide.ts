@@ -4,7 +4,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import type { JobQueue } from '../../platform/jobs/jobQueue.js';
 import { openSlideLibrary } from '../../platform/openslide/openslide.js';
-import { demoUploadTarget, uploadDemoSlide } from './demoSlide.js';
+import { demoImageExists, demoUploadTarget, uploadDemoSlide } from './demoSlide.js';
 
 export const DEMO_VENDOR_SLIDE_NAME = 'DEMO-hamamatsu-DAPI.ndpi';
 
@@ -31,13 +31,7 @@ export async function ensureDemoVendorSlide(
 ): Promise<DemoVendorOutcome> {
   const target = await demoUploadTarget(deps.db);
   if (!target) return { made: false, why: 'no demo study' };
-  const existing = await deps.db
-    .selectFrom('images')
-    .select('id')
-    .where('study_id', '=', target.studyId)
-    .where('name', '=', DEMO_VENDOR_SLIDE_NAME)
-    .executeTakeFirst();
-  if (existing) return { made: false, why: 'exists' };
+  if (await demoImageExists(deps.db, target.studyId, DEMO_VENDOR_SLIDE_NAME)) return { made: false, why: 'exists' };
   if (!openSlideLibrary().available) return { made: false, why: 'no OpenSlide' };
   const found = await access(source).then(
     () => true,

@@ -7,7 +7,7 @@ import { readTiffStructure } from '../processing/tiffStructure.js';
 import type { Db } from '../../platform/db/database.js';
 import type { ObjectStorage } from '../../platform/storage/storage.js';
 import type { JobQueue } from '../../platform/jobs/jobQueue.js';
-import { demoUploadTarget, uploadDemoSlide, writeDemoSlide } from './demoSlide.js';
+import { demoImageExists, demoUploadTarget, uploadDemoSlide, writeDemoSlide } from './demoSlide.js';
 
 export const DEMO_ZSTACK_NAME = 'DEMO-zstack-CMU-1-Small-Region.tif';
 
@@ -84,13 +84,7 @@ export async function ensureDemoZStack(deps: {
 }): Promise<{ id: number; from: 'test slide' | 'synthetic' } | null> {
   const target = await demoUploadTarget(deps.db);
   if (!target) return null;
-  const existing = await deps.db
-    .selectFrom('images')
-    .select('id')
-    .where('study_id', '=', target.studyId)
-    .where('name', '=', DEMO_ZSTACK_NAME)
-    .executeTakeFirst();
-  if (existing) return null;
+  if (await demoImageExists(deps.db, target.studyId, DEMO_ZSTACK_NAME)) return null;
   const dir = await mkdtemp(path.join(tmpdir(), 'lamina-demo-zstack-'));
   try {
     const file = path.join(dir, DEMO_ZSTACK_NAME);
