@@ -169,11 +169,12 @@ async function checkVms(index: string): Promise<void> {
   if (missing.length > 0) throw rejected(listMissing(`The Hamamatsu slide ${path.basename(index)}`, missing));
 }
 
-async function headOf(file: string): Promise<Buffer> {
+/** The first `bytes` bytes of a file (fewer when it is shorter): enough to tell ZIP, DICOM and TIFF apart. */
+export async function fileHead(file: string, bytes = 132): Promise<Buffer> {
   const handle = await open(file, 'r');
   try {
-    const buffer = Buffer.alloc(132);
-    const { bytesRead } = await handle.read(buffer, 0, 132, 0);
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
     return buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
@@ -202,7 +203,7 @@ export async function findArchivedSlide(files: string[]): Promise<ArchivedSlide>
     return { kind: 'vms', index: vms[0] };
   }
   const dicom: string[] = [];
-  for (const file of files) if (isDicomFile(await headOf(file))) dicom.push(file);
+  for (const file of files) if (isDicomFile(await fileHead(file))) dicom.push(file);
   if (dicom.length > 0) return { kind: 'dicom', files: dicom.sort() };
   throw rejected(
     'The zip archive holds no slide: it may hold a MIRAX .mrxs file with its folder, a Hamamatsu .vms file with its images, or the DICOM files of one series',

@@ -1,4 +1,3 @@
-import { open } from 'node:fs/promises';
 import sharp from 'sharp';
 import path from 'node:path';
 import {
@@ -16,7 +15,7 @@ import { describeSlide, SlideRejectedError, type SlideInfo } from './slideInfo.j
 import { checkSlideLimits, type SlideLimits } from './slideLimits.js';
 import { buildPyramid, DecodeError, extractAssociated, PYRAMID_QUALITY, type PyramidOptions } from './pyramid.js';
 import { OpenSlideSource } from './openSlideSource.js';
-import { findArchivedSlide, isZip, unpackArchive } from './slideArchive.js';
+import { fileHead, findArchivedSlide, isZip, unpackArchive } from './slideArchive.js';
 import { BlockPassError, writeDecodedPyramid, type RegionSource } from './blockPyramid.js';
 import { isDicomFile, openDicomSeries } from './dicom/index.js';
 
@@ -53,17 +52,6 @@ const DECODED_BLOCK_SIZE = 4096;
 /** Widths and heights are stored as PostgreSQL integers. */
 const MAX_SIDE = 2 ** 31 - 1;
 
-async function headOf(file: string, bytes = 132): Promise<Buffer> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Opens the upload at `file` (named as the user named it: `fileName` decides nothing by itself but
  * the message when OpenSlide is missing). `work` is the job's scratch folder (archives unpack there).
@@ -76,7 +64,7 @@ export async function openSlideSource(
   fileSize: number,
   limits: SlideLimits,
 ): Promise<SlideSource> {
-  const head = await headOf(file);
+  const head = await fileHead(file);
   if (isZip(head)) {
     const files = await unpackArchive(file, path.join(work, 'archive'));
     const found = await findArchivedSlide(files);
