@@ -17,7 +17,11 @@ import { buildPyramid } from '../src/modules/processing/pyramid.js';
 import { describeSlide, SlideRejectedError } from '../src/modules/processing/slideInfo.js';
 import { readTiffStructure } from '../src/modules/processing/tiffStructure.js';
 import { Deadline } from '../src/modules/processing/deadline.js';
-import { checkSlideLimits, DEFAULT_SLIDE_LIMITS } from '../src/modules/processing/slideLimits.js';
+import {
+  checkDecodedSlideLimits,
+  checkSlideLimits,
+  DEFAULT_SLIDE_LIMITS,
+} from '../src/modules/processing/slideLimits.js';
 import { imageKeys } from '../src/platform/storage/keys.js';
 import {
   createSlideTestApp,
@@ -191,5 +195,25 @@ describe('the time budget of a job', () => {
     expect(error).toBeInstanceOf(SlideRejectedError);
     expect((error as Error).message).toBe(processingTimedOut(1));
     expect((await readdir(dir)).filter((f) => f.startsWith('budget'))).toEqual([]);
+  });
+});
+
+describe('the limits of slides decoded by OpenSlide or the DICOM reader (issue 31)', () => {
+  it('refuses an impossible size, a slide over MAX_SLIDE_PIXELS, and more pixels per uploaded byte than the limit', () => {
+    const refusal = (width: number, height: number, bytes: number) => {
+      try {
+        checkDecodedSlideLimits(width, height, bytes, DEFAULT_SLIDE_LIMITS);
+        return null;
+      } catch (error) {
+        expect(error).toBeInstanceOf(SlideRejectedError);
+        return (error as Error).message;
+      }
+    };
+    // The NDPI test slide: 3968 x 4864 px in 3 544 235 bytes (5 pixels a byte).
+    expect(refusal(3968, 4864, 3_544_235)).toBeNull();
+    expect(refusal(0, 4864, 3_544_235)).toBe(slideSizeImpossible(0, 4864));
+    expect(refusal(2 ** 31, 10, 3_544_235)).toBe(slideSizeImpossible(2 ** 31, 10));
+    expect(refusal(300_000, 300_000, 1e9)).toBe(slideTooLarge(300_000, 300_000, DEFAULT_SLIDE_LIMITS.maxPixels));
+    expect(refusal(100_000, 100_000, 1_000_000)).toBe(slideDataTooSmall(1e10, 1_000_000));
   });
 });

@@ -54,3 +54,16 @@ export function checkSlideLimits(structure: TiffStructure, fileSize: number, lim
   if (stored === 0) throw new SlideRejectedError(IMAGE_MESSAGES.slideNoData);
   if (pixels / stored > limits.maxPixelsPerByte) throw new SlideRejectedError(slideDataTooSmall(pixels, stored));
 }
+
+/**
+ * The same limits for a slide whose pixels a reader decodes without Lamina seeing its tile table
+ * (OpenSlide's formats, DICOM): its level-0 size, and its pixels against the bytes uploaded.
+ */
+export function checkDecodedSlideLimits(width: number, height: number, fileSize: number, limits: SlideLimits): void {
+  if (width <= 0 || height <= 0 || width > MAX_SIDE || height > MAX_SIDE)
+    throw new SlideRejectedError(slideSizeImpossible(width, height));
+  const pixels = width * height;
+  if (pixels > limits.maxPixels) throw new SlideRejectedError(slideTooLarge(width, height, limits.maxPixels));
+  if (pixels / Math.max(1, fileSize) > limits.maxPixelsPerByte)
+    throw new SlideRejectedError(slideDataTooSmall(pixels, fileSize));
+}

@@ -1,18 +1,10 @@
 import sharp from 'sharp';
 import path from 'node:path';
-import {
-  IMAGE_MESSAGES,
-  imageExtensionOf,
-  openSlideFormatOf,
-  openSlideMissing,
-  slideDataTooSmall,
-  slideSizeImpossible,
-  slideTooLarge,
-} from '@lamina/domain';
+import { IMAGE_MESSAGES, imageExtensionOf, openSlideFormatOf, openSlideMissing } from '@lamina/domain';
 import { detectVendor, openSlideLibrary, OpenSlideError } from '../../platform/openslide/openslide.js';
 import { CorruptTiffError, NotTiffError, readTiffStructure } from './tiffStructure.js';
 import { describeSlide, SlideRejectedError, type SlideInfo } from './slideInfo.js';
-import { checkSlideLimits, type SlideLimits } from './slideLimits.js';
+import { checkDecodedSlideLimits, checkSlideLimits, type SlideLimits } from './slideLimits.js';
 import { buildPyramid, DecodeError, extractAssociated, PYRAMID_QUALITY, type PyramidOptions } from './pyramid.js';
 import { OpenSlideSource } from './openSlideSource.js';
 import { fileHead, findArchivedSlide, isZip, unpackArchive } from './slideArchive.js';
@@ -48,9 +40,6 @@ const OWN_READER_VENDORS = new Set(['aperio', 'generic-tiff']);
 
 /** Blocks of the slides the worker decodes itself: 256 x 2^4, 48 MiB of RGB (as JPEG 2000 TIFF's). */
 const DECODED_BLOCK_SIZE = 4096;
-
-/** Widths and heights are stored as PostgreSQL integers. */
-const MAX_SIDE = 2 ** 31 - 1;
 
 /**
  * Opens the upload at `file` (named as the user named it: `fileName` decides nothing by itself but
@@ -106,7 +95,7 @@ async function openTiff(file: string, fileSize: number, limits: SlideLimits): Pr
     throw error;
   }
   return {
-    info: { ...info, compression: info.compression },
+    info,
     buildPyramid: (target, onProgress, options) => buildPyramid(file, target, info, onProgress, options),
     associated: async (kind) => {
       const page = kind === 'label' ? info.labelPage : info.macroPage;
@@ -194,7 +183,7 @@ interface DecodedSlide {
 async function decodedSlideSource(slide: DecodedSlide, fileSize: number, limits: SlideLimits): Promise<SlideSource> {
   const { source } = slide;
   try {
-    checkVendorLimits(source.width, source.height, fileSize, limits);
+    checkDecodedSlideLimits(source.width, source.height, fileSize, limits);
   } catch (error) {
     await slide.close();
     throw error;
@@ -242,14 +231,4 @@ async function encodeAssociated(
   if (!image) return null;
   const pipeline = sharp(image.rgb, { raw: { width: image.width, height: image.height, channels: 3 } });
   return kind === 'label' ? pipeline.png().toBuffer() : pipeline.jpeg({ quality: 90 }).toBuffer();
-}
-
-/** The pixel-bomb limits of slideLimits.ts, for a slide whose data OpenSlide reads. */
-function checkVendorLimits(width: number, height: number, fileSize: number, limits: SlideLimits): void {
-  if (width <= 0 || height <= 0 || width > MAX_SIDE || height > MAX_SIDE)
-    throw new SlideRejectedError(slideSizeImpossible(width, height));
-  const pixels = width * height;
-  if (pixels > limits.maxPixels) throw new SlideRejectedError(slideTooLarge(width, height, limits.maxPixels));
-  if (pixels / Math.max(1, fileSize) > limits.maxPixelsPerByte)
-    throw new SlideRejectedError(slideDataTooSmall(pixels, fileSize));
 }
