@@ -33,10 +33,6 @@ export function isZip(head: Buffer): boolean {
   return head.length >= 4 && head.readUInt32LE(0) === 0x04034b50;
 }
 
-function rejected(message: string): SlideRejectedError {
-  return new SlideRejectedError(message);
-}
-
 /** Unpacks `archive` into `into` (created), refusing unsafe or oversized archives; returns the files' paths. */
 export async function unpackArchive(archive: string, into: string): Promise<string[]> {
   const archiveBytes = (await stat(archive)).size;
@@ -45,11 +41,15 @@ export async function unpackArchive(archive: string, into: string): Promise<stri
   try {
     zip = await yauzl.openPromise(archive, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true });
   } catch (error) {
-    throw rejected(`The zip archive could not be read (${error instanceof Error ? error.message : String(error)})`);
+    throw new SlideRejectedError(
+      `The zip archive could not be read (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   if (zip.entryCount > MAX_ARCHIVE_ENTRIES) {
     zip.close();
-    throw rejected(`The zip archive holds ${zip.entryCount} entries; at most ${MAX_ARCHIVE_ENTRIES} are accepted`);
+    throw new SlideRejectedError(
+      `The zip archive holds ${zip.entryCount} entries; at most ${MAX_ARCHIVE_ENTRIES} are accepted`,
+    );
   }
   await mkdir(into, { recursive: true });
   const files: string[] = [];
@@ -59,10 +59,11 @@ export async function unpackArchive(archive: string, into: string): Promise<stri
       // yauzl (strictFileNames) has refused absolute paths, `..` and backslashes already.
       if (entry.fileName.endsWith('/')) continue;
       const mode = (entry.externalFileAttributes >>> 16) & 0o170000;
-      if (mode === 0o120000) throw rejected(`The zip archive holds a symbolic link (${entry.fileName})`);
-      if (entry.isEncrypted()) throw rejected(`The zip archive's file ${entry.fileName} is encrypted`);
+      if (mode === 0o120000) throw new SlideRejectedError(`The zip archive holds a symbolic link (${entry.fileName})`);
+      if (entry.isEncrypted()) throw new SlideRejectedError(`The zip archive's file ${entry.fileName} is encrypted`);
       claimed += entry.uncompressedSize;
-      if (claimed > budget) throw rejected('The zip archive unpacks to far more than its own size; it is not accepted');
+      if (claimed > budget)
+        throw new SlideRejectedError('The zip archive unpacks to far more than its own size; it is not accepted');
       const target = path.join(into, entry.fileName);
       await mkdir(path.dirname(target), { recursive: true });
       const stream = await zip.openReadStreamPromise(entry);
@@ -73,7 +74,9 @@ export async function unpackArchive(archive: string, into: string): Promise<stri
     if (error instanceof SlideRejectedError) throw error;
     const code = (error as { code?: unknown }).code;
     if (code === 'ENOSPC' || code === 'EMFILE') throw error; // this machine's trouble: retried
-    throw rejected(`The zip archive could not be unpacked (${error instanceof Error ? error.message : String(error)})`);
+    throw new SlideRejectedError(
+      `The zip archive could not be unpacked (${error instanceof Error ? error.message : String(error)})`,
+    );
   } finally {
     zip.close();
   }
@@ -133,7 +136,9 @@ async function checkMirax(index: string): Promise<void> {
   const slidedat = path.join(folder, 'Slidedat.ini');
   const text = await readFile(slidedat, 'latin1').catch(() => null);
   if (text === null)
-    throw rejected(listMissing(`The MIRAX slide ${path.basename(index)}`, [`${path.basename(folder)}/Slidedat.ini`]));
+    throw new SlideRejectedError(
+      listMissing(`The MIRAX slide ${path.basename(index)}`, [`${path.basename(folder)}/Slidedat.ini`]),
+    );
   const hierarchical = iniSection(text, 'HIERARCHICAL');
   const datafile = iniSection(text, 'DATAFILE');
   const count = Number(datafile.get('FILE_COUNT') ?? '0');
@@ -144,10 +149,10 @@ async function checkMirax(index: string): Promise<void> {
       (_, i) => datafile.get(`FILE_${i}`) ?? '',
     ),
   ].filter((name) => name !== '');
-  if (names.length === 0) throw rejected(`The MIRAX slide's Slidedat.ini names no data files`);
+  if (names.length === 0) throw new SlideRejectedError(`The MIRAX slide's Slidedat.ini names no data files`);
   const missing = await missingOf(folder, names);
   if (missing.length > 0)
-    throw rejected(
+    throw new SlideRejectedError(
       listMissing(
         `The MIRAX slide ${path.basename(index)}`,
         missing.map((name) => `${path.basename(folder)}/${name}`),
@@ -164,9 +169,10 @@ async function checkVms(index: string): Promise<void> {
     .map(([, value]) => value)
     .filter((value) => value !== '');
   if (!names.some((name) => /\.jpe?g$/i.test(name)))
-    throw rejected(`The Hamamatsu slide ${path.basename(index)} names no image files`);
+    throw new SlideRejectedError(`The Hamamatsu slide ${path.basename(index)} names no image files`);
   const missing = await missingOf(path.dirname(index), names);
-  if (missing.length > 0) throw rejected(listMissing(`The Hamamatsu slide ${path.basename(index)}`, missing));
+  if (missing.length > 0)
+    throw new SlideRejectedError(listMissing(`The Hamamatsu slide ${path.basename(index)}`, missing));
 }
 
 /** The first `bytes` bytes of a file (fewer when it is shorter): enough to tell ZIP, DICOM and TIFF apart. */
@@ -191,7 +197,7 @@ export async function findArchivedSlide(files: string[]): Promise<ArchivedSlide>
   const mrxs = byExtension('.mrxs');
   const vms = byExtension('.vms');
   if (mrxs.length + vms.length > 1)
-    throw rejected(
+    throw new SlideRejectedError(
       `The zip archive holds ${mrxs.length + vms.length} slides (${[...mrxs, ...vms].map((f) => path.basename(f)).join(', ')}); upload one slide per archive`,
     );
   if (mrxs[0]) {
@@ -205,7 +211,7 @@ export async function findArchivedSlide(files: string[]): Promise<ArchivedSlide>
   const dicom: string[] = [];
   for (const file of files) if (isDicomFile(await fileHead(file))) dicom.push(file);
   if (dicom.length > 0) return { kind: 'dicom', files: dicom.sort() };
-  throw rejected(
+  throw new SlideRejectedError(
     'The zip archive holds no slide: it may hold a MIRAX .mrxs file with its folder, a Hamamatsu .vms file with its images, or the DICOM files of one series',
   );
 }
