@@ -34,10 +34,8 @@ import { describeSlide } from '../../packages/server/src/modules/processing/slid
 import { readTiffStructure } from '../../packages/server/src/modules/processing/tiffStructure.js';
 import { BENCH_DIR, benchSlide, cpuInfo, ensureTools, has, log, ROOT, sampleMemory } from './lib.js';
 import { jp2kBenchSlide } from './convertJp2k.js';
-import {
-  buildOpenSlidePyramid,
-  OpenSlideSource,
-} from '../../packages/server/src/modules/processing/openSlideSource.js';
+import { OpenSlideSource } from '../../packages/server/src/modules/processing/openSlideSource.js';
+import { writeDecodedPyramid } from '../../packages/server/src/modules/processing/blockPyramid.js';
 
 type Writer = NonNullable<PyramidOptions['writer']>;
 
@@ -176,7 +174,7 @@ async function openSlideChild(source: string, target: string): Promise<void> {
   const started = performance.now();
   const slide = OpenSlideSource.open(source);
   try {
-    await buildOpenSlidePyramid(slide, target, { quality: PYRAMID_QUALITY });
+    await writeDecodedPyramid(slide, target, { quality: PYRAMID_QUALITY });
   } finally {
     await slide.close();
   }

@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pyramidLevelSizes, tileDirectories } from '../src/modules/processing/blockPyramid.js';
+import { pyramidLevelSizes, tileDirectories, writeDecodedPyramid } from '../src/modules/processing/blockPyramid.js';
 import {
-  buildDicomPyramid,
   DicomRejectedError,
   isDicomFile,
   openDicomSeries,
@@ -154,7 +153,7 @@ describe('Orthanc’s JPEG baseline series (RGB frames with an Adobe marker, per
   it('writes the serving pyramid: the levels and tiles pyramidLevelSizes gives, level 0 as the reference', async () => {
     const target = path.join(work, 'orthanc-jpeg.tif');
     const progress: number[] = [];
-    await buildDicomPyramid(slide, target, { quality: 90, blockSize: 512, onProgress: (f) => progress.push(f) });
+    await writeDecodedPyramid(slide, target, { quality: 90, blockSize: 512, onProgress: (f) => progress.push(f) });
     expect(progress.at(-1)).toBe(1);
     const sizes = pyramidLevelSizes(900, 900);
     const directories = await tileDirectories(target);

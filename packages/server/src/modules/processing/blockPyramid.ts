@@ -260,10 +260,17 @@ export interface RegionSource {
   decodeRegion(region: Region, deadline?: Deadline): Promise<Buffer>;
 }
 
+/**
+ * Blocks of the slides the worker decodes itself: 256 x 2^4, so a block's levels 0..4 fall on the
+ * slide's tile grid; 48 MiB of RGB pixels, at most two held at once (one decoded while the other is
+ * encoded).
+ */
+export const DECODED_BLOCK_SIZE = 4096;
+
 export interface DecodedPyramidOptions {
   quality: number;
-  /** 256 x 2^m; the readers use 4 096 (48 MiB of RGB a block, two held at once). */
-  blockSize: number;
+  /** 256 x 2^m; {@link DECODED_BLOCK_SIZE} unless a test asks for smaller blocks. */
+  blockSize?: number | undefined;
   pixelsPerCm?: number | undefined;
   onProgress?: ((fraction: number) => void) | undefined;
   deadline?: Deadline | undefined;
@@ -271,8 +278,9 @@ export interface DecodedPyramidOptions {
 
 /**
  * The serving pyramid of a {@link RegionSource}: its level 0 decoded block by block into
- * {@link writeBlocks}, so every reader's pyramid has the same tiles, levels and tags. The source
- * stays open (its owner closes it).
+ * {@link writeBlocks}, so every reader's pyramid has the same tiles, levels and tags (a DICOM's or a
+ * vendor file's own lower levels are not used: every level is made from level 0). The source stays
+ * open (its owner closes it).
  */
 export function writeDecodedPyramid(
   source: RegionSource,
@@ -289,7 +297,7 @@ export function writeDecodedPyramid(
       width: source.width,
       height: source.height,
       quality: options.quality,
-      blockSize: options.blockSize,
+      blockSize: options.blockSize ?? DECODED_BLOCK_SIZE,
       ...(options.pixelsPerCm ? { pixelsPerCm: options.pixelsPerCm } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.deadline ? { deadline: options.deadline } : {}),

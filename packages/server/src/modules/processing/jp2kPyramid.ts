@@ -12,14 +12,11 @@ import type { Deadline } from './deadline.js';
  * block's pixels go through the same block writer as every slide too large for one libvips pass
  * (blockPyramid.ts `writeBlocks`): 256-px JPEG tiles at the same quality, the same levels and tags.
  *
- * Memory: a block of {@link JP2K_BLOCK_SIZE} px a side is 48 MiB of RGB, and at most two are held
+ * Memory: a block of 4 096 px (blockPyramid.ts DECODED_BLOCK_SIZE) a side is 48 MiB of RGB, and at most two are held
  * (one decoded while the one before is encoded), plus the tiles in flight in the threads; the
  * levels below 1/16 are made from level 4 held whole (blockPyramid.ts `addSmallLevels`: 48 MiB for
  * a 100 000 x 50 000 px slide). No level is ever held whole at full resolution.
  */
-
-/** 256 x 2^4: a block's levels 0..4 fall on the slide's tile grid; 48 MiB of RGB pixels. */
-export const JP2K_BLOCK_SIZE = 4096;
 
 export interface Jp2kPyramidOptions {
   quality: number;
@@ -212,7 +209,7 @@ export class Jp2kSlide {
 export async function buildJp2kPyramid(source: string, target: string, options: Jp2kPyramidOptions): Promise<void> {
   const slide = await Jp2kSlide.open(source, options);
   try {
-    await writeDecodedPyramid(slide, target, { ...options, blockSize: options.blockSize ?? JP2K_BLOCK_SIZE });
+    await writeDecodedPyramid(slide, target, options);
   } finally {
     await slide.close();
   }

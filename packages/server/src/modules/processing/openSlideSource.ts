@@ -1,5 +1,5 @@
 import { OpenSlide, OpenSlideError } from '../../platform/openslide/openslide.js';
-import { writeDecodedPyramid, type DecodedPyramidOptions, type Region } from './blockPyramid.js';
+import type { Region } from './blockPyramid.js';
 import type { Deadline } from './deadline.js';
 import { plausibleMpp } from './slideInfo.js';
 
@@ -9,12 +9,9 @@ import { plausibleMpp } from './slideInfo.js';
  * into the same block writer as a JPEG 2000 slide (blockPyramid.ts `writeBlocks`), so the serving
  * pyramid has the tiles, levels and tags of every other slide and nothing downstream changes.
  *
- * Memory: a block of {@link OPENSLIDE_BLOCK_SIZE} px a side is 64 MiB as OpenSlide's ARGB and
+ * Memory: a block of 4 096 (blockPyramid.ts DECODED_BLOCK_SIZE) px a side is 64 MiB as OpenSlide's ARGB and
  * 48 MiB as RGB; at most two blocks are held (one read while the one before is encoded).
  */
-
-/** 256 × 2^4: a block's levels 0..4 fall on the slide's tile grid (as for JPEG 2000). */
-export const OPENSLIDE_BLOCK_SIZE = 4096;
 
 /** What the worker stores of a vendor slide, from OpenSlide's standard properties. */
 export interface OpenSlideDescription {
@@ -118,15 +115,6 @@ export class OpenSlideSource {
   close(): Promise<void> {
     return this.slide.close();
   }
-}
-
-/** Writes the serving pyramid of an open vendor slide (its level 0) to `target`. */
-export async function buildOpenSlidePyramid(
-  source: OpenSlideSource,
-  target: string,
-  options: Omit<DecodedPyramidOptions, 'blockSize'> & { blockSize?: number | undefined },
-): Promise<void> {
-  await writeDecodedPyramid(source, target, { ...options, blockSize: options.blockSize ?? OPENSLIDE_BLOCK_SIZE });
 }
 
 export { OpenSlideError };

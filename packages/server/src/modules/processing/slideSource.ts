@@ -38,9 +38,6 @@ export type StoredSlideInfo = Pick<
 /** Vendors OpenSlide names that Lamina's own readers serve (the rest go to OpenSlide). */
 const OWN_READER_VENDORS = new Set(['aperio', 'generic-tiff']);
 
-/** Blocks of the slides the worker decodes itself: 256 x 2^4, 48 MiB of RGB (as JPEG 2000 TIFF's). */
-const DECODED_BLOCK_SIZE = 4096;
-
 /**
  * Opens the upload at `file` (named as the user named it: `fileName` decides nothing by itself but
  * the message when OpenSlide is missing). `work` is the job's scratch folder (archives unpack there).
@@ -204,7 +201,7 @@ async function decodedSlideSource(slide: DecodedSlide, fileSize: number, limits:
       try {
         await writeDecodedPyramid(source, target, {
           quality: PYRAMID_QUALITY,
-          blockSize: options.blockSize ?? DECODED_BLOCK_SIZE,
+          blockSize: options.blockSize,
           onProgress,
           pixelsPerCm: pixelsPerMm ? pixelsPerMm * 10 : undefined,
           deadline: options.deadline,

@@ -9,7 +9,7 @@ import { readInstance, type DicomInstance } from './dicomInstance.js';
 /**
  * A DICOM whole slide (Supplement 145) given as the files of one series: the VOLUME instances make
  * the pyramid, the largest of them level 0, which {@link DicomSlide.decodeRegion} decodes for the
- * serving pyramid (dicomPyramid.ts); LABEL and OVERVIEW instances give the associated images.
+ * serving pyramid (blockPyramid.ts writeDecodedPyramid); LABEL and OVERVIEW instances give the associated images.
  *
  * Which files belong together: every VOLUME instance must be of one series. A LABEL or OVERVIEW
  * instance may come from another series (scanners often put them in their own) when it is of the

@@ -7,4 +7,3 @@ export {
   type DicomOpenOptions,
   type DicomSlideInfo,
 } from './dicomSlide.js';
-export { buildDicomPyramid, DICOM_BLOCK_SIZE, type DicomPyramidOptions } from './dicomPyramid.js';
