@@ -30,6 +30,7 @@
  * - still: the view is within 1 screen px of where it ends.
  * - field of view = the later of the two: from the release (the page's pointerup) to the first
  *   frame after which every frame is complete and the view no longer moves.
+ * Before the rounds, each of Lamina's pages is opened once, unmeasured (a warm server and disk cache).
  * Rounds alternate Lamina / OpenSeadragon within each page. It prints figures; it asserts nothing.
  * Environment: BENCH_ROUNDS (default 3), BENCH_VIEWER_PAGES (default
  * image:uploader,image:isc,case:studyadmin,case:reader1: Lamina's pages as page:account, each with
@@ -38,7 +39,9 @@
  * glides in both viewers), BENCH_VIEWER_COLD (true: Lamina opens in a fresh context holding only
  * the session's cookie, nothing cached — the first visit — instead of after the login page), BENCH_VIEWER_TRACE (true: print every request of the first Lamina open
  * of each page, from navigation: start, end, size, and the app's start-up marks), BENCH_VIEWER_PROFILE
- * (true, with the trace: that open's main-thread time by script and function), CHROMIUM_PATH.
+ * (true, with the trace: that open's main-thread time by script and function), BENCH_VIEWER_TIMELINE
+ * (true, with the trace: that open's main-thread tasks from Chromium's own trace — script, style,
+ * layout, paint — each of 4 ms or more, from navigation), CHROMIUM_PATH.
  */
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -114,6 +117,8 @@ if (PAGES.length === 0) throw new Error('BENCH_VIEWER_PAGES lists no page');
 const TRACE = process.env.BENCH_VIEWER_TRACE === 'true';
 /** BENCH_VIEWER_PROFILE=true (with the trace): where the main thread's time went in the traced open. */
 const PROFILE = process.env.BENCH_VIEWER_PROFILE === 'true';
+/** BENCH_VIEWER_TIMELINE=true (with the trace): the traced open's main-thread tasks, from Chromium's trace. */
+const TIMELINE = process.env.BENCH_VIEWER_TIMELINE === 'true';
 const PAGE_NAMES: Record<PageKind, string> = { image: 'image viewer', case: 'case viewer' };
 const pageName = (page: PageSpec) => `${PAGE_NAMES[page.kind]} (${page.user})`;
 const pageKey = (page: PageSpec) => `${page.kind}:${page.user}`;
@@ -283,6 +288,10 @@ async function startProfile(page: Page): Promise<Profiler> {
 /** Where the main thread's time went: self time by script (and the top functions), in ms. */
 async function printProfile(profiler: Profiler, title: string): Promise<void> {
   const profile = await profiler.stop();
+  // For DevTools (Performance → Load profile) or a source-mapped reading against the build's maps.
+  const file = path.join(BENCH_DIR, `viewer-open-${title.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  log(`profile written to ${file}`);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const byScript = new Map<string, number>();
   const byFunction = new Map<string, number>();
@@ -301,6 +310,95 @@ async function printProfile(profiler: Profiler, title: string): Promise<void> {
   for (const [name, ms] of top(byScript, 12)) console.log(`  ${ms.toFixed(0).padStart(6)}  ${name}`);
   log('top functions:');
   for (const [name, ms] of top(byFunction, 15)) console.log(`  ${ms.toFixed(0).padStart(6)}  ${name}`);
+}
+
+/** Chromium's trace events that say where a renderer's main thread spent its time. */
+const TIMELINE_EVENTS = new Set([
+  'ParseHTML',
+  'ParseAuthorStyleSheet',
+  'EvaluateScript',
+  'v8.compile',
+  'v8.compileModule',
+  'v8.evaluateModule',
+  'v8.produceModuleCache',
+  'FunctionCall',
+  'TimerFire',
+  'FireAnimationFrame',
+  'EventDispatch',
+  'XHRReadyStateChange',
+  'RunMicrotasks',
+  'UpdateLayoutTree',
+  'Layout',
+  'PrePaint',
+  'Paint',
+  'Layerize',
+  'Commit',
+  'MajorGC',
+  'MinorGC',
+  'V8.GC_SCAVENGER',
+  'DecodeImage',
+  'ImageDecodeTask',
+  'HitTest',
+]);
+interface TraceEvent {
+  name: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  pid: number;
+  tid: number;
+  args?: { name?: string; data?: { url?: string; functionName?: string; documentLoaderURL?: string } };
+}
+
+/** Records Chromium's trace (devtools timeline) of `page` until `stop`, which prints its main-thread tasks. */
+async function startTimeline(
+  browser: Browser,
+  page: Page,
+): Promise<{ stop(title: string, until: number): Promise<void> }> {
+  await browser.startTracing(page, {
+    categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8', 'v8.execute'],
+  });
+  return {
+    async stop(title, until) {
+      const { traceEvents } = JSON.parse((await browser.stopTracing()).toString('utf8')) as {
+        traceEvents: TraceEvent[];
+      };
+      const main = traceEvents.find((e) => e.name === 'lamina:main');
+      const navigation = traceEvents.find(
+        (e) =>
+          e.name === 'navigationStart' && e.pid === main?.pid && e.args?.data?.documentLoaderURL?.startsWith('http'),
+      );
+      if (!main || !navigation) return log(`${title}: no lamina:main or navigationStart in the trace`);
+      const at = (ts: number) => (ts - navigation.ts) / 1000;
+      const events = traceEvents
+        .filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X' && TIMELINE_EVENTS.has(e.name))
+        .filter((e) => at(e.ts) >= 0 && at(e.ts) <= until)
+        .sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0));
+      const totals = new Map<string, number>();
+      const stack: TraceEvent[] = [];
+      log(`main-thread tasks of ${title}, navigation to the first complete frame (start, duration ms; 4 ms or more):`);
+      for (const e of events) {
+        while (stack.length > 0 && (stack.at(-1)?.ts ?? 0) + (stack.at(-1)?.dur ?? 0) <= e.ts) stack.pop();
+        const dur = (e.dur ?? 0) / 1000;
+        if (stack.length === 0) totals.set(e.name, (totals.get(e.name) ?? 0) + dur);
+        const depth = stack.length;
+        stack.push(e);
+        if (dur < 4 || depth > 3) continue;
+        const data = e.args?.data;
+        const what = data?.url ? new URL(data.url, 'http://x').pathname : (data?.functionName ?? '');
+        console.log(
+          `  ${at(e.ts).toFixed(0).padStart(5)} ${dur.toFixed(0).padStart(5)}  ${'  '.repeat(depth)}${e.name} ${what}`,
+        );
+      }
+      log(
+        'outermost tasks by kind (ms): ' +
+          [...totals]
+            .sort((a, b) => b[1] - a[1])
+            .map(([n, v]) => `${n} ${v.toFixed(0)}`)
+            .join(', '),
+      );
+    },
+  };
 }
 
 async function viewerSession(
@@ -336,9 +434,11 @@ async function viewerSession(
       const url = urls.lamina[spec.kind];
       if (!url) throw new Error(`no URL for the ${pageName(spec)}`);
       const profiler = trace && PROFILE ? await startProfile(page) : null;
+      const timeline = trace && TIMELINE ? await startTimeline(browser, page) : null;
       await page.goto(url);
       open = await firstComplete(page);
       if (profiler) await printProfile(profiler, `${pageName(spec)}, ${gesture}`);
+      if (timeline) await timeline.stop(`${pageName(spec)}, ${gesture}`, open);
       if (trace) await traceRequests(page, `${pageName(spec)}, ${gesture}`);
       const found = await page.locator('.lamina-slide-map').boundingBox();
       if (!found) throw new Error(`no .lamina-slide-map in the ${pageName(spec)}`);
@@ -479,6 +579,10 @@ async function main(): Promise<void> {
     const results = new Map<string, Session[]>();
     const viewers: Viewer[] = ['Lamina', 'OpenSeadragon'];
     const gestures: Gesture[] = ['pan and rest', 'flick'];
+    // One unmeasured open of each page first: the server's and the browser's first requests after
+    // a start (a cold JIT, files read for the first time) are not what a reader's open waits for.
+    for (const spec of PAGES) await viewerSession(browser, spec, 'Lamina', 'pan and rest', urls, mapBoxes, false);
+    log('warmed up: one unmeasured open of each page');
     const traced = new Set<string>();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const spec of PAGES) {
