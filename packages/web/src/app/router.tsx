@@ -41,8 +41,6 @@ const StudyConfigurePage = lazyPage(() => import('../features/studies/StudyConfi
 const StudyAccessPage = lazyPage(() => import('../features/studies/StudyAccessPage'), 'StudyAccessPage');
 const loadImageViewer = () => import('../features/viewer/ImageViewerPage');
 const loadCaseViewer = () => import('../features/viewer/CaseViewerPage');
-const ImageViewerPage = lazyPage(loadImageViewer, 'ImageViewerPage');
-const CaseViewerPage = lazyPage(loadCaseViewer, 'CaseViewerPage');
 const UsersPage = lazyPage(() => import('../features/users/UsersPage'), 'UsersPage');
 const UserProfilePage = lazyPage(() => import('../features/users/UserProfilePage'), 'UserProfilePage');
 const ImageManagementPage = lazyPage(
@@ -104,21 +102,29 @@ function guarded(anyOf: readonly Permission[], page: ReactNode): ReactNode {
 }
 
 /**
- * A viewer route's loader (issue 28): starts the page's chunk and its data the moment the URL is
- * known, beside the session check rather than after it, and returns at once (the page renders as
- * before; it finds the chunk loading and the data in TanStack Query's cache or on its way).
+ * A viewer route's loader (issue 28): starts the page's data the moment the URL is known, beside the
+ * session check rather than after it, and returns at once (the page finds the data in TanStack
+ * Query's cache or on its way). The page's chunk loads beside it through the route's `lazy`.
  */
 function viewerLoader(
   client: QueryClient,
-  loadPage: () => Promise<unknown>,
   prefetch: (client: QueryClient, params: LoaderFunctionArgs['params']) => void,
 ) {
   return ({ params }: LoaderFunctionArgs): null => {
-    // A failed chunk load shows when the page itself imports it (the route's error screen).
-    loadPage().catch(() => undefined);
     prefetch(client, params);
     return null;
   };
+}
+
+/**
+ * A viewer route's page through React Router's `lazy` rather than React.lazy: the router renders
+ * the route once its chunk is in, so the page never suspends. A suspended page shows the shell's
+ * Suspense fallback, and React then holds back the page's first commit until 300 ms after that
+ * fallback appeared (its fallback throttle) — most of the gap between the viewer's engine and its
+ * first frame (issue 28). A failed chunk load shows the route's error screen.
+ */
+function viewerPage<M>(load: () => Promise<M>, page: (module: M) => ReactNode) {
+  return async () => ({ element: page(await load()) });
 }
 
 /** A viewer route's data is fetched again only for another image or case, not for ?queryId= and the like. */
@@ -154,19 +160,23 @@ export const createAppRoutes = (client: QueryClient): RouteObject[] => [
 
       {
         path: '/studies/:studyId/images/:id',
-        loader: viewerLoader(client, loadImageViewer, prefetchImageViewer),
+        loader: viewerLoader(client, prefetchImageViewer),
+        lazy: viewerPage(loadImageViewer, ({ ImageViewerPage }) =>
+          guarded(ROUTE_PERMISSIONS.imageViewer, <ImageViewerPage />),
+        ),
         shouldRevalidate: otherViewerTarget,
-        // While the loader runs on the first load: a tick, it waits for nothing.
+        // While the page's chunk loads on the first load.
         hydrateFallbackElement: <PageSpinner />,
-        element: guarded(ROUTE_PERMISSIONS.imageViewer, <ImageViewerPage />),
       },
       {
         path: '/studies/:studyId/cases/:id',
-        loader: viewerLoader(client, loadCaseViewer, prefetchCaseViewer),
+        loader: viewerLoader(client, prefetchCaseViewer),
+        lazy: viewerPage(loadCaseViewer, ({ CaseViewerPage }) =>
+          guarded(ROUTE_PERMISSIONS.caseViewer, <CaseViewerPage />),
+        ),
         shouldRevalidate: otherViewerTarget,
-        // While the loader runs on the first load: a tick, it waits for nothing.
+        // While the page's chunk loads on the first load.
         hydrateFallbackElement: <PageSpinner />,
-        element: guarded(ROUTE_PERMISSIONS.caseViewer, <CaseViewerPage />),
       },
       {
         path: '/studies/:id/configure/associate-users',
