@@ -113,8 +113,10 @@ export class AnnotationLayers {
   private readonly vectorSource = new VectorSource();
   private readonly draftSource = new VectorSource();
   readonly glLayer: GlAnnotationLayer;
-  /** False without WebGL 2: points and HPFs go to the canvas layer. */
-  private readonly useGl: boolean;
+  /** False without WebGL 2: points and HPFs go to the canvas layer (asked on first need, see GlAnnotationLayer). */
+  private get useGl(): boolean {
+    return this.glLayer.available;
+  }
   private glCount = 0;
   readonly vectorLayer: VectorLayer<VectorSource>;
   readonly draftLayer: VectorLayer<VectorSource>;
@@ -138,7 +140,6 @@ export class AnnotationLayers {
     this.drawnEvent = kind.event;
     this.glLayer = new GlAnnotationLayer(pointLook(options.celiac).radius, `${kind.className}-gl`);
     this.glLayer.setZIndex(kind.zIndex);
-    this.useGl = this.glLayer.available;
     this.glLayer.onDrawn = () => this.announceDrawn();
     this.vectorLayer = new VectorLayer({
       source: this.vectorSource,
@@ -261,10 +262,16 @@ export class AnnotationLayers {
 
   /** Points and HPFs packed for the WebGL layer, from the store, in one pass (every change). */
   private syncGl(): void {
+    const annotations = this.store.snapshot.annotations;
+    if (!this.glLayer.ready && !annotations.some((a) => a.annotationType === 'HPF' || a.annotationType === 'POINT')) {
+      // Nothing for WebGL yet: no context is made for it (a frame still announces the rebuild).
+      this.glCount = 0;
+      this.glLayer.changed();
+      return;
+    }
     if (!this.useGl) return;
     const { celiac } = this.options;
     const pointOpacity = pointLook(celiac).opacity;
-    const annotations = this.store.snapshot.annotations;
     const points = new GlObjects(annotations.length, 0);
     const hpfs = new GlObjects(64, 1);
     let count = 0;

@@ -140,10 +140,12 @@ export function webgl2Available(): boolean {
  */
 export class GlAnnotationLayer extends Layer {
   private readonly canvas: HTMLCanvasElement;
-  private readonly gl: WebGL2RenderingContext | null;
+  /** Set up on first need (setUp): a WebGL context costs tens of ms, and a slide without points or HPFs needs none. */
+  private setUpDone = false;
+  private gl: WebGL2RenderingContext | null = null;
   private program: WebGLProgram | null = null;
   private readonly uniforms = new Map<string, WebGLUniformLocation | null>();
-  private readonly buffers: {
+  private buffers: {
     quad: WebGLBuffer;
     ring: WebGLBuffer;
     points: WebGLBuffer;
@@ -153,7 +155,7 @@ export class GlAnnotationLayer extends Layer {
   private hpfCount = 0;
   private highlight: GlHighlight = { hpf: -9, hpfClass: -9, pointHpf: -9, pointClass: -9 };
   /** Software WebGL: points rasterised on the CPU, HPFs stroked on a 2D canvas (softwareWebgl). */
-  private readonly cpu: { canvas: HTMLCanvasElement; ctx: CanvasRenderingContext2D } | null = null;
+  private cpu: { canvas: HTMLCanvasElement; ctx: CanvasRenderingContext2D } | null = null;
   private pointData: GlObjects | null = null;
   private hpfData: GlObjects | null = null;
   /** Told after each frame drawn (the first frame after a load announces the annotations). */
@@ -168,12 +170,21 @@ export class GlAnnotationLayer extends Layer {
     this.canvas = document.createElement('canvas');
     this.canvas.className = className;
     Object.assign(this.canvas.style, { position: 'absolute', left: '0', top: '0', pointerEvents: 'none' });
+  }
+
+  /**
+   * The WebGL context, program and buffers, or the software path's canvas — once, when first asked
+   * whether the layer can draw or given objects, so that opening a slide never waits for it.
+   */
+  private setUp(): void {
+    if (this.setUpDone) return;
+    this.setUpDone = true;
     this.gl = this.canvas.getContext('webgl2', { premultipliedAlpha: true, antialias: false, depth: false });
     const gl = this.gl;
     if (!gl) return;
     if (softwareWebgl(gl)) {
       const canvas = document.createElement('canvas');
-      canvas.className = className;
+      canvas.className = this.canvas.className;
       Object.assign(canvas.style, { position: 'absolute', left: '0', top: '0', pointerEvents: 'none' });
       const ctx = canvas.getContext('2d');
       if (ctx) {
@@ -205,13 +216,20 @@ export class GlAnnotationLayer extends Layer {
     this.buffers = { quad, ring, points, hpfs };
   }
 
+  /** Whether WebGL (or the software path) has been set up: objects were given or `available` asked. */
+  get ready(): boolean {
+    return this.setUpDone;
+  }
+
   /** False when the browser has no WebGL 2 (the caller draws points and HPFs on a canvas instead). */
   get available(): boolean {
+    this.setUp();
     return this.cpu !== null || (this.program !== null && this.buffers !== null);
   }
 
   /** Every point and HPF, uploaded at once (a load, a create, a delete, a visibility change). */
   setObjects(points: GlObjects, hpfs: GlObjects): void {
+    this.setUp();
     this.pointData = points;
     this.hpfData = hpfs;
     if (this.cpu) {
@@ -237,6 +255,11 @@ export class GlAnnotationLayer extends Layer {
   }
 
   override render(frameState: FrameState | null): HTMLElement {
+    // Nothing given yet: an empty canvas, without setting WebGL up for it.
+    if (!this.setUpDone) {
+      this.onDrawn?.();
+      return this.canvas;
+    }
     if (this.cpu) return this.renderCpu(frameState, this.cpu.canvas, this.cpu.ctx);
     const gl = this.gl;
     const program = this.program;
