@@ -6,7 +6,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESSAGES } from '@lamina/domain';
 import { IMMUTABLE_CACHE, OTHER_CACHE, PAGE_CACHE } from '../src/platform/http/webApp.js';
-import { createTestApp, type TestContext } from './testApp.js';
+import { sql } from 'kysely';
+import { createUser, PASSWORD } from './factories.js';
+import { createTestApp, login, type TestContext } from './testApp.js';
 
 // The built web app as the server sees it (packages/web: vite build and its precompress plugin):
 // index.html, hashed files under assets/ with their .br and .gz, a style without variants, a favicon.
@@ -174,6 +176,32 @@ describe('the web app: precompressed, cacheable files (issue 28, part 2)', () =>
       expect(response.json(), url).toEqual({ success: false, message: MESSAGES.notFound });
       expect(response.headers['cache-control']).toBeUndefined();
     }
+  });
+
+  it('loads no session for the files and pages of the web app, as it does for the API (issue 28)', async () => {
+    // A session last seen an hour ago is touched (its idle expiry moved) when it is loaded: the
+    // files and pages leave it as it was, the API's first call moves it.
+    const user = await createUser(ctx.database.db, {});
+    const session = await login(ctx.app, user.username, PASSWORD);
+    const lastSeen = async () =>
+      (
+        await ctx.database.db
+          .selectFrom('sessions')
+          .select('last_seen_at')
+          .where('user_id', '=', user.id)
+          .executeTakeFirstOrThrow()
+      ).last_seen_at;
+    await ctx.database.db
+      .updateTable('sessions')
+      .set({ last_seen_at: sql<Date>`now() - interval '1 hour'` })
+      .where('user_id', '=', user.id)
+      .execute();
+    const before = await lastSeen();
+    for (const url of [JS, '/', '/studies/12/images/3', '/assets/missing-0000.js'])
+      expect((await session.request({ method: 'GET', url })).statusCode).toBe(url.includes('missing') ? 404 : 200);
+    expect(await lastSeen()).toEqual(before);
+    expect((await session.request({ method: 'GET', url: '/api/users/info' })).statusCode).toBe(200);
+    expect((await lastSeen()).getTime()).toBeGreaterThan(before.getTime());
   });
 
   it('leaves the API, the tiles and other methods as they were: 404 in the envelope', async () => {

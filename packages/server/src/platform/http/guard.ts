@@ -11,7 +11,7 @@ import type { Db } from '../db/database.js';
 import { loadPrincipal, type Principal } from '../auth/principal.js';
 import { csrfMatches, loadSession, type SessionKeys } from '../auth/session.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.js';
-import type { Scope } from '../rbac/policy.js';
+import type { Policy, Scope } from '../rbac/policy.js';
 import { assertStudyVisible, canSeeStudy } from '../rbac/studyScope.js';
 import './types.js';
 
@@ -22,6 +22,9 @@ export class MissingPolicyError extends AppError {
     super(500, `Route ${route} declares no access policy`, 'MISSING_POLICY');
   }
 }
+
+const PUBLIC: Policy = { kind: 'public' };
+const WEB_APP: Policy = { kind: 'webApp' };
 
 /** Requests that may skip the CSRF token: the login itself (it has no session yet). */
 const CSRF_EXEMPT = new Set(['POST /api/auth/login']);
@@ -47,14 +50,19 @@ export function registerGuard(app: FastifyInstance, db: Db, keys: SessionKeys): 
   app.decorateRequest('studyId', null);
 
   app.addHook('onRequest', async (request) => {
-    // Unmatched URLs reach the not-found handler: public (it answers 404 or the web app's page).
-    const policy = request.is404 ? ({ kind: 'public' } as const) : request.routeOptions.config.policy;
+    // Unmatched URLs reach the not-found handler, which answers 404 or the web app's page: a read
+    // of one is the web app's (no session), anything else public.
+    const policy = request.is404
+      ? SAFE_METHODS.has(request.method)
+        ? WEB_APP
+        : PUBLIC
+      : request.routeOptions.config.policy;
     if (!policy) {
       throw new MissingPolicyError(`${request.method} ${request.routeOptions.url ?? request.url}`);
     }
     // Signed-URL routes (tiles, local storage) verify their own token: no session, no CSRF (the
     // signature is the authorisation and these requests carry no cookie-borne authority).
-    if (policy.kind === 'signedUrl') return;
+    if (policy.kind === 'signedUrl' || policy.kind === 'webApp') return;
     const token = request.cookies[SESSION_COOKIE];
     if (token) {
       request.session = await loadSession(db, keys, token);

@@ -48,7 +48,7 @@ export async function registerWebApp(app: FastifyInstance, webDist: string): Pro
     await app.register(fastifyStatic, { ...options, serve: false });
     await app.register(async (scope) => {
       scope.addHook('onRoute', (route) => {
-        route.config = { ...route.config, policy: policy.public() };
+        route.config = { ...route.config, policy: policy.webApp() };
       });
       // A route per file of the build found at start (wildcard: false); none for the variants.
       await scope.register(fastifyStatic, {

@@ -52,7 +52,13 @@ export type Policy =
    * Authorised by a signed token in the URL that the handler verifies (tiles, local storage URLs):
    * no session is loaded, so the hot path makes no database round trip.
    */
-  | { readonly kind: 'signedUrl' };
+  | { readonly kind: 'signedUrl' }
+  /**
+   * The web app's own files and pages (GET and HEAD; the not-found handler's index.html too): the
+   * same bytes for everyone, so no session is loaded — a first visit's half-dozen files do not each
+   * wait on a database round trip before the page's own API calls (issue 28).
+   */
+  | { readonly kind: 'webApp' };
 
 export const policy = {
   public: (): Policy => ({ kind: 'public' }),
@@ -63,6 +69,7 @@ export const policy = {
   anyOf: (anyOf: readonly Permission[], scope: Scope): Policy => ({ kind: 'permission', anyOf, scope }),
   systemAdmin: (): Policy => ({ kind: 'systemAdmin' }),
   signedUrl: (): Policy => ({ kind: 'signedUrl' }),
+  webApp: (): Policy => ({ kind: 'webApp' }),
 };
 
 export const scope = {
