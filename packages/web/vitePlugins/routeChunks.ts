@@ -1,6 +1,8 @@
 /// <reference types="node" />
 import path from 'node:path';
-import type { Plugin } from 'vite';
+import type { Plugin, Rolldown } from 'vite';
+
+type ModuleInfo = Rolldown.ModuleInfo;
 
 /** A code-splitting group (rolldown's `output.codeSplitting.groups`), as far as this plugin fills it. */
 export interface ChunkGroup {
@@ -17,7 +19,11 @@ export interface ChunkGroup {
  * - `viewer`: every module the viewer pages import statically that the shell does not, in one chunk
  *   both viewer routes load (OpenLayers, the viewer, the annotations, the dialogs they open);
  * - the other pages keep rolldown's splitting (their own chunk and what they share).
- * The groups are filled from the module graph at the end of the build, before chunking.
+ * The groups are filled from the module graph at the end of the build, before chunking. A module
+ * that only re-exports others (a barrel: the domain package's index) counts for what its importer
+ * takes from it: the shell holds the domain modules whose names the shell's own code imports, not
+ * the whole package, so the schemas only other pages use are not built before the first render
+ * (the domain package declares no side effects, so a barrel's other modules need not run with it).
  */
 export function routeChunks(root: string, entries: { shell: string; viewer: readonly string[] }) {
   const shell = new Set<string>();
@@ -25,24 +31,40 @@ export function routeChunks(root: string, entries: { shell: string; viewer: read
   const plugin: Plugin = {
     name: 'lamina:route-chunks',
     apply: 'build',
-    buildEnd() {
-      const walk = (start: string, into: Set<string>, skip: Set<string>) => {
+    async buildEnd() {
+      const moduleInfo = (id: string) => this.getModuleInfo(id);
+      // A package's name resolves alike from every importer: once each (a relative path per importer).
+      const resolved = new Map<string, Promise<string | undefined>>();
+      const resolve = (specifier: string, importer: string) => {
+        const key = specifier.startsWith('.') ? `${importer}\0${specifier}` : specifier;
+        let id = resolved.get(key);
+        if (!id) {
+          id = this.resolve(specifier, importer).then((r) => r?.id);
+          resolved.set(key, id);
+        }
+        return id;
+      };
+      const walk = async (start: string, into: Set<string>, skip: Set<string>) => {
         const stack = [start];
         while (stack.length > 0) {
           const id = stack.pop() as string;
           if (into.has(id) || skip.has(id)) continue;
-          const info = this.getModuleInfo(id);
+          const info = moduleInfo(id);
           // A module something loads with import() keeps a chunk of its own (Blueprint's full icon
           // sets, which its loader fetches only for an icon outside the app's own set).
           if (!info || (id !== start && info.dynamicImporters.length > 0)) continue;
           into.add(id);
-          stack.push(...info.importedIds);
+          for (const imported of info.importedIds) {
+            const barrel = moduleInfo(imported);
+            if (!barrel || !isBarrel(barrel)) stack.push(imported);
+            else stack.push(...(await modulesBehind(barrel, id, info.code ?? '', moduleInfo, resolve)));
+          }
         }
       };
       shell.clear();
       viewer.clear();
-      walk(path.resolve(root, entries.shell), shell, new Set());
-      for (const page of entries.viewer) walk(path.resolve(root, page), viewer, shell);
+      await walk(path.resolve(root, entries.shell), shell, new Set());
+      for (const page of entries.viewer) await walk(path.resolve(root, page), viewer, shell);
       if (shell.size === 0 || viewer.size === 0)
         throw new Error('routeChunks: an entry was not found in the module graph; were the pages moved?');
     },
@@ -52,4 +74,68 @@ export function routeChunks(root: string, entries: { shell: string; viewer: read
     { name: 'viewer', test: (id) => viewer.has(id), priority: 10 },
   ];
   return { plugin, groups };
+}
+
+type ModuleInfoOf = (id: string) => ModuleInfo | null;
+
+/** A line of a barrel: `export * from '…'` or `export {…} from '…'`, a comment, or nothing. */
+const RE_EXPORT_LINE = /^\s*(?:export\s*(?:\*|\{[^}]*\})\s*from\s*(['"])[^'"]+\1\s*;?|\/\/.*)?\s*$/;
+
+/** A module that is nothing but `export … from` lines (one statement a line, as the domain's index is written). */
+export function isBarrel(info: Pick<ModuleInfo, 'code' | 'importedIds'>): boolean {
+  return (
+    info.code !== null &&
+    info.importedIds.length > 0 &&
+    info.code.split('\n').every((line) => RE_EXPORT_LINE.test(line))
+  );
+}
+
+/** `import {…} from '…'`, `import * as x from '…'`, `export {…} from '…'` and the like, in transformed code. */
+const IMPORT_FROM =
+  /\b(?:import|export)\s*([\w$]+\s*,\s*)?(\{[^}]*\}|\*\s*as\s+[\w$]+|\*|[\w$]+)\s*from\s*(['"])([^'"\n]+)\3/g;
+
+/**
+ * The names `code` imports from each module specifier it names: a set, or `all` (a namespace or
+ * default import, or `export *`).
+ */
+export function importedNames(code: string): Map<string, Set<string> | 'all'> {
+  const names = new Map<string, Set<string> | 'all'>();
+  for (const [, defaultName, clause = '', , specifier = ''] of code.matchAll(IMPORT_FROM)) {
+    const known = names.get(specifier);
+    if (known === 'all') continue;
+    if (defaultName || !clause.startsWith('{')) {
+      names.set(specifier, 'all');
+      continue;
+    }
+    const set = known ?? new Set<string>();
+    for (const part of clause.slice(1, -1).split(',')) {
+      const name = part
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)[0]
+        ?.trim();
+      if (name) set.add(name);
+    }
+    names.set(specifier, set);
+  }
+  return names;
+}
+
+/** The modules behind the names `importer` (its `code`) takes from `barrel`; every one of them if it cannot tell. */
+async function modulesBehind(
+  barrel: ModuleInfo,
+  importer: string,
+  code: string,
+  moduleInfo: ModuleInfoOf,
+  resolve: (specifier: string, importer: string) => Promise<string | undefined>,
+): Promise<string[]> {
+  const wanted = new Set<string>();
+  for (const [specifier, names] of importedNames(code)) {
+    if ((await resolve(specifier, importer)) !== barrel.id) continue;
+    if (names === 'all') return barrel.importedIds;
+    for (const name of names) wanted.add(name);
+  }
+  return barrel.importedIds.filter(
+    (id: string) => moduleInfo(id)?.exports.some((name: string) => wanted.has(name)) ?? true,
+  );
 }
