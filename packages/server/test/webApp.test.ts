@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,8 +16,11 @@ import { createTestApp, login, type TestContext } from './testApp.js';
 const SCRIPT = Buffer.from(
   Array.from({ length: 300 }, (_, i) => `export function step${i}(x) { return x * ${i} + 1; }\n`).join(''),
 );
+/** The web build's early script, inline in the page (vitePlugins/earlyStart.ts). */
+const INLINE_SCRIPT = '(function(){window.__early=[1,"</b>"]})();';
 const PAGE = Buffer.from(
-  `<!doctype html><html><head>${'<link rel="modulepreload" href="/assets/x.js">'.repeat(40)}` +
+  `<!doctype html><html><head><title>Lamina</title><script data-viewer-assets="{}">${INLINE_SCRIPT}</script>` +
+    `${'<link rel="modulepreload" href="/assets/x.js">'.repeat(40)}` +
     '<script type="module" src="/assets/index-AbCd1234.js"></script></head><body></body></html>',
 );
 const STYLE = Buffer.from('.a{color:red}');
@@ -176,6 +180,15 @@ describe('the web app: precompressed, cacheable files (issue 28, part 2)', () =>
       expect(response.json(), url).toEqual({ success: false, message: MESSAGES.notFound });
       expect(response.headers['cache-control']).toBeUndefined();
     }
+  });
+
+  it("lets the page's inline script run by its hash, and no other inline script (Content-Security-Policy)", async () => {
+    const hash = createHash('sha256').update(INLINE_SCRIPT, 'utf8').digest('base64');
+    const policy = String((await get('/studies/1/images/2')).headers['content-security-policy']);
+    const scriptSrc = policy.split('; ').find((d) => d.startsWith('script-src'));
+    // The module script has a src: 'self' covers it; only the inline one is named.
+    expect(scriptSrc).toBe(`script-src 'self' 'sha256-${hash}'`);
+    expect(String((await get(JS)).headers['content-security-policy'])).toContain(scriptSrc);
   });
 
   it('loads no session for the files and pages of the web app, as it does for the API (issue 28)', async () => {

@@ -1,6 +1,6 @@
 /**
- * The early script's entry (lib/earlyStart.ts): index.html loads it first, as a classic `async`
- * script built by vitePlugins/earlyStart.ts; the build names the viewer's files on its tag.
+ * The early script's entry (lib/earlyStart.ts): built by vitePlugins/earlyStart.ts into a classic
+ * script written inline, first in index.html's head; the build names the viewer's files on its tag.
  */
 import { readViewerAssets, startEarly } from './lib/earlyStart';
 import { markStartup } from './lib/startupTiming';

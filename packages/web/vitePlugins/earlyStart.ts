@@ -69,10 +69,23 @@ export async function buildEarlyScript(root: string): Promise<string> {
 }
 
 /**
- * The early script (src/early.ts, lib/earlyStart.ts; issue 28): built on its own, written as a
- * hashed asset, and loaded first by index.html (`async`), with the viewer routes' files named on
- * its tag (`data-viewer-assets`). The page's data and a viewer's chunks are then requested while
- * the main bundle loads, not after it has run. Build only: in development the app asks as usual.
+ * The script as it can stand inside index.html's `<script>`: a build whose code held `</script` or
+ * `<!--` would end the element early or change how the browser parses it.
+ */
+export function inlineScript(code: string): string {
+  if (/<\/script|<!--/i.test(code))
+    throw new Error('earlyStart: the early script holds </script or <!--; it cannot be inlined');
+  return code.trimEnd();
+}
+
+/**
+ * The early script (src/early.ts, lib/earlyStart.ts; issue 28): built on its own and written into
+ * index.html itself, first in the head, with the viewer routes' files named on its tag
+ * (`data-viewer-assets`). It runs as the document is parsed — before any other file has arrived
+ * and ahead of the stylesheet, which a script after it would wait for — so the page's data, a
+ * viewer's chunks and (from the image's details) its first tiles are requested while the main
+ * bundle loads. The server allows it by its hash (Content-Security-Policy, platform/http/webApp.ts
+ * inlineScriptSources). Build only: in development the app asks as usual.
  */
 export function earlyStart(): Plugin {
   let root = process.cwd();
@@ -86,24 +99,15 @@ export function earlyStart(): Plugin {
       base = config.base;
     },
     async buildStart() {
-      code = await buildEarlyScript(root);
-    },
-    generateBundle: {
-      // Before Vite's HTML plugin writes index.html (it runs the transformIndexHtml hooks then).
-      order: 'pre',
-      handler() {
-        this.emitFile({ type: 'asset', name: 'early.js', source: code });
-      },
+      code = inlineScript(await buildEarlyScript(root));
     },
     transformIndexHtml: {
       order: 'post',
       handler(html, ctx) {
         if (!ctx.bundle) return html;
-        const early = Object.values(ctx.bundle).find((f) => f.type === 'asset' && f.names.includes('early.js'));
-        if (!early) throw new Error('earlyStart: the early script was not emitted');
         const assets = escapeAttribute(JSON.stringify(viewerAssetsOf(ctx.bundle, root, base)));
-        const tag = `<script src="${base}${early.fileName}" async data-viewer-assets="${assets}"></script>`;
-        // Right after the title: the first request the page's own code makes.
+        const tag = `<script data-viewer-assets="${assets}">${code}</script>`;
+        // Right after the title: the first thing the page runs, before the files it links.
         if (!html.includes('</title>')) throw new Error('earlyStart: index.html has no <title>');
         return html.replace('</title>', `</title>\n    ${tag}`);
       },

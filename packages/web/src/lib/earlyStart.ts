@@ -2,9 +2,9 @@ import { firstTileUrls, viewerMapSize, type EarlyImage } from './earlyTiles';
 
 /**
  * What the document starts before the app's bundles have arrived (issue 28). This module is built on
- * its own into a small classic script (vitePlugins/earlyStart.ts, src/early.ts) that index.html loads
- * first, `async`: what it imports is bundled into it (nothing waits on another file), so it runs as
- * soon as it arrives.
+ * its own into a small classic script (vitePlugins/earlyStart.ts, src/early.ts) written inline in
+ * index.html, first in its head: what it imports is bundled into it, so it runs as the document is
+ * parsed, before any of the page's files has arrived.
  *
  * - The GETs every page makes first (the session the route guard checks, the app's configuration)
  *   and, on a viewer route, the image or the case: the API client takes each answer once

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
+import { inlineScriptSources } from './webApp.js';
 
 function originOf(location: string): string | null {
   try {
@@ -9,7 +10,11 @@ function originOf(location: string): string | null {
   }
 }
 
-type PolicyConfig = Pick<Config, 'frameAncestors' | 'tileServerLocation'> & { storage?: Config['storage'] };
+type PolicyConfig = Pick<Config, 'frameAncestors' | 'tileServerLocation'> & {
+  storage?: Config['storage'];
+  /** Inline scripts of the web app's page allowed by hash (webApp.ts inlineScriptSources). */
+  scriptSources?: readonly string[];
+};
 
 /**
  * Where the browser sends upload bytes with STORAGE=s3: the origin of the signed URLs. They name
@@ -36,7 +41,7 @@ export function contentSecurityPolicy(config: PolicyConfig): string {
   const ancestors = config.frameAncestors.length > 0 ? config.frameAncestors.join(' ') : "'none'";
   return [
     "default-src 'self'",
-    "script-src 'self'",
+    ["script-src 'self'", ...(config.scriptSources ?? [])].join(' '),
     "style-src 'self' 'unsafe-inline'",
     `img-src 'self' data: blob:${extra}`,
     `connect-src ${connect}`,
@@ -79,7 +84,7 @@ export const IMAGE_SECURITY_HEADERS: readonly string[] = [
 ];
 
 export function registerSecurityHeaders(app: FastifyInstance, config: Config): void {
-  const headers = securityHeaders(config);
+  const headers = securityHeaders({ ...config, scriptSources: inlineScriptSources(config.webDist) });
   app.addHook('onSend', async (request, reply) => {
     for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
     if (request.url.startsWith('/api/')) reply.header('Cache-Control', 'no-store');

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import fastifyStatic, { type FastifyStaticOptions } from '@fastify/static';
@@ -17,6 +18,25 @@ export const OTHER_CACHE = 'public, max-age=3600';
 
 /** The precompressed variants the web build writes beside a file (packages/web/vitePlugins/precompress.ts). */
 const VARIANT = /\.(?:br|gz)$/;
+
+/** A `<script>` element: its attributes and its text. */
+const SCRIPT_ELEMENT = /<script\b([^>]*)>([\s\S]*?)<\/script>/gi;
+
+/**
+ * The Content-Security-Policy sources that let index.html's inline scripts run: `'sha256-…'` of
+ * each one's text (the web build writes its early script there: vitePlugins/earlyStart.ts). Read
+ * once at start, as the files are; none without a built web app.
+ */
+export function inlineScriptSources(webDist: string): string[] {
+  const index = path.join(path.resolve(webDist), 'index.html');
+  if (!existsSync(index)) return [];
+  const sources = [];
+  for (const [, attributes = '', text = ''] of readFileSync(index, 'utf8').matchAll(SCRIPT_ELEMENT)) {
+    if (/\bsrc\s*=/i.test(attributes) || text.trim() === '') continue;
+    sources.push(`'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`);
+  }
+  return sources;
+}
 
 /**
  * Serves the built single-page app from `webDist`; unknown non-API paths get index.html so client
