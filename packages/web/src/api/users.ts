@@ -9,7 +9,7 @@ import {
   type AvailableRole,
   type UserInfo,
 } from '@lamina/domain';
-import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { listQuery } from '../lib/listQuery';
 import { reloadPage } from '../lib/browser';
 import { isApiError } from './ApiError';
@@ -27,14 +27,16 @@ export async function fetchUserInfo(signal?: AbortSignal): Promise<UserInfo | nu
   }
 }
 
+/** The current user's query: the guard's (useUserInfo) and the viewer routes' loaders' (router.tsx). */
+export const userInfoQueryOptions = queryOptions({
+  queryKey: queryKeys.userInfo,
+  queryFn: ({ signal }) => fetchUserInfo(signal),
+  staleTime: 60_000,
+});
+
 /** The current user (`enabled: false` while it is known there is no session, e.g. on /login). */
 export function useUserInfo(enabled = true) {
-  return useQuery({
-    queryKey: queryKeys.userInfo,
-    queryFn: ({ signal }) => fetchUserInfo(signal),
-    staleTime: 60_000,
-    enabled,
-  });
+  return useQuery({ ...userInfoQueryOptions, enabled });
 }
 
 /** All of the user's roles, the current one included. */

@@ -25,7 +25,7 @@ import { PageSpinner } from '../components/PageSpinner';
 import { RequireAuth } from './RequireAuth';
 import { RouteErrorScreen } from './RouteErrorScreen';
 import { CHANGE_PASSWORD_PATH } from '../lib/safeRedirect';
-import { useUserInfo } from '../api/users';
+import { userInfoQueryOptions, useUserInfo } from '../api/users';
 import { QUERY_REASONS_PATH } from './adminPaths';
 import { prefetchCaseViewer, prefetchImageViewer } from '../features/viewer/viewerPrefetch';
 
@@ -103,15 +103,18 @@ function guarded(anyOf: readonly Permission[], page: ReactNode): ReactNode {
 
 /**
  * A viewer route's loader (issue 28): starts the page's data the moment the URL is known, beside the
- * session check rather than after it, and returns at once (the page finds the data in TanStack
- * Query's cache or on its way). The page's chunk loads beside it through the route's `lazy`.
+ * session check rather than after it (the document's early script has usually asked already: the
+ * client takes those answers), and settles once the data and the user are in, or have failed. With
+ * the page's chunk (the route's `lazy`) React Router waits for both, so the page's first render
+ * finds everything in TanStack Query's cache and makes the viewer at once, instead of rendering its
+ * loading state and then again for each answer. A failure is the page's or the guard's to show.
  */
 function viewerLoader(
   client: QueryClient,
-  prefetch: (client: QueryClient, params: LoaderFunctionArgs['params']) => void,
+  prefetch: (client: QueryClient, params: LoaderFunctionArgs['params']) => Promise<void>,
 ) {
-  return ({ params }: LoaderFunctionArgs): null => {
-    prefetch(client, params);
+  return async ({ params }: LoaderFunctionArgs): Promise<null> => {
+    await Promise.all([prefetch(client, params), client.query(userInfoQueryOptions).catch(() => undefined)]);
     return null;
   };
 }

@@ -16,27 +16,23 @@ type RouteParams = Readonly<Record<string, string | undefined>>;
 const NO_REDIRECT = { redirectOn401: false };
 const ignore = () => undefined;
 
-/** /studies/:studyId/images/:id: the image. */
-export function prefetchImageViewer(client: QueryClient, params: RouteParams): void {
+/** /studies/:studyId/images/:id: the image. Settles when it is in (or has failed). */
+export async function prefetchImageViewer(client: QueryClient, params: RouteParams): Promise<void> {
   const id = parseImageId(params.id);
   // A failure shows when the page asks again (or the guard has sent the browser away).
-  if (id !== null) client.query(imageQueryOptions(id, NO_REDIRECT)).catch(ignore);
+  if (id !== null) await client.query(imageQueryOptions(id, NO_REDIRECT)).catch(ignore);
 }
 
 /**
  * /studies/:studyId/cases/:id: the case, then the image the page will show (the one last shown
- * in this case on this browser, else the first).
+ * in this case on this browser, else the first). Settles when both are in (or one has failed).
  */
-export function prefetchCaseViewer(client: QueryClient, params: RouteParams): void {
+export async function prefetchCaseViewer(client: QueryClient, params: RouteParams): Promise<void> {
   const caseId = parsePositiveId(params.id);
   const studyId = parsePositiveId(params.studyId);
   if (caseId === null || studyId === null) return;
-  client
-    .query(caseQueryOptions(caseId, NO_REDIRECT))
-    .then((c) => {
-      if (c.studyId !== studyId) return;
-      const shown = shownCaseImage(c.images, readCaseImage(caseId));
-      if (shown) client.query(imageQueryOptions(shown.id, NO_REDIRECT)).catch(ignore);
-    })
-    .catch(ignore);
+  const c = await client.query(caseQueryOptions(caseId, NO_REDIRECT)).catch(ignore);
+  if (!c || c.studyId !== studyId) return;
+  const shown = shownCaseImage(c.images, readCaseImage(caseId));
+  if (shown) await client.query(imageQueryOptions(shown.id, NO_REDIRECT)).catch(ignore);
 }
