@@ -100,13 +100,14 @@ describe("the viewers' critical path (issue 28)", () => {
     }
     expect(requestsOf(entries, `/api/images/${imageId}`)).toHaveLength(1);
 
-    // The code before the first tile: the early script, the entry, the runtime, the shell, the viewer.
+    // The code before the first tile: the entry, the runtime, the shell, the viewer (the early
+    // script is in the document itself).
     const firstTile = entries.find((e) => e.kind === 'resource' && e.name.startsWith('/tiles/'));
     expect(firstTile).toBeDefined();
     const scripts = entries.filter(
       (e) => e.kind === 'resource' && e.name.endsWith('.js') && e.start < (firstTile?.start ?? 0),
     );
-    expect(scripts.length, scripts.map((s) => s.name).join(', ')).toBeLessThanOrEqual(5);
+    expect(scripts.length, scripts.map((s) => s.name).join(', ')).toBeLessThanOrEqual(4);
     const viewerChunk = scripts.find((s) => /\/assets\/viewer-[\w-]+\.js$/.test(s.name));
     expect(viewerChunk, 'the viewer chunk').toBeDefined();
     // The viewer's chunk was asked for by the document, beside the shell, not after the app had run.
