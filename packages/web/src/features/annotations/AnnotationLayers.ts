@@ -248,7 +248,8 @@ export class AnnotationLayers {
   }
 
   private isGl(a: AnnotationView): boolean {
-    return this.useGl && (a.annotationType === 'HPF' || a.annotationType === 'POINT');
+    // The type first: a freehand or a line never sets WebGL up.
+    return (a.annotationType === 'HPF' || a.annotationType === 'POINT') && this.useGl;
   }
 
   private readonly colours = new Map<string, number[]>();
