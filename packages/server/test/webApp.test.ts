@@ -20,7 +20,7 @@ const SCRIPT = Buffer.from(
 const INLINE_SCRIPT = '(function(){window.__early=[1,"</b>"]})();';
 const PAGE = Buffer.from(
   `<!doctype html><html><head><title>Lamina</title><script data-viewer-assets="{}">${INLINE_SCRIPT}</script>` +
-    `${'<link rel="modulepreload" href="/assets/x.js">'.repeat(40)}` +
+    '<link rel="modulepreload" href="/assets/x.js">'.repeat(40) +
     '<script type="module" src="/assets/index-AbCd1234.js"></script></head><body></body></html>',
 );
 const STYLE = Buffer.from('.a{color:red}');
