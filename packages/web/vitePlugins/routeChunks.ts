@@ -44,6 +44,15 @@ export function routeChunks(root: string, entries: { shell: string; viewer: read
         }
         return id;
       };
+      // Whether a module is a barrel, once each: the same modules are imported by many.
+      const barrels = new Map<string, ModuleInfo | null>();
+      const barrelOf = (id: string) => {
+        if (!barrels.has(id)) {
+          const info = moduleInfo(id);
+          barrels.set(id, info && isBarrel(info) ? info : null);
+        }
+        return barrels.get(id) ?? null;
+      };
       const walk = async (start: string, into: Set<string>, skip: Set<string>) => {
         const stack = [start];
         while (stack.length > 0) {
@@ -55,8 +64,8 @@ export function routeChunks(root: string, entries: { shell: string; viewer: read
           if (!info || (id !== start && info.dynamicImporters.length > 0)) continue;
           into.add(id);
           for (const imported of info.importedIds) {
-            const barrel = moduleInfo(imported);
-            if (!barrel || !isBarrel(barrel)) stack.push(imported);
+            const barrel = barrelOf(imported);
+            if (!barrel) stack.push(imported);
             else stack.push(...(await modulesBehind(barrel, id, info.code ?? '', moduleInfo, resolve)));
           }
         }
