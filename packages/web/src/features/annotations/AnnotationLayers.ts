@@ -87,6 +87,9 @@ export interface LayerOptions {
   kind?: keyof typeof LAYER_KINDS;
 }
 
+/** Points and HPFs: the types the WebGL layer draws (the canvas layer without WebGL 2). */
+const isPointOrHpf = (type: string | undefined): boolean => type === 'POINT' || type === 'HPF';
+
 const TEXT_FILL = new Fill({ color: '#ffffff' });
 const TEXT_STROKE = new Stroke({ color: 'rgba(0,0,0,0.85)', width: 3 });
 
@@ -234,7 +237,7 @@ export class AnnotationLayers {
     let canvasPoints = 0;
     for (const f of this.vectorSource.getFeatures()) {
       const type = (f.get('annotation') as AnnotationView | undefined)?.annotationType;
-      if (type === 'POINT' || type === 'HPF') canvasPoints++;
+      if (isPointOrHpf(type)) canvasPoints++;
     }
     return {
       pointsAndHpfs: this.glCount + canvasPoints,
@@ -249,7 +252,7 @@ export class AnnotationLayers {
 
   private isGl(a: AnnotationView): boolean {
     // The type first: a freehand or a line never sets WebGL up.
-    return (a.annotationType === 'HPF' || a.annotationType === 'POINT') && this.useGl;
+    return isPointOrHpf(a.annotationType) && this.useGl;
   }
 
   private readonly colours = new Map<string, number[]>();
@@ -264,7 +267,7 @@ export class AnnotationLayers {
   /** Points and HPFs packed for the WebGL layer, from the store, in one pass (every change). */
   private syncGl(): void {
     const annotations = this.store.snapshot.annotations;
-    if (!this.glLayer.ready && !annotations.some((a) => a.annotationType === 'HPF' || a.annotationType === 'POINT')) {
+    if (!this.glLayer.ready && !annotations.some((a) => isPointOrHpf(a.annotationType))) {
       // Nothing for WebGL yet: no context is made for it (a frame still announces the rebuild).
       this.glCount = 0;
       this.glLayer.changed();
