@@ -168,7 +168,7 @@ export const createAppRoutes = (client: QueryClient): RouteObject[] => [
           guarded(ROUTE_PERMISSIONS.imageViewer, <ImageViewerPage />),
         ),
         shouldRevalidate: otherViewerTarget,
-        // While the page's chunk loads on the first load.
+        // While the page's chunk and data load on the first load.
         hydrateFallbackElement: <PageSpinner />,
       },
       {
@@ -178,7 +178,7 @@ export const createAppRoutes = (client: QueryClient): RouteObject[] => [
           guarded(ROUTE_PERMISSIONS.caseViewer, <CaseViewerPage />),
         ),
         shouldRevalidate: otherViewerTarget,
-        // While the page's chunk loads on the first load.
+        // While the page's chunk and data load on the first load.
         hydrateFallbackElement: <PageSpinner />,
       },
       {
