@@ -41,7 +41,8 @@
  * of each page, from navigation: start, end, size, and the app's start-up marks), BENCH_VIEWER_PROFILE
  * (true, with the trace: that open's main-thread time by script and function), BENCH_VIEWER_TIMELINE
  * (true, with the trace: that open's main-thread tasks from Chromium's own trace — script, style,
- * layout, paint — each of 4 ms or more, from navigation), CHROMIUM_PATH.
+ * layout, paint — each of 4 ms or more, from navigation; the whole trace is saved in .tmp/bench for
+ * DevTools' Performance panel), CHROMIUM_PATH.
  */
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -360,9 +361,11 @@ async function startTimeline(
   });
   return {
     async stop(title, until) {
-      const { traceEvents } = JSON.parse((await browser.stopTracing()).toString('utf8')) as {
-        traceEvents: TraceEvent[];
-      };
+      const raw = (await browser.stopTracing()).toString('utf8');
+      const file = path.join(BENCH_DIR, `viewer-open-${title.replace(/[^a-z0-9]+/gi, '-')}.trace.json`);
+      writeFileSync(file, raw);
+      log(`trace saved to ${path.relative(ROOT, file)} (DevTools' Performance panel opens it)`);
+      const { traceEvents } = JSON.parse(raw) as { traceEvents: TraceEvent[] };
       const main = traceEvents.find((e) => e.name === 'lamina:main');
       const navigation = traceEvents.find(
         (e) =>
