@@ -113,6 +113,22 @@ describe("the viewers' critical path (issue 28)", () => {
     // The viewer's chunk was asked for by the document, beside the shell, not after the app had run.
     expect(viewerChunk?.start).toBeLessThan(main ?? 0);
     await expectEarlyTiles(page, entries);
+
+    // The sidebar's data (the study, the queries, the annotations) after the slide's first frame:
+    // none of it ran between the tiles' requests and their drawing.
+    const firstFrame = markAt(entries, 'lamina:viewer-first-frame');
+    expect(firstFrame).toBeGreaterThan(firstTile?.start ?? Infinity);
+    const sidebar = entries.filter(
+      (e) =>
+        e.kind === 'resource' &&
+        (e.name === `/api/studies/${studyId}` ||
+          e.name.startsWith('/api/queries/') ||
+          e.name === `/api/images/${imageId}/annotations`),
+    );
+    expect(sidebar.map((e) => e.name)).toEqual(
+      expect.arrayContaining([`/api/studies/${studyId}`, `/api/images/${imageId}/annotations`]),
+    );
+    for (const request of sidebar) expect(request.start, request.name).toBeGreaterThanOrEqual(firstFrame ?? Infinity);
   });
 
   test("the image viewer: the image asked for by the document, once, and the first frame's tiles with it", async ({

@@ -3,7 +3,14 @@
  * each step. DevTools' Performance panel shows them; bench:viewer's trace prints them beside the
  * requests, so a slow first tile can be told from a slow network, a slow bundle or a slow render.
  */
-export type StartupStep = 'early' | 'main' | 'viewer-module' | 'viewer-engine' | 'viewer-attached';
+export type StartupStep =
+  | 'early'
+  | 'main'
+  | 'viewer-module'
+  | 'viewer-engine'
+  | 'viewer-attached'
+  /** The slide's first complete frame, or the engine stopped waiting for it (its `firstFrame`). */
+  | 'viewer-first-frame';
 
 export function markStartup(step: StartupStep): void {
   // Once per page load: the first time is the one the start-up waited for.

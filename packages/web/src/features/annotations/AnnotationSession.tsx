@@ -56,7 +56,7 @@ interface ProviderProps {
   imageId: number | null;
   studyId: number | null;
   mpp: number | null;
-  /** False holds the list, the AI layers and the study back (until the first tiles, issue 28). Default true. */
+  /** False holds the list, the AI layers and the study back (until the slide's first frame, issue 28). Default true. */
   load?: boolean;
   children: ReactNode;
 }

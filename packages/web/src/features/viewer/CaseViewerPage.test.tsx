@@ -500,7 +500,7 @@ describe('the case viewer: frame', () => {
         'AP_CaseViewer_ViewQueries',
       ]),
     );
-    // The tabs come once the first tiles are asked for (before, the sidebar's box and a spinner).
+    // The tabs come once the slide's first frame is drawn (before, the sidebar's box and a spinner).
     await screen.findAllByRole('tab');
     const sidebar = screen.getByRole('complementary', { name: 'Sidebar' });
     expect(

@@ -44,7 +44,7 @@ import { AnnotationsTab } from '../annotations/AnnotationsTab';
 import { QueriesTab, useQueriesAttention } from '../queries/QueriesTab';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
-import { useAfterFirstTiles } from './useAfterFirstTiles';
+import { useAfterFirstFrame } from './useAfterFirstFrame';
 import { readCaseImage, shownCaseImage, writeCaseImage } from './viewerPreferences';
 
 /** Readers shown in the case details before the ellipsis (doc 3 §2). */
@@ -93,13 +93,13 @@ export function CaseViewerPage() {
   const c = loaded.data && loaded.data.studyId === studyId ? loaded.data : undefined;
   const shown = c ? shownCaseImage(c.images, chosenImage) : null;
   const imageQuery = useImage(shown?.id ?? null);
-  // The sidebar's data (the study, queries, annotations, AI layers) once the first tiles are asked for.
-  const afterTiles = useAfterFirstTiles({
+  // The sidebar's data (the study, queries, annotations, AI layers) once the slide's first frame is drawn.
+  const afterFrame = useAfterFirstFrame({
     imageId: shown?.id ?? null,
     image: imageQuery,
     known: c !== undefined || loaded.isError,
   });
-  const study = useStudy(afterTiles.ready ? studyId : null);
+  const study = useStudy(afterFrame.ready ? studyId : null);
   usePageTitle(c ? `Case ${c.procId ?? c.id}` : 'Case');
 
   const chooseImage = (imageId: number) => {
@@ -113,7 +113,7 @@ export function CaseViewerPage() {
   const queriesAttention = useQueriesAttention(
     c?.id ?? null,
     shown?.id ?? null,
-    tabs.includes('queries') && afterTiles.ready,
+    tabs.includes('queries') && afterFrame.ready,
   );
 
   if (caseId === null || studyId === null || loaded.isError || (loaded.data && !c)) {
@@ -139,10 +139,10 @@ export function CaseViewerPage() {
       imageId={viewable?.id ?? null}
       studyId={c?.studyId ?? null}
       mpp={viewable?.physicalResolution ?? null}
-      load={afterTiles.ready}
+      load={afterFrame.ready}
     >
       <ViewerFrame
-        sidebarReady={afterTiles.ready}
+        sidebarReady={afterFrame.ready}
         title={c ? `Case ${c.procId ?? c.id}` : 'Case'}
         badge={c && <CaseStatusTag status={c.status} testId="case-status" />}
         image={imageQuery.data}
@@ -206,7 +206,7 @@ export function CaseViewerPage() {
             query={imageQuery}
             initialView={carried}
             onView={keepView}
-            onFirstTiles={afterTiles.onFirstTiles}
+            onFirstFrame={afterFrame.onFirstFrame}
           />
         )}
         {c && dialog === 'edit' && study.data && (

@@ -26,7 +26,7 @@ import { QueriesTab, useQueriesAttention } from '../queries/QueriesTab';
 import { isViewable, SlideView } from './SlideView';
 import type { CarriedView } from './ViewerEngine';
 import { ViewerFrame } from './ViewerFrame';
-import { useAfterFirstTiles } from './useAfterFirstTiles';
+import { useAfterFirstFrame } from './useAfterFirstFrame';
 import { markStartup } from '../../lib/startupTiming';
 
 markStartup('viewer-module');
@@ -55,12 +55,12 @@ export function ImageViewerPage() {
   const tabs = image.data ? viewerTabs(actions, uploader) : [];
 
   const shown = image.data && isViewable(image.data) ? image.data : null;
-  // The sidebar's data (queries, annotations, AI layers, study, case) once the first tiles are asked for.
-  const afterTiles = useAfterFirstTiles({ imageId, image });
+  // The sidebar's data (queries, annotations, AI layers, study, case) once the slide's first frame is drawn.
+  const afterFrame = useAfterFirstFrame({ imageId, image });
   const queriesAttention = useQueriesAttention(
     null,
     image.data?.id ?? null,
-    tabs.includes('queries') && afterTiles.ready,
+    tabs.includes('queries') && afterFrame.ready,
   );
   const failed = image.data && !shown && image.data.processingStatus === 'FAIL';
   return (
@@ -68,12 +68,12 @@ export function ImageViewerPage() {
       imageId={failed ? null : imageId}
       studyId={studyId}
       mpp={shown?.physicalResolution ?? null}
-      load={afterTiles.ready}
+      load={afterFrame.ready}
     >
       <ViewerFrame
         title={title}
         image={image.data}
-        sidebarReady={afterTiles.ready}
+        sidebarReady={afterFrame.ready}
         onClose={() => void navigate(closeTarget(studyId))}
         initialTab={search.get('queryId') ? 'queries' : undefined}
         sidebar={
@@ -100,7 +100,7 @@ export function ImageViewerPage() {
         {imageId === null ? (
           <NoImage />
         ) : (
-          <ImageViewerBody imageId={imageId} query={image} onFirstTiles={afterTiles.onFirstTiles} />
+          <ImageViewerBody imageId={imageId} query={image} onFirstFrame={afterFrame.onFirstFrame} />
         )}
       </ViewerFrame>
     </AnnotationProvider>
@@ -168,15 +168,15 @@ interface ViewerBodyProps {
   /** The case viewer: open at the view of the image shown before, and keep telling it. */
   initialView?: CarriedView | undefined;
   onView?: ((view: CarriedView) => void) | undefined;
-  /** Told once the slide's first tiles are requested (useAfterFirstTiles). */
-  onFirstTiles?: ((imageId: number) => void) | undefined;
+  /** Told once the slide's first frame is drawn (useAfterFirstFrame). */
+  onFirstFrame?: ((imageId: number) => void) | undefined;
 }
 
 /**
  * What the viewer shows for one image: loading, errors, processing, or the slide. The image viewer
  * and the case page (one image of the case at a time) both use it.
  */
-export function ImageViewerBody({ imageId, query, initialView, onView, onFirstTiles }: ViewerBodyProps) {
+export function ImageViewerBody({ imageId, query, initialView, onView, onFirstFrame }: ViewerBodyProps) {
   const recheck = useTileErrorRecheck(imageId);
   if (query.isPending) return <Spinner className="lamina-viewer-spinner" aria-label="Loading image" />;
   if (query.isError) {
@@ -217,7 +217,7 @@ export function ImageViewerBody({ imageId, query, initialView, onView, onFirstTi
       onTileError={recheck}
       initialView={initialView}
       onView={onView}
-      onFirstTiles={onFirstTiles}
+      onFirstFrame={onFirstFrame}
     />
   );
 }

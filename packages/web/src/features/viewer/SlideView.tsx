@@ -53,15 +53,15 @@ interface SlideViewProps {
   initialView?: CarriedView | undefined;
   /** Told of every view change (the case viewer keeps the last one). */
   onView?: ((view: CarriedView) => void) | undefined;
-  /** Told once the slide's first tiles are requested (the page then loads its sidebar, issue 28). */
-  onFirstTiles?: ((imageId: number) => void) | undefined;
+  /** Told once the slide's first frame is drawn (the engine's `firstFrame`; the page then loads its sidebar, issue 28). */
+  onFirstFrame?: ((imageId: number) => void) | undefined;
 }
 
 /**
  * The slide map and its controls. The engine is made once per image (mount with `key={image.id}`)
  * and attached to the DOM in an effect; controls render its snapshot and send it commands.
  */
-export function SlideView({ image, onTileError, engine: given, initialView, onView, onFirstTiles }: SlideViewProps) {
+export function SlideView({ image, onTileError, engine: given, initialView, onView, onFirstFrame }: SlideViewProps) {
   const [engine] = useState(
     () =>
       given ??
@@ -130,11 +130,11 @@ export function SlideView({ image, onTileError, engine: given, initialView, onVi
   }, [engine]);
 
   useEffect(() => {
-    if (!onFirstTiles) return undefined;
-    if (!engine.firstTilesRequested) return engine.on('firstTiles', () => onFirstTiles(image.id));
-    onFirstTiles(image.id);
+    if (!onFirstFrame) return undefined;
+    if (!engine.firstFrameShown) return engine.on('firstFrame', () => onFirstFrame(image.id));
+    onFirstFrame(image.id);
     return undefined;
-  }, [engine, onFirstTiles, image.id]);
+  }, [engine, onFirstFrame, image.id]);
 
   useEffect(() => engine.on('miniMap', ({ expanded }) => writeMiniMapExpanded(expanded)), [engine]);
 

@@ -4,7 +4,15 @@ import type XYZ from 'ol/source/XYZ';
 import type Style from 'ol/style/Style';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { stubResizeObserver } from './olTestSupport';
-import { carriedView, SLIDE_EDGE, SLIDE_GLASS, ViewerEngine, type ViewerImage, type ViewState } from './ViewerEngine';
+import {
+  carriedView,
+  FIRST_FRAME_WAIT_MS,
+  SLIDE_EDGE,
+  SLIDE_GLASS,
+  ViewerEngine,
+  type ViewerImage,
+  type ViewState,
+} from './ViewerEngine';
 
 const CMU: ViewerImage = {
   id: 7,
@@ -252,5 +260,55 @@ describe('ViewerEngine tile errors (doc 3 §8)', () => {
     vi.setSystemTime(new Date('2026-11-25T10:00:02.100Z'));
     fail('d');
     expect(seen).toEqual(['a', 'd']);
+  });
+});
+
+describe("ViewerEngine's first frame (issue 28: the sidebars wait for it)", () => {
+  afterEach(() => vi.useRealTimers());
+  const sourceOf = (e: ViewerEngine) => {
+    const source = (e as unknown as { layers: { getSource(): XYZ }[] }).layers[0]?.getSource();
+    if (!source) throw new Error('no tile source');
+    return source;
+  };
+
+  it('is announced once, a second after the first tile requests when no complete frame came first', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const e = create();
+    let announced = 0;
+    e.on('firstFrame', () => (announced += 1));
+    vi.advanceTimersByTime(5 * FIRST_FRAME_WAIT_MS);
+    // No tile asked for yet (nothing renders here): no reason to give up waiting.
+    expect(announced).toBe(0);
+    expect(e.firstFrameShown).toBe(false);
+    sourceOf(e).dispatchEvent({ type: 'tileloadstart' } as unknown as BaseEvent);
+    vi.advanceTimersByTime(FIRST_FRAME_WAIT_MS - 1);
+    expect(announced).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(announced).toBe(1);
+    expect(e.firstFrameShown).toBe(true);
+    // The source's next tiles (another plane, a fresh token) do not start another wait.
+    sourceOf(e).dispatchEvent({ type: 'tileloadstart' } as unknown as BaseEvent);
+    vi.advanceTimersByTime(5 * FIRST_FRAME_WAIT_MS);
+    expect(announced).toBe(1);
+  });
+
+  it('is announced at mount when the map has no area to draw in (no tiles would come)', () => {
+    const e = create();
+    e.setViewportSize([0, 0]);
+    let announced = 0;
+    e.on('firstFrame', () => (announced += 1));
+    e.mount(document.createElement('div'));
+    expect(announced).toBe(1);
+    expect(e.firstFrameShown).toBe(true);
+  });
+
+  it('stops waiting when destroyed', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const e = create();
+    sourceOf(e).dispatchEvent({ type: 'tileloadstart' } as unknown as BaseEvent);
+    e.destroy();
+    engine = undefined;
+    vi.advanceTimersByTime(5 * FIRST_FRAME_WAIT_MS);
+    expect(e.firstFrameShown).toBe(false);
   });
 });

@@ -102,12 +102,21 @@ export interface ViewerEvents {
   /** A tile failed to load (throttled to one event per 2 s): e.g. the tile token expired. */
   tileError: { url: string };
   /**
-   * Once: the first tile of the slide is requested — or, at mount, the map has no area to draw in
-   * (no tiles would come: a hidden element, a test's DOM). The viewers load their sidebars after it
-   * (issue 28). {@link ViewerEngine.firstTilesRequested} tells a late listener.
+   * Once: the slide's first complete frame is drawn (every tile of the view) — or
+   * {@link FIRST_FRAME_WAIT_MS} after its first tiles were requested, whichever comes first; or, at
+   * mount, the map has no area to draw in (no tiles would come: a hidden element, a test's DOM). The
+   * viewers load their sidebars after it (issue 28), so that neither their rendering nor what they
+   * ask the server for runs between the tiles' requests and their drawing.
+   * {@link ViewerEngine.firstFrameShown} tells a late listener.
    */
-  firstTiles: Record<string, never>;
+  firstFrame: Record<string, never>;
 }
+
+/**
+ * How long after the slide's first tile requests the `firstFrame` event waits at most for the
+ * complete frame: on a slow link (or a tile that never answers) the sidebars come anyway.
+ */
+export const FIRST_FRAME_WAIT_MS = 1_000;
 
 export interface ViewerEngineOptions {
   /** Animation of zoom and pan commands; 0 in tests. Default 200 ms. */
@@ -224,7 +233,8 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
   private readonly animationMs: number;
   private readonly throttleMs: number;
   private lastTileError = -Infinity;
-  private tilesRequested = false;
+  private frameShown = false;
+  private firstFrameTimer: ReturnType<typeof setTimeout> | undefined;
   private stackIndex = 0;
   private miniMapExpanded: boolean;
   private overlaysVisible = true;
@@ -371,6 +381,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
       resolution: this.view.getResolution() ?? 1,
     };
     target.dispatchEvent(new CustomEvent(VIEWER_FRAME_EVENT, { bubbles: true, detail }));
+    if (detail.complete) this.announceFirstFrame();
   }
 
   private makeSnapshot(): ViewerSnapshot {
@@ -397,7 +408,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
 
   private createSource(url: string): XYZ {
     const source = new XYZ({ url, tileGrid: this.tileGrid, projection: this.projection, transition: 0 });
-    source.once('tileloadstart', () => this.announceFirstTiles());
+    source.once('tileloadstart', () => this.waitForFirstFrame());
     source.on('tileloaderror', (event) => {
       const now = Date.now();
       if (now - this.lastTileError < this.throttleMs) return;
@@ -433,18 +444,25 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
     markStartup('viewer-attached');
     this.fitOnce();
     const [width = 0, height = 0] = this.map.getSize() ?? [];
-    if (width === 0 || height === 0) this.announceFirstTiles();
+    if (width === 0 || height === 0) this.announceFirstFrame();
   }
 
-  /** Whether the first tiles have been requested (see the `firstTiles` event). */
-  get firstTilesRequested(): boolean {
-    return this.tilesRequested;
+  /** Whether the first complete frame was drawn, or waited for long enough (see the `firstFrame` event). */
+  get firstFrameShown(): boolean {
+    return this.frameShown;
   }
 
-  private announceFirstTiles(): void {
-    if (this.tilesRequested) return;
-    this.tilesRequested = true;
-    this.emit('firstTiles', {});
+  private waitForFirstFrame(): void {
+    if (this.frameShown || this.firstFrameTimer !== undefined) return;
+    this.firstFrameTimer = setTimeout(() => this.announceFirstFrame(), FIRST_FRAME_WAIT_MS);
+  }
+
+  private announceFirstFrame(): void {
+    if (this.frameShown) return;
+    this.frameShown = true;
+    clearTimeout(this.firstFrameTimer);
+    markStartup('viewer-first-frame');
+    this.emit('firstFrame', {});
   }
 
   unmount(): void {
@@ -466,6 +484,7 @@ export class ViewerEngine extends TypedEmitter<ViewerEvents> {
   }
 
   destroy(): void {
+    clearTimeout(this.firstFrameTimer);
     this.unmount();
     this.map.dispose();
     this.removeAllListeners();

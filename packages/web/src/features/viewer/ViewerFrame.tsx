@@ -33,7 +33,7 @@ interface ViewerFrameProps {
   /** The tab open first (the Queries tab when a query is named in the URL). */
   initialTab?: SidebarTab;
   /**
-   * False until the slide's first tiles are requested: the panels (and what they load) wait, a
+   * False until the slide's first frame is drawn: the panels (and what they load) wait, a
    * spinner in their place (issue 28). Default true.
    */
   sidebarReady?: boolean;
@@ -121,8 +121,8 @@ export function ViewerFrame(props: ViewerFrameProps) {
           {labelsOpen && image && <MacroLabelPanel image={image} onClose={() => setLabelsOpen(false)} />}
         </div>
         {sidebar && shownTab && sidebarOpen && props.sidebarReady === false && (
-          // Until the first tiles are asked for, the sidebar's box only (issue 28): its tabs' first
-          // mount measures the page (Blueprint's tab indicator), work the first tile need not wait on.
+          // Until the slide's first frame, the sidebar's box only (issue 28): its tabs' first
+          // mount measures the page (Blueprint's tab indicator), work the first frame need not wait on.
           <aside className="lamina-viewer-sidebar" aria-label="Sidebar" aria-busy="true">
             <div className="lamina-viewer-sidebar-panel">
               <Spinner size={20} aria-label="Loading the sidebar" />

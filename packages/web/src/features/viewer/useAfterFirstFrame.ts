@@ -14,22 +14,24 @@ interface Shown {
 
 /**
  * The viewers' sidebars (queries, annotations, AI layers, the study, the image's case) wait for the
- * slide's first tile requests, so that nothing they ask for runs ahead of the tiles (issue 28).
+ * slide's first complete frame (the engine's `firstFrame`: drawn, or a second after the first tile
+ * requests), so that nothing they render or ask for runs between the tiles' requests and their
+ * drawing (issue 28).
  * When no tiles will come (no image, an error, processing, a failed slide) they load at once.
- * Once ready it stays so: the case viewer switching images keeps its sidebar. `onFirstTiles` goes
+ * Once ready it stays so: the case viewer switching images keeps its sidebar. `onFirstFrame` goes
  * to the slide (ImageViewerBody → SlideView).
  */
-export function useAfterFirstTiles({ imageId, image, known = true }: Shown) {
-  const [tilesOf, setTilesOf] = useState<number | null>(null);
+export function useAfterFirstFrame({ imageId, image, known = true }: Shown) {
+  const [drawnOf, setDrawnOf] = useState<number | null>(null);
   const [opened, setOpened] = useState(false);
-  const onFirstTiles = useCallback((id: number) => setTilesOf(id), []);
+  const onFirstFrame = useCallback((id: number) => setDrawnOf(id), []);
   const data = image.data?.id === imageId ? image.data : undefined;
   const noTiles =
     imageId === null ||
     image.isError ||
     (data !== undefined && (isFailed(data) || isProcessing(data) || !isViewable(data)));
-  const ready = opened || (known && (noTiles || tilesOf === imageId));
+  const ready = opened || (known && (noTiles || drawnOf === imageId));
   // Derived state kept for the next renders (React allows setting a component's own state here).
   if (ready && !opened) setOpened(true);
-  return { ready, onFirstTiles };
+  return { ready, onFirstFrame };
 }
