@@ -1,6 +1,7 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 import { earlyStart } from './vitePlugins/earlyStart.ts';
+import { lightThemeCss } from './vitePlugins/lightThemeCss.ts';
 import { precompress } from './vitePlugins/precompress.ts';
 import { routeChunks } from './vitePlugins/routeChunks.ts';
 import { filesNeedingIsolation } from '../../scripts/vitestIsolation.mjs';
@@ -20,6 +21,8 @@ export default defineConfig({
   // precompress: .br and .gz beside the built files, which the server sends to browsers that take them.
   // earlyStart: index.html's first script starts the page's data and a viewer's chunks (issue 28).
   plugins: [react(), chunks.plugin, earlyStart(), precompress()],
+  // Blueprint's stylesheet less what the light-only app never applies (vitePlugins/lightThemeCss.ts).
+  css: { postcss: { plugins: [lightThemeCss()] } },
   resolve: {
     // One React for the app and every library (the root package.json overrides Blueprint's
     // react-popper peer range, which stops at React 18).
