@@ -6,13 +6,19 @@ import { useSearchParams } from 'react-router';
 import { errorMessage } from '../../api/ApiError';
 import { useUserInfo } from '../../api/users';
 import { parsePositiveId } from '../../lib/ids';
-import { UploadImagesDialog } from '../upload';
+import { lazyComponent } from '../../components/lazyComponent';
 import { imageQueryKey } from '../../api/imageQuery';
 import { useCaseQueries, useImageQueries, useQueryMetadata, useRefreshAfterReplace } from './api';
 import { CreateQueryWizard, type WizardTargets } from './CreateQueryWizard';
 import { QueryCard } from './QueryCard';
 import { needsAttention } from './queryStatus';
 import './queries.css';
+
+/** Replace image's upload dialog: its code (Uppy's) loads when a replacement starts, not with the viewer. */
+const UploadImagesDialog = lazyComponent(
+  'the upload dialog',
+  async () => (await import('../upload')).UploadImagesDialog,
+);
 
 /** The image a viewer shows: its queries are listed, and it may be queried. */
 export interface QueriedImage {
