@@ -100,14 +100,14 @@ describe("the viewers' critical path (issue 28)", () => {
     }
     expect(requestsOf(entries, `/api/images/${imageId}`)).toHaveLength(1);
 
-    // The code before the first tile: the entry, the runtime, the shell, the viewer (the early
-    // script is in the document itself).
+    // The code before the first tile: the entry, the runtime, the shell, the viewer and what the
+    // viewer shares with other pages (the early script is in the document itself).
     const firstTile = entries.find((e) => e.kind === 'resource' && e.name.startsWith('/tiles/'));
     expect(firstTile).toBeDefined();
     const scripts = entries.filter(
       (e) => e.kind === 'resource' && e.name.endsWith('.js') && e.start < (firstTile?.start ?? 0),
     );
-    expect(scripts.length, scripts.map((s) => s.name).join(', ')).toBeLessThanOrEqual(4);
+    expect(scripts.length, scripts.map((s) => s.name).join(', ')).toBeLessThanOrEqual(5);
     const viewerChunk = scripts.find((s) => /\/assets\/viewer-[\w-]+\.js$/.test(s.name));
     expect(viewerChunk, 'the viewer chunk').toBeDefined();
     // The viewer's chunk was asked for by the document, beside the shell, not after the app had run.
@@ -141,5 +141,17 @@ describe("the viewers' critical path (issue 28)", () => {
     expect(requestsOf(entries, `/api/images/${imageId}`)).toHaveLength(1);
     expect(requestsOf(entries, `/api/images/${imageId}`)[0]?.start).toBeLessThan(markAt(entries, 'lamina:main') ?? 0);
     await expectEarlyTiles(page, entries);
+  });
+
+  test("another page loads none of the viewers' own code (OpenLayers, the engine, the annotations)", async ({
+    page,
+  }) => {
+    const { studyId } = await demoCaseAsIsc(page);
+    // A full load of the study's page: its chunk and what it imports, the viewers' shared parts among them.
+    await page.goto(appUrl(`/studies/${studyId}`));
+    await expect.poll(() => page.getByRole('tab', { name: /Cases/ }).count()).toBeGreaterThan(0);
+    const scripts = (await timeline(page)).filter((e) => e.kind === 'resource' && e.name.endsWith('.js'));
+    expect(scripts.some((s) => /\/assets\/StudyPage-[\w-]+\.js$/.test(s.name))).toBe(true);
+    expect(scripts.filter((s) => /\/assets\/viewer-[\w-]+\.js$/.test(s.name)).map((s) => s.name)).toEqual([]);
   });
 });

@@ -16,8 +16,12 @@ export interface ChunkGroup {
  * the shell shares with a lazy page in a chunk of its own: the shell waited on 19 of them and a
  * viewer on 20 more, over the six connections HTTP/1.1 allows. Here:
  * - `shell`: every module the entry (`main.tsx`) imports statically, in one chunk;
- * - `viewer`: every module the viewer pages import statically that the shell does not, in one chunk
- *   both viewer routes load (OpenLayers, the viewer, the annotations, the dialogs they open);
+ * - `viewer`: every module the viewer pages import statically that the shell does not and no other
+ *   page does, in one chunk both viewer routes load (OpenLayers, the viewer, the annotations);
+ * - `viewerShared`: what the viewer pages import that another page (or a part loaded on demand)
+ *   imports too — the case and query dialogs, the shared components — in one chunk the viewers
+ *   load beside theirs: before it was split off, every other page imported the viewer chunk for
+ *   these, and a first visit to the studies list loaded OpenLayers;
  * - the other pages keep rolldown's splitting (their own chunk and what they share).
  * The groups are filled from the module graph at the end of the build, before chunking. A module
  * that only re-exports others (a barrel: the domain package's index) counts for what its importer
@@ -28,6 +32,7 @@ export interface ChunkGroup {
 export function routeChunks(root: string, entries: { shell: string; viewer: readonly string[] }) {
   const shell = new Set<string>();
   const viewer = new Set<string>();
+  const viewerShared = new Set<string>();
   const plugin: Plugin = {
     name: 'lamina:route-chunks',
     apply: 'build',
@@ -72,14 +77,26 @@ export function routeChunks(root: string, entries: { shell: string; viewer: read
       };
       shell.clear();
       viewer.clear();
+      viewerShared.clear();
       await walk(path.resolve(root, entries.shell), shell, new Set());
-      for (const page of entries.viewer) await walk(path.resolve(root, page), viewer, shell);
+      const viewerPages = new Set(entries.viewer.map((page) => path.resolve(root, page)));
+      for (const page of viewerPages) await walk(page, viewer, shell);
       if (shell.size === 0 || viewer.size === 0)
         throw new Error('routeChunks: an entry was not found in the module graph; were the pages moved?');
+      // What the other pages and the parts loaded on demand import, beyond the shell.
+      const elsewhere = new Set<string>();
+      for (const id of this.getModuleIds()) {
+        if (viewerPages.has(id) || shell.has(id) || (moduleInfo(id)?.dynamicImporters.length ?? 0) === 0) continue;
+        await walk(id, elsewhere, shell);
+      }
+      for (const id of viewer) if (elsewhere.has(id)) viewerShared.add(id);
+      for (const id of viewerShared) viewer.delete(id);
     },
   };
   const groups: ChunkGroup[] = [
     { name: 'shell', test: (id) => shell.has(id), priority: 20 },
+    // Before `viewer`: a group also takes what its modules import, and the viewers' modules import these.
+    { name: 'viewerShared', test: (id) => viewerShared.has(id), priority: 15 },
     { name: 'viewer', test: (id) => viewer.has(id), priority: 10 },
   ];
   return { plugin, groups };
