@@ -13,6 +13,7 @@ import {
   type SlideTestContext,
 } from './factories.js';
 import { waitFor } from './support/wait.js';
+import { fetchJob } from './support/jobs.js';
 
 /**
  * Issue 9, defect 3: a job whose worker died stays `active` until pg-boss expires it (two hours).
@@ -60,8 +61,7 @@ async function abandonedJob(imageId: number, ageSeconds: number | null, options:
     { imageId },
     options.retryLimit === undefined ? {} : { retryLimit: options.retryLimit },
   );
-  const [taken] = await boss.fetch<{ imageId: number }>(QUEUES.imageProcessing);
-  if (!taken) throw new Error('no job fetched');
+  const taken = await fetchJob<{ imageId: number }>(boss, QUEUES.imageProcessing);
   if (ageSeconds !== null) {
     await t.database.raw.query(
       `INSERT INTO job_heartbeats (job_id, queue, worker, beat_at) VALUES ($1, $2, 'dead-worker', now() - make_interval(secs => $3))`,

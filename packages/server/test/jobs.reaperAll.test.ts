@@ -15,6 +15,7 @@ import {
   type SlideTestContext,
 } from './factories.js';
 import { waitFor } from './support/wait.js';
+import { fetchJob } from './support/jobs.js';
 
 /**
  * Issue 26 item 12: every job kind has the heartbeat and the reaper the image queues had (issue 9).
@@ -86,8 +87,7 @@ async function registeredMld(): Promise<number> {
  */
 async function killedMidRun(queue: QueueName, options: { lastAttempt?: boolean } = {}): Promise<string> {
   const boss = await t.app.slides.jobs.instance();
-  const [taken] = await boss.fetch(queue);
-  if (!taken) throw new Error(`no ${queue} job to fetch`);
+  const taken = await fetchJob(boss, queue);
   await t.database.raw.query(
     `INSERT INTO job_heartbeats (job_id, queue, worker, beat_at) VALUES ($1, $2, 'killed-worker', now() - interval '2 minutes')`,
     [taken.id, queue],

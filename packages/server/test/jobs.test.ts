@@ -18,6 +18,7 @@ import {
   type SlideTestContext,
 } from './factories.js';
 import { waitFor } from './support/wait.js';
+import { fetchJob } from './support/jobs.js';
 
 let t: SlideTestContext;
 let studyId: number;
@@ -178,8 +179,8 @@ describe('image-processing queue', () => {
     await t.app.slides.jobs.send(QUEUES.imageProcessing, { imageId: id }, { expireInSeconds: 2 });
     // A worker takes the job and dies without a word: the job stays active, the image untouched.
     const boss = await t.app.slides.jobs.instance();
-    const [taken] = await boss.fetch<{ imageId: number }>(QUEUES.imageProcessing);
-    expect(taken?.data.imageId).toBe(id);
+    const taken = await fetchJob<{ imageId: number }>(boss, QUEUES.imageProcessing);
+    expect(taken.data.imageId).toBe(id);
     await t.database.db
       .updateTable('images')
       .set({ processing_status: 'SUBMITTED', processing_attempts: 1 })
@@ -202,7 +203,7 @@ describe('image-processing queue', () => {
       const job = await waitFor('the job to complete', async () => {
         const [row] = await t.database.raw.query<{ retry_count: number; state: string }>(
           `SELECT retry_count, state FROM pgboss.job WHERE id = $1`,
-          [taken!.id],
+          [taken.id],
         );
         return row?.state === 'completed' ? row : undefined;
       });
