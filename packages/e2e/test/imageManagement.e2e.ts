@@ -263,10 +263,24 @@ describe('Image Management (issue 12)', () => {
       expect(
         await inCase.getByRole('button', { name: 'Edit Accession Number' }).getAttribute('aria-disabled'),
       ).toBeNull();
-      await site.hover({ force: true });
-      await page
-        .getByText('Site ID can be edited only for an image without a case; edit the case to change it for its images')
-        .waitFor();
+      // The tooltip opens on the pointer's entering the pencil; one hover sometimes never showed
+      // it (every run for a while, with older builds too), so each try leaves, enters and waits.
+      const refusal = page.getByText(
+        'Site ID can be edited only for an image without a case; edit the case to change it for its images',
+      );
+      await expect
+        .poll(
+          async () => {
+            await page.mouse.move(0, 0);
+            await site.hover({ force: true });
+            return refusal.waitFor({ timeout: 2_000 }).then(
+              () => true,
+              () => false,
+            );
+          },
+          { timeout: 30_000, intervals: [100] },
+        )
+        .toBe(true);
       await saveScreenshot(page, 'image-management-refused-pencil.png');
       await site.click({ force: true });
       expect(await page.getByRole('dialog', { name: 'Edit Site ID' }).count()).toBe(0);
