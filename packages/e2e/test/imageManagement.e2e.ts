@@ -278,7 +278,7 @@ describe('Image Management (issue 12)', () => {
               () => false,
             );
           },
-          { timeout: 30_000, intervals: [100] },
+          { timeout: 30_000, interval: 100 },
         )
         .toBe(true);
       await saveScreenshot(page, 'image-management-refused-pencil.png');
