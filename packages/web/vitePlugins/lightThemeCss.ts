@@ -16,9 +16,10 @@ const isIconFontGlyph = (rule: Rule): boolean =>
   rule.selectors.every((selector) => ICON_FONT_GLYPH.test(selector)) &&
   (rule.nodes ?? []).every((node) => node.type === 'decl' && node.prop === 'content');
 
-/** Removes `container` and then each parent (an @media, an @supports) that it leaves empty. */
-function removeEmptied(container: Container): void {
-  let node: Container | undefined = container;
+/** Removes `rule`, then each parent (an @media, an @supports) that it leaves empty. */
+function removeRule(rule: Rule): void {
+  let node = rule.parent as Container | undefined;
+  rule.remove();
   while (node && node.type !== 'root' && (node.nodes ?? []).length === 0) {
     const parent: Container | undefined = node.parent as Container | undefined;
     node.remove();
@@ -45,10 +46,8 @@ export function lightThemeCss(): Plugin {
     postcssPlugin: 'lamina-light-theme',
     Rule(rule) {
       // A font glyph or a dark-only rule goes (keyframe steps, `0%` or `to`, are neither).
-      const parent = rule.parent as Container | undefined;
       if (isIconFontGlyph(rule)) {
-        rule.remove();
-        if (parent) removeEmptied(parent);
+        removeRule(rule);
         return;
       }
       if (!DARK_THEME.test(rule.selector)) return;
@@ -58,8 +57,7 @@ export function lightThemeCss(): Plugin {
         rule.selectors = kept;
         return;
       }
-      rule.remove();
-      if (parent) removeEmptied(parent);
+      removeRule(rule);
     },
   };
 }
